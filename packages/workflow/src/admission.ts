@@ -1,0 +1,145 @@
+import type { WorkflowDefinition } from './define-workflow';
+
+/** Stable codes for everything refused at admission (R34). Nothing is written for any of them. */
+export const admissionErrorCodes = [
+  'unknown_workflow',
+  'invalid_input',
+  'input_too_large',
+  'unstorable_string',
+  'invalid_idempotency_key',
+] as const;
+export type AdmissionErrorCode = (typeof admissionErrorCodes)[number];
+
+export interface AdmissionError {
+  readonly code: AdmissionErrorCode;
+  readonly message: string;
+  /** Where in the input, for schema failures and unstorable strings. */
+  readonly path?: readonly (string | number)[];
+}
+
+export interface AdmissionLimits {
+  /** Largest input, as UTF-8 JSON; larger payloads are passed by reference (R30). */
+  readonly maxInputBytes: number;
+  readonly maxIdempotencyKeyLength: number;
+}
+
+export const defaultAdmissionLimits: AdmissionLimits = Object.freeze({
+  maxInputBytes: 256 * 1024,
+  maxIdempotencyKeyLength: 512,
+});
+
+export type Admission =
+  | { readonly ok: true; readonly input: unknown; readonly idempotencyKey: string | null }
+  | { readonly ok: false; readonly error: AdmissionError };
+
+/**
+ * Validates a submission before anything is written: the schema (zod parses once, the
+ * parsed value is what gets stored), size, strings that Postgres JSONB cannot store, and
+ * the idempotency key (the caller's, else the definition's function).
+ */
+export function checkAdmission(
+  definition: WorkflowDefinition,
+  rawInput: unknown,
+  callerKey: string | undefined,
+  limits: AdmissionLimits = defaultAdmissionLimits,
+): Admission {
+  const parsed = definition.input.safeParse(rawInput);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return refuse(
+      'invalid_input',
+      `input does not match the schema of "${definition.name}": ${parsed.error.issues
+        .map((item) => `${item.path.join('.') || '(root)'}: ${item.message}`)
+        .join('; ')}`,
+      issue?.path.filter((part) => typeof part !== 'symbol'),
+    );
+  }
+  const unstorable = findUnstorableString(parsed.data, []);
+  if (unstorable !== null) {
+    return refuse(
+      'unstorable_string',
+      `input has a string Postgres cannot store (${unstorable.why})`,
+      unstorable.path,
+    );
+  }
+  const json = JSON.stringify(parsed.data) ?? 'null';
+  const bytes = utf8Length(json);
+  if (bytes > limits.maxInputBytes) {
+    return refuse(
+      'input_too_large',
+      `input is ${bytes} bytes, over the limit of ${limits.maxInputBytes}: pass large payloads by reference (storage URI + version)`,
+    );
+  }
+  let key: string | null = callerKey ?? null;
+  if (key === null && definition.idempotencyKey !== null) {
+    try {
+      key = definition.idempotencyKey(parsed.data);
+    } catch (error) {
+      return refuse(
+        'invalid_idempotency_key',
+        `the idempotency key function threw: ${String(error)}`,
+      );
+    }
+  }
+  if (key !== null) {
+    const keyProblem = idempotencyKeyProblem(key, limits.maxIdempotencyKeyLength);
+    if (keyProblem !== null) return refuse('invalid_idempotency_key', keyProblem);
+  }
+  return { ok: true, input: parsed.data, idempotencyKey: key };
+}
+
+function idempotencyKeyProblem(key: unknown, maxLength: number): string | null {
+  if (typeof key !== 'string') return 'the idempotency key must be a string';
+  if (key.length === 0) return 'the idempotency key is empty';
+  if (key.length > maxLength)
+    return `the idempotency key is ${key.length} characters, over the limit of ${maxLength}`;
+  const unstorable = unstorableReason(key);
+  if (unstorable !== null) return `the idempotency key has ${unstorable}`;
+  return null;
+}
+
+function findUnstorableString(
+  value: unknown,
+  path: (string | number)[],
+): { why: string; path: (string | number)[] } | null {
+  if (typeof value === 'string') {
+    const why = unstorableReason(value);
+    return why === null ? null : { why, path };
+  }
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = findUnstorableString(item, [...path, index]);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      const keyReason = unstorableReason(key);
+      if (keyReason !== null) return { why: `${keyReason} in a key`, path: [...path, key] };
+      const found = findUnstorableString(item, [...path, key]);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
+/** JSONB rejects `\u0000`, and lone UTF-16 surrogates have no UTF-8 form. */
+function unstorableReason(text: string): string | null {
+  if (text.includes('\u0000')) return 'a NUL character (\\u0000)';
+  if (!text.isWellFormed()) return 'a lone UTF-16 surrogate';
+  return null;
+}
+
+function utf8Length(text: string): number {
+  // TextEncoder is a web global (no node:* import), available in every runtime we target.
+  return new TextEncoder().encode(text).length;
+}
+
+function refuse(
+  code: AdmissionErrorCode,
+  message: string,
+  path?: readonly (string | number)[],
+): Admission {
+  return { ok: false, error: path === undefined ? { code, message } : { code, message, path } };
+}

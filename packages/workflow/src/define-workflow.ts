@@ -1,0 +1,235 @@
+import type { z } from 'zod';
+import {
+  type BackoffPolicy,
+  defaultBackoff,
+  defaultRetryPolicy,
+  type RetryPolicy,
+  retryPolicyLimits,
+  retryPolicyProblems,
+} from './retry-policy';
+import type { StepContext } from './step-context';
+import type { AwaitReceipt, SendRequest } from './step-results';
+
+/** What `run` may return: an output, `awaitReceipt(...)` or `send(...)`. */
+export type StepReturn<TOutput> = TOutput | AwaitReceipt | SendRequest;
+
+export interface StepOptions<TInput, TOutput> {
+  /** Names of the steps that must succeed first. */
+  readonly after?: readonly string[];
+  /** Resource class with its own bounded concurrency (R32). */
+  readonly queue?: string;
+  readonly reentrant?: boolean;
+  readonly maxAttempts?: number;
+  readonly backoff?: Partial<BackoffPolicy>;
+  readonly timeoutMs?: number;
+  /** Absolute deadline from the workflow's acceptance; the step must start before it. */
+  readonly deadlineMs?: number;
+  readonly run: (
+    context: StepContext<TInput>,
+  ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
+}
+
+/** A step before it is named by its key in `steps`. */
+export interface StepDefinition<TInput = unknown, TOutput = unknown> {
+  readonly after: readonly string[];
+  readonly queue: string;
+  readonly policy: RetryPolicy;
+  readonly run: (
+    context: StepContext<TInput>,
+  ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
+}
+
+/** A step of a defined workflow. */
+export interface WorkflowStep<TInput = unknown> extends StepDefinition<TInput> {
+  readonly name: string;
+  /** Steps that list this one in `after`. */
+  readonly downstream: readonly string[];
+}
+
+export interface WorkflowOptions<TSchema extends z.ZodType> {
+  readonly name: string;
+  readonly input: TSchema;
+  /** Derives the idempotency key from the input (R2); a caller's explicit key wins. */
+  readonly idempotencyKey?: (input: z.output<TSchema>) => string;
+  /** Total budget from acceptance that all steps share (R29). */
+  readonly deadlineMs?: number;
+  readonly steps: Readonly<Record<string, StepDefinition<z.output<TSchema>>>>;
+}
+
+export interface WorkflowDefinition<TSchema extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly input: TSchema;
+  readonly idempotencyKey: ((input: z.output<TSchema>) => string) | null;
+  readonly deadlineMs: number | null;
+  /** Steps in a topological order (every step after all of its `after`), ties by declaration. */
+  readonly steps: readonly WorkflowStep<z.output<TSchema>>[];
+}
+
+/** A definition mistake, thrown at definition time with every problem found. */
+export class DefinitionError extends Error {
+  override readonly name = 'DefinitionError';
+  readonly code = 'invalid_definition';
+  readonly problems: readonly string[];
+
+  constructor(subject: string, problems: readonly string[]) {
+    super(`${subject}: ${problems.join('; ')}`);
+    this.problems = problems;
+  }
+}
+
+export const defaultQueue = 'default';
+const namePattern = /^[a-z][a-z0-9_-]*$/;
+const maxNameLength = 63;
+
+/**
+ * Declares a step; its name is its key in `defineWorkflow({ steps })`. Give the workflow's
+ * input type (`step<MyInput>({...})`) to type `ctx.input`; without it, `ctx.input` is
+ * `unknown` (TypeScript cannot infer it through the nested call).
+ */
+export function step<TInput = unknown, TOutput = unknown>(
+  options: StepOptions<TInput, TOutput>,
+): StepDefinition<TInput, TOutput> {
+  const policy: RetryPolicy = Object.freeze({
+    maxAttempts: options.maxAttempts ?? defaultRetryPolicy.maxAttempts,
+    backoff: Object.freeze({ ...defaultBackoff, ...options.backoff }),
+    reentrant: options.reentrant ?? defaultRetryPolicy.reentrant,
+    timeoutMs: options.timeoutMs ?? defaultRetryPolicy.timeoutMs,
+    deadlineMs: options.deadlineMs ?? null,
+  });
+  const problems = retryPolicyProblems(policy);
+  const queue = options.queue ?? defaultQueue;
+  problems.push(...nameProblems('queue', queue));
+  if (typeof options.run !== 'function') problems.push('run must be a function');
+  if (problems.length > 0) throw new DefinitionError('invalid step', problems);
+  return Object.freeze({
+    after: Object.freeze([...(options.after ?? [])]),
+    queue,
+    policy,
+    run: options.run,
+  });
+}
+
+/** Declares a workflow: validates names, dependencies (a DAG) and budgets, then freezes it. */
+export function defineWorkflow<TSchema extends z.ZodType>(
+  options: WorkflowOptions<TSchema>,
+): WorkflowDefinition<TSchema> {
+  const subject = `workflow ${JSON.stringify(options.name)}`;
+  const problems: string[] = [...nameProblems('workflow name', options.name, 100)];
+  if (options.deadlineMs !== undefined) {
+    const { min, max } = retryPolicyLimits.deadlineMs;
+    if (
+      !Number.isInteger(options.deadlineMs) ||
+      options.deadlineMs < min ||
+      options.deadlineMs > max
+    ) {
+      problems.push(
+        `deadlineMs must be an integer from ${min} to ${max}, got ${options.deadlineMs}`,
+      );
+    }
+  }
+  if (typeof options.input?.safeParse !== 'function') problems.push('input must be a zod schema');
+  const entries = Object.entries(options.steps ?? {});
+  if (entries.length === 0) problems.push('a workflow needs at least one step');
+  for (const [name, definition] of entries) {
+    problems.push(...nameProblems(`step name ${JSON.stringify(name)}`, name));
+    const seen = new Set<string>();
+    for (const upstream of definition.after) {
+      if (seen.has(upstream)) problems.push(`step "${name}" lists "${upstream}" twice in after`);
+      seen.add(upstream);
+      if (upstream === name) problems.push(`step "${name}" cannot run after itself`);
+      else if (!(upstream in options.steps)) {
+        problems.push(`step "${name}" runs after unknown step "${upstream}"`);
+      }
+    }
+  }
+  if (problems.length > 0) throw new DefinitionError(subject, problems);
+
+  const order = topologicalOrder(entries.map(([name, definition]) => [name, definition.after]));
+  if ('cycle' in order) {
+    throw new DefinitionError(subject, [`steps form a cycle: ${order.cycle.join(' → ')}`]);
+  }
+  const byName = new Map(entries);
+  const steps = order.names.map((name) => {
+    const definition = byName.get(name) as StepDefinition<z.output<TSchema>>;
+    const downstream = entries
+      .filter(([, other]) => other.after.includes(name))
+      .map(([other]) => other);
+    return Object.freeze({ ...definition, name, downstream: Object.freeze(downstream) });
+  });
+  return Object.freeze({
+    name: options.name,
+    input: options.input,
+    idempotencyKey: options.idempotencyKey ?? null,
+    deadlineMs: options.deadlineMs ?? null,
+    steps: Object.freeze(steps),
+  });
+}
+
+/** Looks a workflow up by name; duplicate names are a definition error. */
+export function workflowRegistry(
+  definitions: readonly WorkflowDefinition[],
+): ReadonlyMap<string, WorkflowDefinition> {
+  const registry = new Map<string, WorkflowDefinition>();
+  const duplicates = new Set<string>();
+  for (const definition of definitions) {
+    if (registry.has(definition.name)) duplicates.add(definition.name);
+    registry.set(definition.name, definition);
+  }
+  if (duplicates.size > 0) {
+    throw new DefinitionError('workflow registry', [
+      ...[...duplicates].map((name) => `two workflows are named "${name}"`),
+    ]);
+  }
+  return registry;
+}
+
+/** The step named `name`, or a clear error. */
+export function getStep<TSchema extends z.ZodType>(
+  definition: WorkflowDefinition<TSchema>,
+  name: string,
+): WorkflowStep<z.output<TSchema>> {
+  const found = definition.steps.find((candidate) => candidate.name === name);
+  if (found === undefined)
+    throw new RangeError(`workflow "${definition.name}" has no step "${name}"`);
+  return found;
+}
+
+function nameProblems(label: string, name: unknown, maxLength = maxNameLength): string[] {
+  if (typeof name !== 'string' || !namePattern.test(name) || name.length > maxLength) {
+    return [
+      `${label} must be lowercase letters, digits, "_" or "-", start with a letter, and be at most ${maxLength} characters (got ${JSON.stringify(name)})`,
+    ];
+  }
+  return [];
+}
+
+/** Kahn's algorithm, keeping declaration order among ready steps; reports one cycle if any. */
+function topologicalOrder(
+  nodes: readonly (readonly [string, readonly string[]])[],
+): { names: string[] } | { cycle: string[] } {
+  const names: string[] = [];
+  const placed = new Set<string>();
+  while (names.length < nodes.length) {
+    const ready = nodes.find(
+      ([name, after]) => !placed.has(name) && after.every((up) => placed.has(up)),
+    );
+    if (ready === undefined)
+      return { cycle: findCycle(nodes.filter(([name]) => !placed.has(name))) };
+    names.push(ready[0]);
+    placed.add(ready[0]);
+  }
+  return { names };
+}
+
+function findCycle(remaining: readonly (readonly [string, readonly string[]])[]): string[] {
+  const after = new Map(remaining);
+  // Every remaining node has an unplaced upstream, so walking upstream must revisit a node.
+  const path: string[] = [];
+  let current = remaining[0]?.[0] as string;
+  while (!path.includes(current)) {
+    path.push(current);
+    current = (after.get(current) ?? []).find((up) => after.has(up)) as string;
+  }
+  const cycle = path.slice(path.indexOf(current));
+  return [...cycle.reverse(), cycle[0] as string];
+}

@@ -1,0 +1,110 @@
+import { parseActor } from './actors';
+import type { ReasonCode } from './reason-codes';
+import type { Transition } from './transition';
+
+/** A workflow's history told as a narrative (R27). */
+export interface Explanation {
+  /** One line per edge, oldest first. */
+  readonly lines: readonly string[];
+  /** Each step's current state, the most recently changed first: "publish cancelled, render succeeded". */
+  readonly summary: string;
+  /** The workflow's current state (the `to` of its last workflow row), if any rows exist. */
+  readonly workflowState: string | null;
+  /** Lines and summary as one text. */
+  readonly text: string;
+}
+
+/**
+ * Renders transition rows (task and workflow rows of one workflow, in log order) as a
+ * narrative: "render: leased by host/41/ab12 (attempt 1)", "render: failed (timeout: …),
+ * retry at 10:00:07", …, and a one-line summary.
+ */
+export function explain(transitions: readonly Transition[]): Explanation {
+  const ordered = [...transitions].sort((a, b) => a.at.getTime() - b.at.getTime());
+  const lines = ordered.map(
+    (row) => `${clock(row.at)} ${row.step ?? 'workflow'}: ${describe(row)}`,
+  );
+  const lastByStep = new Map<string, Transition>();
+  let workflowState: string | null = null;
+  for (const row of ordered) {
+    if (row.step === null) workflowState = row.to;
+    else {
+      lastByStep.delete(row.step);
+      lastByStep.set(row.step, row);
+    }
+  }
+  const summary = [...lastByStep.values()]
+    .reverse()
+    .map((row) => `${row.step} ${row.to}`)
+    .join(', ');
+  const closing = workflowState === null ? summary : `workflow ${workflowState}: ${summary}`;
+  return { lines, summary, workflowState, text: [...lines, closing].join('\n') };
+}
+
+function describe(row: Transition): string {
+  if (row.step === null) {
+    return row.from === null
+      ? `accepted (${row.to})`
+      : `${row.from} → ${row.to} (${row.reason.replaceAll('_', ' ')})`;
+  }
+  const by = byActor(row.actor);
+  const error =
+    row.errorCategory === null
+      ? ''
+      : ` (${row.errorCategory}${row.errorSummary ? `: ${row.errorSummary}` : ''})`;
+  const retryAt =
+    typeof row.detail?.runAt === 'string' ? ` retry at ${clock(new Date(row.detail.runAt))}` : '';
+  const phrases: Record<ReasonCode, () => string> = {
+    submitted: () =>
+      row.to === 'pending' ? 'accepted, waiting for upstream steps' : 'accepted and queued',
+    upstream_succeeded: () => 'upstream steps succeeded, queued',
+    cancelled_before_start: () =>
+      `cancelled before start${by}${typeof row.detail?.cascadedFrom === 'string' ? ` (after ${row.detail.cascadedFrom} was cancelled)` : ''}`,
+    lease_acquired: () => `leased${by} (attempt ${row.attempt})`,
+    deadline_exceeded_before_start: () => 'deadline passed before it started: dead',
+    completed: () => 'succeeded',
+    retry_scheduled: () => `failed${error},${retryAt}`,
+    lease_expired: () =>
+      row.to === 'cancelled'
+        ? 'lease expired with no effect started: cancelled'
+        : `lease expired, queued again${retryAt ? ` (${retryAt.trim()})` : ''}`,
+    worker_shutdown: () => `released at shutdown${by} before any side effect, queued again`,
+    non_retryable_error: () => `failed${error}, not retryable: dead`,
+    attempts_exhausted: () => `failed${error} on attempt ${row.attempt}, the last allowed: dead`,
+    lease_expired_effect_uncertain: () =>
+      'lease expired after its effect started: effect uncertain, dead (needs a human)',
+    deadline_exceeded: () => `deadline exceeded${error}: dead`,
+    submitted_awaiting_receipt: () => 'effect submitted, lease released, awaiting receipt',
+    cancel_requested: () => `cancel requested${by}`,
+    cancel_confirmed: () => `cancel confirmed${by}: cancelled`,
+    cancel_after_submit: () =>
+      `cancel came too late, the effect was already submitted: ${row.to.replaceAll('_', ' ')}`,
+    receipt_confirmed: () => 'receipt confirmed: succeeded',
+    receipt_rejected: () =>
+      `receipt rejected${error}: ${row.to === 'dead' ? 'dead' : `queued again,${retryAt}`}`,
+    receipt_timeout: () =>
+      `no receipt in time: ${row.to === 'dead' ? 'dead' : `queued again,${retryAt}`}`,
+    manual_replay: () => `replayed${by}${operatorReason(row)}`,
+    bulk_requeue: () => `requeued in bulk${by}${operatorReason(row)}`,
+  };
+  return phrases[row.reason]();
+}
+
+function byActor(actor: string): string {
+  try {
+    const parsed = parseActor(actor);
+    return parsed.name === undefined ? ` by ${parsed.kind}` : ` by ${parsed.name}`;
+  } catch {
+    return ` by ${actor}`;
+  }
+}
+
+function operatorReason(row: Transition): string {
+  const reason = row.detail?.operatorReason;
+  return typeof reason === 'string' ? `: "${reason}"` : '';
+}
+
+/** HH:MM:SS in UTC: stable whatever the reader's time zone. */
+function clock(at: Date): string {
+  return at.toISOString().slice(11, 19);
+}

@@ -1,0 +1,271 @@
+import type { Actor } from './actors';
+import { aggregateWorkflowState } from './aggregate';
+import type { WorkflowDefinition } from './define-workflow';
+import type { ReasonCode } from './reason-codes';
+import type { TaskState, WorkflowState } from './states';
+import {
+  decideTaskEdge,
+  type Refusal,
+  type TaskEdge,
+  type TaskEvent,
+  type TaskSnapshot,
+} from './task-machine';
+
+/** A workflow's tasks as the pure machine sees them. */
+export interface RunTask {
+  readonly taskId: string;
+  readonly step: string;
+  readonly snapshot: TaskSnapshot;
+}
+
+export interface WorkflowRun {
+  readonly workflowId: string;
+  readonly state: WorkflowState;
+  readonly tasks: readonly RunTask[];
+}
+
+/** A planned row of the transition log. */
+export type PlannedTransition =
+  | {
+      readonly kind: 'task';
+      readonly taskId: string;
+      readonly step: string;
+      readonly edge: TaskEdge;
+    }
+  | {
+      readonly kind: 'workflow';
+      readonly from: WorkflowState | null;
+      readonly to: WorkflowState;
+      /** The reason of the child edge that changed the parent (`submitted` at creation). */
+      readonly reason: ReasonCode;
+      /** The step whose edge changed the parent; null at creation. */
+      readonly step: string | null;
+      readonly actor: string;
+    };
+
+export type RunDecision =
+  | {
+      readonly ok: true;
+      readonly run: WorkflowRun;
+      readonly transitions: readonly PlannedTransition[];
+    }
+  | { readonly ok: false; readonly refusal: Refusal };
+
+export interface RunClock {
+  readonly now: Date;
+  readonly random: () => number;
+}
+
+/**
+ * A new workflow: roots `queued`, the rest `pending`, each with its `submitted` edge, and the
+ * workflow's own creation edge. Deadlines count from acceptance (`now`).
+ */
+export function createWorkflowRun(
+  definition: WorkflowDefinition,
+  ids: { readonly workflowId: string; readonly taskIds: readonly string[] },
+  now: Date,
+): { readonly run: WorkflowRun; readonly transitions: readonly PlannedTransition[] } {
+  if (ids.taskIds.length !== definition.steps.length) {
+    throw new RangeError(`need ${definition.steps.length} task ids, got ${ids.taskIds.length}`);
+  }
+  const transitions: PlannedTransition[] = [];
+  const tasks = definition.steps.map((step, index): RunTask => {
+    const state: TaskState = step.after.length === 0 ? 'queued' : 'pending';
+    const deadlines = [definition.deadlineMs, step.policy.deadlineMs].filter((ms) => ms !== null);
+    const deadlineAt =
+      deadlines.length === 0 ? null : new Date(now.getTime() + Math.min(...deadlines));
+    const taskId = ids.taskIds[index] as string;
+    transitions.push({
+      kind: 'task',
+      taskId,
+      step: step.name,
+      edge: {
+        from: null,
+        to: state,
+        reason: 'submitted',
+        actor: 'client',
+        errorCategory: null,
+        errorSummary: null,
+        attempt: 0,
+        detail: null,
+      },
+    });
+    return {
+      taskId,
+      step: step.name,
+      snapshot: {
+        state,
+        attempt: 0,
+        effectStarted: false,
+        replayCount: 0,
+        runAt: state === 'queued' ? now : null,
+        deadlineAt,
+        lastErrorCategory: null,
+        lastError: null,
+      },
+    };
+  });
+  const state = aggregateWorkflowState(tasks.map((task) => task.snapshot.state));
+  transitions.unshift({
+    kind: 'workflow',
+    from: null,
+    to: state,
+    reason: 'submitted',
+    step: null,
+    actor: 'client',
+  });
+  return { run: { workflowId: ids.workflowId, state, tasks }, transitions };
+}
+
+/**
+ * Applies one event to one task of a run, then everything that follows in the same
+ * transaction: downstream steps promoted when all their upstreams succeeded, pending
+ * downstream steps of a cancelled step cancelled, and the parent recomputed (a workflow
+ * transition only when it changed).
+ */
+export function applyTaskEvent(
+  definition: WorkflowDefinition,
+  run: WorkflowRun,
+  taskId: string,
+  event: TaskEvent,
+  clock: RunClock,
+): RunDecision {
+  const task = run.tasks.find((candidate) => candidate.taskId === taskId);
+  if (task === undefined)
+    throw new RangeError(`task ${taskId} is not part of workflow ${run.workflowId}`);
+  const step = definition.steps.find((candidate) => candidate.name === task.step);
+  if (step === undefined)
+    throw new RangeError(`workflow "${definition.name}" has no step "${task.step}"`);
+  const decision = decideTaskEdge({ task: task.snapshot, policy: step.policy, event, ...clock });
+  if (!decision.ok) return decision;
+  const tasks = new Map(run.tasks.map((candidate) => [candidate.taskId, candidate]));
+  const transitions: PlannedTransition[] = [];
+  const record = (target: RunTask, edge: TaskEdge, next: TaskSnapshot) => {
+    tasks.set(target.taskId, { ...target, snapshot: next });
+    transitions.push({ kind: 'task', taskId: target.taskId, step: target.step, edge });
+  };
+  record(task, decision.edge, decision.next);
+  followUp(definition, tasks, record, clock, 'actor' in event ? event.actor : { kind: 'system' });
+  return finish(run, [...tasks.values()], transitions, task.step, decision.edge);
+}
+
+/**
+ * Cancels every task of the workflow that can still be stopped: `pending`/`queued` become
+ * `cancelled`, `leased` becomes `cancel_requested`; the rest are left as they are. Repeating
+ * it produces no edge.
+ */
+export function cancelWorkflowRun(
+  definition: WorkflowDefinition,
+  run: WorkflowRun,
+  actor: Actor,
+  clock: RunClock,
+): { readonly run: WorkflowRun; readonly transitions: readonly PlannedTransition[] } {
+  const tasks = new Map(run.tasks.map((candidate) => [candidate.taskId, candidate]));
+  const transitions: PlannedTransition[] = [];
+  let cause: { step: string; edge: TaskEdge } | null = null;
+  for (const task of run.tasks) {
+    const step = definition.steps.find((candidate) => candidate.name === task.step);
+    if (step === undefined) continue;
+    const current = tasks.get(task.taskId) as RunTask;
+    const decision = decideTaskEdge({
+      task: current.snapshot,
+      policy: step.policy,
+      event: { type: 'cancel', actor },
+      ...clock,
+    });
+    if (!decision.ok) continue;
+    tasks.set(task.taskId, { ...current, snapshot: decision.next });
+    transitions.push({ kind: 'task', taskId: task.taskId, step: task.step, edge: decision.edge });
+    cause ??= { step: task.step, edge: decision.edge };
+  }
+  if (cause === null) return { run, transitions: [] };
+  const decided = finish(run, [...tasks.values()], transitions, cause.step, cause.edge);
+  return { run: decided.run, transitions: decided.transitions };
+}
+
+/** Pending tasks whose upstream steps all succeeded, in definition order. */
+export function promotableTasks(
+  definition: WorkflowDefinition,
+  tasks: readonly RunTask[],
+): RunTask[] {
+  const stateOf = new Map(tasks.map((task) => [task.step, task.snapshot.state]));
+  return tasks.filter((task) => {
+    if (task.snapshot.state !== 'pending') return false;
+    const step = definition.steps.find((candidate) => candidate.name === task.step);
+    return step?.after.every((upstream) => stateOf.get(upstream) === 'succeeded') ?? false;
+  });
+}
+
+function followUp(
+  definition: WorkflowDefinition,
+  tasks: Map<string, RunTask>,
+  record: (target: RunTask, edge: TaskEdge, next: TaskSnapshot) => void,
+  clock: RunClock,
+  actor: Actor,
+): void {
+  // Repeat until nothing changes: a cancel cascades through several pending levels.
+  for (let changed = true; changed; ) {
+    changed = false;
+    const current = [...tasks.values()];
+    const cancelledSteps = current
+      .filter((task) => task.snapshot.state === 'cancelled')
+      .map((task) => task.step);
+    for (const task of current) {
+      if (task.snapshot.state !== 'pending') continue;
+      const step = definition.steps.find((candidate) => candidate.name === task.step);
+      const cancelledUpstream = step?.after.find((upstream) => cancelledSteps.includes(upstream));
+      if (step === undefined || cancelledUpstream === undefined) continue;
+      // A step after a cancelled one can never run: cancel it too, by the same actor.
+      const cancelActor: Actor = actor.kind === 'operator' ? actor : { kind: 'client' };
+      const decision = decideTaskEdge({
+        task: task.snapshot,
+        policy: step.policy,
+        event: { type: 'cancel', actor: cancelActor },
+        ...clock,
+      });
+      if (decision.ok) {
+        record(
+          task,
+          { ...decision.edge, detail: { cascadedFrom: cancelledUpstream } },
+          decision.next,
+        );
+        changed = true;
+      }
+    }
+    for (const task of promotableTasks(definition, [...tasks.values()])) {
+      const step = definition.steps.find((candidate) => candidate.name === task.step);
+      if (step === undefined) continue;
+      const decision = decideTaskEdge({
+        task: task.snapshot,
+        policy: step.policy,
+        event: { type: 'promote' },
+        ...clock,
+      });
+      if (decision.ok) {
+        record(task, decision.edge, decision.next);
+        changed = true;
+      }
+    }
+  }
+}
+
+function finish(
+  run: WorkflowRun,
+  tasks: readonly RunTask[],
+  transitions: PlannedTransition[],
+  causeStep: string,
+  causeEdge: TaskEdge,
+): { ok: true; run: WorkflowRun; transitions: readonly PlannedTransition[] } {
+  const state = aggregateWorkflowState(tasks.map((task) => task.snapshot.state));
+  if (state !== run.state) {
+    transitions.push({
+      kind: 'workflow',
+      from: run.state,
+      to: state,
+      reason: causeEdge.reason,
+      step: causeStep,
+      actor: causeEdge.actor,
+    });
+  }
+  return { ok: true, run: { ...run, state, tasks }, transitions };
+}

@@ -1,0 +1,24 @@
+import { readFileSync } from 'node:fs';
+import { errorCategories, reasonCodes, taskStates, workflowStates } from '@causeway/workflow';
+import { buildSchema, GraphQLEnumType } from 'graphql';
+import { describe, expect, it } from 'vitest';
+
+const schema = buildSchema(readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'));
+
+function enumValues(name: string): string[] {
+  const type = schema.getType(name);
+  if (!(type instanceof GraphQLEnumType))
+    throw new Error(`${name} is not an enum in schema.graphql`);
+  return type.getValues().map((value) => value.name);
+}
+
+describe('schema.graphql enums mirror the domain', () => {
+  it.each([
+    ['TaskState', taskStates],
+    ['WorkflowState', workflowStates],
+    ['ReasonCode', reasonCodes],
+    ['ErrorCategory', errorCategories],
+  ] as const)('%s has exactly the domain values in UPPER_SNAKE', (name, values) => {
+    expect(enumValues(name)).toEqual(values.map((value) => value.toUpperCase()));
+  });
+});

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// When set (CI does), vitest also writes a JSON report there; `pnpm test` stays unchanged.
+const jsonReportFile = process.env.CAUSEWAY_TEST_REPORT;
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // One PostgreSQL server per run (embedded unless DATABASE_URL is set).
+    globalSetup: ['test/helpers/global-setup.ts'],
+    // Tests hit a real database; waitFor() defaults to 5 s so its clearer error comes first.
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    reporters: jsonReportFile ? ['default', ['json', { outputFile: jsonReportFile }]] : ['default'],
+  },
+});
