@@ -98,6 +98,21 @@ function idempotencyKeyProblem(key: unknown, maxLength: number): string | null {
   return null;
 }
 
+/**
+ * Why `value` cannot be stored as Postgres JSONB (a NUL or a lone surrogate in a string or
+ * key, or a value JSON cannot express), or null when it can. Used for inputs and outputs.
+ */
+export function jsonStorageProblem(value: unknown): string | null {
+  const found = findUnstorableString(value, []);
+  if (found !== null) return `${found.why} at ${found.path.join('.') || '(root)'}`;
+  try {
+    JSON.stringify(value);
+  } catch (error) {
+    return `not JSON: ${String(error)}`;
+  }
+  return null;
+}
+
 function findUnstorableString(
   value: unknown,
   path: (string | number)[],

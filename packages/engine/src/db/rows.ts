@@ -1,0 +1,119 @@
+import type {
+  ErrorCategory,
+  ReasonCode,
+  TaskSnapshot,
+  TaskState,
+  Transition,
+  WorkflowState,
+} from '@causeway/workflow';
+import type { Selectable } from 'kysely';
+import type { TaskTable, TransitionTable, WorkflowTable } from './schema';
+
+/** A task as stored, in TypeScript's words. The only place snake_case becomes camelCase. */
+export interface TaskRecord {
+  readonly id: string;
+  readonly workflowId: string;
+  readonly step: string;
+  readonly queue: string;
+  readonly state: TaskState;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly replayCount: number;
+  readonly runAt: Date | null;
+  readonly deadlineAt: Date | null;
+  readonly leaseHolder: string | null;
+  readonly leaseEpoch: number;
+  readonly leaseExpiresAt: Date | null;
+  readonly effectStarted: boolean;
+  readonly checkpoints: Readonly<Record<string, unknown>>;
+  readonly progress: unknown;
+  readonly output: unknown;
+  readonly receiptId: string | null;
+  readonly receiptDeadlineAt: Date | null;
+  readonly lastErrorCategory: ErrorCategory | null;
+  readonly lastError: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface WorkflowRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly state: WorkflowState;
+  readonly input: unknown;
+  readonly idempotencyKey: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    step: row.step,
+    queue: row.queue,
+    state: row.state as TaskState,
+    attempt: row.attempt,
+    maxAttempts: row.max_attempts,
+    replayCount: row.replay_count,
+    runAt: row.run_at,
+    deadlineAt: row.deadline_at,
+    leaseHolder: row.lease_holder,
+    leaseEpoch: Number(row.lease_epoch),
+    leaseExpiresAt: row.lease_expires_at,
+    effectStarted: row.effect_started,
+    checkpoints: row.checkpoints ?? {},
+    progress: row.progress,
+    output: row.output,
+    receiptId: row.receipt_id,
+    receiptDeadlineAt: row.receipt_deadline_at,
+    lastErrorCategory: row.last_error_category as ErrorCategory | null,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function workflowFromRow(row: Selectable<WorkflowTable>): WorkflowRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    state: row.state as WorkflowState,
+    input: row.input,
+    idempotencyKey: row.idempotency_key,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function transitionFromRow(row: Selectable<TransitionTable>): Transition {
+  return {
+    id: String(row.id),
+    workflowId: row.workflow_id,
+    taskId: row.task_id,
+    step: row.step,
+    from: row.from_state as Transition['from'],
+    to: row.to_state as Transition['to'],
+    reason: row.reason as ReasonCode,
+    errorCategory: row.error_category as ErrorCategory | null,
+    errorSummary: row.error_summary,
+    actor: row.actor,
+    attempt: row.attempt,
+    at: row.at,
+    detail: row.detail,
+  };
+}
+
+/** The pure machine's view of a stored task. */
+export function snapshotOf(task: TaskRecord): TaskSnapshot {
+  return {
+    state: task.state,
+    attempt: task.attempt,
+    effectStarted: task.effectStarted,
+    replayCount: task.replayCount,
+    runAt: task.runAt,
+    deadlineAt: task.deadlineAt,
+    lastErrorCategory: task.lastErrorCategory,
+    lastError: task.lastError,
+  };
+}

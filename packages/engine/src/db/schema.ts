@@ -1,0 +1,69 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Kysely's view of Causeway's tables (snake_case stays in this folder; rows.ts maps it). */
+export interface CausewayDatabase {
+  causeway_clock: ClockTable;
+  causeway_workflows: WorkflowTable;
+  causeway_tasks: TaskTable;
+  causeway_transitions: TransitionTable;
+}
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json = ColumnType<unknown, string, string>;
+
+export interface ClockTable {
+  singleton: Generated<boolean>;
+  offset_ms: ColumnType<string, number | string, number | string>;
+}
+
+export interface WorkflowTable {
+  id: string;
+  name: string;
+  state: string;
+  input: Json;
+  idempotency_key: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TaskTable {
+  id: string;
+  workflow_id: string;
+  step: string;
+  queue: string;
+  state: string;
+  attempt: Generated<number>;
+  max_attempts: number;
+  replay_count: Generated<number>;
+  run_at: Timestamp | null;
+  deadline_at: Timestamp | null;
+  lease_holder: string | null;
+  lease_epoch: ColumnType<string, number | string | undefined, number | string>;
+  lease_expires_at: Timestamp | null;
+  effect_started: Generated<boolean>;
+  checkpoints: ColumnType<Record<string, unknown>, string | undefined, string>;
+  progress: ColumnType<unknown, string | null | undefined, string | null>;
+  output: ColumnType<unknown, string | null | undefined, string | null>;
+  receipt_id: string | null;
+  receipt_deadline_at: Timestamp | null;
+  last_error_category: string | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TransitionTable {
+  id: Generated<string>;
+  workflow_id: string;
+  task_id: string | null;
+  step: string | null;
+  from_state: string | null;
+  to_state: string;
+  reason: string;
+  error_category: string | null;
+  error_summary: string | null;
+  actor: string;
+  attempt: number;
+  at: Timestamp;
+  detail: ColumnType<Record<string, unknown> | null, string | null, never>;
+}

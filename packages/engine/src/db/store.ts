@@ -1,0 +1,487 @@
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import {
+  type TaskRecord,
+  taskFromRow,
+  transitionFromRow,
+  type WorkflowRecord,
+  workflowFromRow,
+} from './rows';
+import type { CausewayDatabase, TaskTable } from './schema';
+
+/**
+ * The engine's store: every SQL statement Causeway runs lives in this folder. Functions that
+ * lock rows take a Transaction. Names are noun-first (River's driver interface).
+ */
+export type Db = Kysely<CausewayDatabase> | Transaction<CausewayDatabase>;
+
+/** A claim's fence (R7): every write of that claim is conditional on it. */
+export interface LeaseFence {
+  readonly taskId: string;
+  readonly holder: string;
+  readonly epoch: number;
+}
+
+export interface NewWorkflowRow {
+  readonly id: string;
+  readonly name: string;
+  readonly state: string;
+  readonly inputJson: string;
+  readonly idempotencyKey: string | null;
+}
+
+export interface NewTaskRow {
+  readonly id: string;
+  readonly workflowId: string;
+  readonly step: string;
+  readonly queue: string;
+  readonly state: string;
+  readonly maxAttempts: number;
+  readonly runAt: Date | null;
+  readonly deadlineAt: Date | null;
+}
+
+export interface NewTransitionRow {
+  readonly workflowId: string;
+  readonly taskId: string | null;
+  readonly step: string | null;
+  readonly from: string | null;
+  readonly to: string;
+  readonly reason: string;
+  readonly errorCategory: string | null;
+  readonly errorSummary: string | null;
+  readonly actor: string;
+  readonly attempt: number;
+  readonly detail: Readonly<Record<string, unknown>> | null;
+}
+
+/** The full new value of a task row after an edge, written only if the row is still as read. */
+export interface TaskWrite {
+  readonly id: string;
+  readonly expectedState: string;
+  readonly expectedEpoch: number;
+  readonly state: string;
+  readonly attempt: number;
+  readonly replayCount: number;
+  readonly effectStarted: boolean;
+  readonly runAt: Date | null;
+  readonly deadlineAt: Date | null;
+  readonly leaseHolder: string | null;
+  readonly leaseEpoch: number;
+  readonly leaseExpiresAt: Date | null;
+  readonly outputJson: string | null;
+  readonly receiptId: string | null;
+  readonly receiptDeadlineAt: Date | null;
+  readonly lastErrorCategory: string | null;
+  readonly lastError: string | null;
+}
+
+/** Database time (R11): `now()` plus the test-only offset. */
+export async function databaseNow(db: Db): Promise<Date> {
+  const { rows } = await sql<{ now: Date }>`select causeway_now() as now`.execute(db);
+  return (rows[0] as { now: Date }).now;
+}
+
+/** Moves database time for tests (R11); 0 in production. */
+export async function clockSetOffset(db: Db, offsetMs: number): Promise<void> {
+  await db.updateTable('causeway_clock').set({ offset_ms: offsetMs }).execute();
+}
+
+/** Inserts workflows; a row whose (name, key) exists is skipped. Returns the inserted ids. */
+export async function workflowInsertMany(
+  tx: Transaction<CausewayDatabase>,
+  rows: readonly NewWorkflowRow[],
+  now: Date,
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const inserted = await tx
+    .insertInto('causeway_workflows')
+    .values(
+      rows.map((row) => ({
+        id: row.id,
+        name: row.name,
+        state: row.state,
+        input: row.inputJson,
+        idempotency_key: row.idempotencyKey,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .onConflict((conflict) => conflict.columns(['name', 'idempotency_key']).doNothing())
+    .returning('id')
+    .execute();
+  return new Set(inserted.map((row) => row.id));
+}
+
+/** Existing workflows by (name, idempotency key), for deduplicated submits (R2). */
+export async function workflowFindByKey(
+  db: Db,
+  name: string,
+  idempotencyKey: string,
+): Promise<WorkflowRecord | undefined> {
+  const row = await db
+    .selectFrom('causeway_workflows')
+    .selectAll()
+    .where('name', '=', name)
+    .where('idempotency_key', '=', idempotencyKey)
+    .executeTakeFirst();
+  return row === undefined ? undefined : workflowFromRow(row);
+}
+
+export async function taskInsertMany(
+  tx: Transaction<CausewayDatabase>,
+  rows: readonly NewTaskRow[],
+  now: Date,
+): Promise<void> {
+  for (const chunk of chunks(rows, 2_000)) {
+    await tx
+      .insertInto('causeway_tasks')
+      .values(
+        chunk.map((row) => ({
+          id: row.id,
+          workflow_id: row.workflowId,
+          step: row.step,
+          queue: row.queue,
+          state: row.state,
+          max_attempts: row.maxAttempts,
+          run_at: row.runAt,
+          deadline_at: row.deadlineAt,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
+  }
+}
+
+/** Appends transition rows (R24), all stamped with database time. */
+export async function transitionInsertMany(
+  tx: Transaction<CausewayDatabase>,
+  rows: readonly NewTransitionRow[],
+  now: Date,
+): Promise<void> {
+  for (const chunk of chunks(rows, 2_000)) {
+    await tx
+      .insertInto('causeway_transitions')
+      .values(
+        chunk.map((row) => ({
+          workflow_id: row.workflowId,
+          task_id: row.taskId,
+          step: row.step,
+          from_state: row.from,
+          to_state: row.to,
+          reason: row.reason,
+          error_category: row.errorCategory,
+          error_summary: row.errorSummary,
+          actor: row.actor,
+          attempt: row.attempt,
+          at: now,
+          detail: row.detail === null ? null : JSON.stringify(row.detail),
+        })),
+      )
+      .execute();
+  }
+}
+
+/** Which workflow each task belongs to (immutable, so no lock is needed). */
+export async function taskWorkflowIds(
+  db: Db,
+  taskIds: readonly string[],
+): Promise<Map<string, string>> {
+  if (taskIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('causeway_tasks')
+    .select(['id', 'workflow_id'])
+    .where('id', 'in', [...taskIds])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.workflow_id]));
+}
+
+/**
+ * Locks workflows in id order (one lock order everywhere, so settlers never deadlock) and
+ * reads database time. With `skipLocked` a claimer never waits: a workflow another
+ * transaction holds is simply left for the next claim.
+ */
+export async function workflowLockMany(
+  tx: Transaction<CausewayDatabase>,
+  workflowIds: readonly string[],
+  options: { skipLocked: boolean },
+): Promise<{ workflows: WorkflowRecord[]; now: Date }> {
+  const now = await databaseNow(tx);
+  if (workflowIds.length === 0) return { workflows: [], now };
+  const query = tx
+    .selectFrom('causeway_workflows')
+    .selectAll()
+    .where('id', 'in', [...workflowIds])
+    .orderBy('id')
+    .forUpdate();
+  const rows = await (options.skipLocked ? query.skipLocked() : query).execute();
+  return { workflows: rows.map(workflowFromRow), now };
+}
+
+export async function taskListByWorkflows(
+  db: Db,
+  workflowIds: readonly string[],
+): Promise<TaskRecord[]> {
+  if (workflowIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('causeway_tasks')
+    .selectAll()
+    .where('workflow_id', 'in', [...workflowIds])
+    .execute();
+  return rows.map(taskFromRow);
+}
+
+/**
+ * Claim candidates (R4, R8): ready rows of one queue in `run_at` order, locked with
+ * SKIP LOCKED so two claimers never get the same row. Served by the partial index on
+ * queued rows.
+ */
+export async function taskClaimCandidates(
+  tx: Transaction<CausewayDatabase>,
+  queue: string,
+  limit: number,
+): Promise<{ id: string; workflowId: string }[]> {
+  const { rows } = await sql<{ id: string; workflow_id: string }>`
+    select id, workflow_id from causeway_tasks
+    where state = 'queued' and queue = ${queue} and run_at <= causeway_now()
+    order by run_at
+    limit ${limit}
+    for update skip locked`.execute(tx);
+  return rows.map((row) => ({ id: row.id, workflowId: row.workflow_id }));
+}
+
+/**
+ * Writes the new values of tasks in one statement, each conditional on the state and lease
+ * epoch it was read with (R1). Returns how many rows matched.
+ */
+export async function taskWriteMany(
+  tx: Transaction<CausewayDatabase>,
+  writes: readonly TaskWrite[],
+  now: Date,
+): Promise<number> {
+  if (writes.length === 0) return 0;
+  const column = <T>(pick: (write: TaskWrite) => T) => writes.map(pick);
+  const result = await sql`
+    update causeway_tasks as t set
+      state = v.state,
+      attempt = v.attempt,
+      replay_count = v.replay_count,
+      effect_started = v.effect_started,
+      run_at = v.run_at,
+      deadline_at = v.deadline_at,
+      lease_holder = v.lease_holder,
+      lease_epoch = v.lease_epoch,
+      lease_expires_at = v.lease_expires_at,
+      output = coalesce(v.output::jsonb, t.output),
+      receipt_id = v.receipt_id,
+      receipt_deadline_at = v.receipt_deadline_at,
+      last_error_category = v.last_error_category,
+      last_error = v.last_error,
+      updated_at = ${now}
+    from unnest(
+      ${column((w) => w.id)}::uuid[],
+      ${column((w) => w.expectedState)}::text[],
+      ${column((w) => w.expectedEpoch)}::bigint[],
+      ${column((w) => w.state)}::text[],
+      ${column((w) => w.attempt)}::integer[],
+      ${column((w) => w.replayCount)}::integer[],
+      ${column((w) => w.effectStarted)}::boolean[],
+      ${column((w) => w.runAt)}::timestamptz[],
+      ${column((w) => w.deadlineAt)}::timestamptz[],
+      ${column((w) => w.leaseHolder)}::text[],
+      ${column((w) => w.leaseEpoch)}::bigint[],
+      ${column((w) => w.leaseExpiresAt)}::timestamptz[],
+      ${column((w) => w.outputJson)}::text[],
+      ${column((w) => w.receiptId)}::text[],
+      ${column((w) => w.receiptDeadlineAt)}::timestamptz[],
+      ${column((w) => w.lastErrorCategory)}::text[],
+      ${column((w) => w.lastError)}::text[]
+    ) as v(id, expected_state, expected_epoch, state, attempt, replay_count, effect_started,
+           run_at, deadline_at, lease_holder, lease_epoch, lease_expires_at, output,
+           receipt_id, receipt_deadline_at, last_error_category, last_error)
+    where t.id = v.id and t.state = v.expected_state and t.lease_epoch = v.expected_epoch`.execute(
+    tx,
+  );
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+export async function workflowSetStateMany(
+  tx: Transaction<CausewayDatabase>,
+  changes: readonly { id: string; expectedState: string; state: string }[],
+  now: Date,
+): Promise<number> {
+  if (changes.length === 0) return 0;
+  const result = await sql`
+    update causeway_workflows as w set state = v.state, updated_at = ${now}
+    from unnest(
+      ${changes.map((change) => change.id)}::uuid[],
+      ${changes.map((change) => change.expectedState)}::text[],
+      ${changes.map((change) => change.state)}::text[]
+    ) as v(id, expected_state, state)
+    where w.id = v.id and w.state = v.expected_state`.execute(tx);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+/** Wakes the workers of these queues (R5: a hint only; polling covers a lost one). */
+export async function queueNotify(
+  tx: Transaction<CausewayDatabase>,
+  queues: Iterable<string>,
+): Promise<void> {
+  const names = [...new Set(queues)];
+  if (names.length === 0) return;
+  await sql`select pg_notify('causeway_wakeup', queue) from unnest(${names}::text[]) as queue`.execute(
+    tx,
+  );
+}
+
+/** Ready backlog of a queue, for admission control. */
+export async function queueBacklog(db: Db, queue: string): Promise<number> {
+  const { rows } = await sql<{ count: string }>`
+    select count(*) as count from causeway_tasks where state = 'queued' and queue = ${queue}`.execute(
+    db,
+  );
+  return Number(rows[0]?.count ?? 0);
+}
+
+/** Serializes admission to one capped queue for the rest of the transaction. */
+export async function queueLockAdmission(
+  tx: Transaction<CausewayDatabase>,
+  queue: string,
+): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('causeway_admission'), hashtext(${queue}))`.execute(
+    tx,
+  );
+}
+
+/**
+ * Renews leases (R9): only where this holder still holds the same claim, the task is still
+ * `leased`, and the lease has not run out. Returns the ids that were renewed.
+ */
+export async function leaseRenewMany(
+  db: Db,
+  holder: string,
+  leases: readonly { taskId: string; epoch: number }[],
+  leaseMs: number,
+): Promise<Set<string>> {
+  if (leases.length === 0) return new Set();
+  const { rows } = await sql<{ id: string; lease_expires_at: Date }>`
+    update causeway_tasks as t
+    set lease_expires_at = causeway_now() + ${leaseMs} * interval '1 millisecond'
+    from unnest(${leases.map((lease) => lease.taskId)}::uuid[], ${leases.map((lease) => lease.epoch)}::bigint[])
+      as v(id, epoch)
+    where t.id = v.id and t.lease_epoch = v.epoch and t.lease_holder = ${holder}
+      and t.state = 'leased' and t.lease_expires_at > causeway_now()
+    returning t.id`.execute(db);
+  return new Set(rows.map((row) => row.id));
+}
+
+/**
+ * A fenced write of the running claim: marks "effect started" and optionally stores a
+ * checkpoint or progress. Allowed while `leased` or `cancel_requested` (a checkpoint records
+ * what already happened). Returns the task's state, or null if the claim is no longer held.
+ */
+export async function taskWriteFenced(
+  db: Db,
+  fence: LeaseFence,
+  change: {
+    effectStarted?: boolean;
+    checkpoint?: { name: string; dataJson: string };
+    progressJson?: string;
+  },
+): Promise<'leased' | 'cancel_requested' | null> {
+  const checkpoint = change.checkpoint;
+  const { rows } = await sql<{ state: 'leased' | 'cancel_requested' }>`
+    update causeway_tasks set
+      -- Only a running claim starts an effect; under cancel_requested the cancel wins.
+      effect_started = effect_started or (${change.effectStarted ?? false} and state = 'leased'),
+      checkpoints = case when ${checkpoint?.name ?? null}::text is null then checkpoints
+                    else checkpoints || jsonb_build_object(${checkpoint?.name ?? null}::text, ${checkpoint?.dataJson ?? null}::jsonb) end,
+      progress = coalesce(${change.progressJson ?? null}::jsonb, progress)
+    where id = ${fence.taskId} and lease_holder = ${fence.holder} and lease_epoch = ${fence.epoch}
+      and state in ('leased', 'cancel_requested') and lease_expires_at > causeway_now()
+    returning state`.execute(db);
+  return rows[0]?.state ?? null;
+}
+
+/** Leases that ran out (R10), oldest first. */
+export async function taskListExpiredLeases(
+  db: Db,
+  limit: number,
+): Promise<{ id: string; epoch: number }[]> {
+  const { rows } = await sql<{ id: string; lease_epoch: string }>`
+    select id, lease_epoch from causeway_tasks
+    where state in ('leased', 'cancel_requested') and lease_expires_at <= causeway_now()
+    order by lease_expires_at limit ${limit}`.execute(db);
+  return rows.map((row) => ({ id: row.id, epoch: Number(row.lease_epoch) }));
+}
+
+/** Queued tasks whose absolute deadline passed before they started (R28). */
+export async function taskListQueuedPastDeadline(db: Db, limit: number): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    select id from causeway_tasks
+    where state = 'queued' and deadline_at is not null and deadline_at <= causeway_now()
+    order by deadline_at limit ${limit}`.execute(db);
+  return rows.map((row) => row.id);
+}
+
+/** Tasks whose receipt did not arrive in time (R23). */
+export async function taskListReceiptOverdue(db: Db, limit: number): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    select id from causeway_tasks
+    where state = 'awaiting_receipt' and receipt_deadline_at <= causeway_now()
+    order by receipt_deadline_at limit ${limit}`.execute(db);
+  return rows.map((row) => row.id);
+}
+
+/** Dead tasks whose dead edge has this reason and happened in [from, to] (R26). */
+export async function taskListDeadByReason(
+  db: Db,
+  reason: string,
+  from: Date,
+  to: Date,
+): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    select t.id from causeway_tasks t
+    cross join lateral (
+      select reason, at from causeway_transitions tr
+      where tr.task_id = t.id order by tr.id desc limit 1
+    ) as last
+    where t.state = 'dead' and last.reason = ${reason} and last.at between ${from} and ${to}
+    order by t.id`.execute(db);
+  return rows.map((row) => row.id);
+}
+
+export async function workflowGet(db: Db, id: string): Promise<WorkflowRecord | undefined> {
+  const row = await db
+    .selectFrom('causeway_workflows')
+    .selectAll()
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row === undefined ? undefined : workflowFromRow(row);
+}
+
+export async function taskGet(db: Db, id: string): Promise<TaskRecord | undefined> {
+  const row = await db
+    .selectFrom('causeway_tasks')
+    .selectAll()
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row === undefined ? undefined : taskFromRow(row as Selectable<TaskTable>);
+}
+
+export async function transitionListByWorkflow(db: Db, workflowId: string) {
+  const rows = await db
+    .selectFrom('causeway_transitions')
+    .selectAll()
+    .where('workflow_id', '=', workflowId)
+    .orderBy('id')
+    .execute();
+  return rows.map(transitionFromRow);
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let index = 0; index < items.length; index += size)
+    result.push(items.slice(index, index + size));
+  return result;
+}

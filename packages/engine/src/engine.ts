@@ -1,0 +1,223 @@
+import {
+  type Explanation,
+  explain,
+  type Transition,
+  type WorkflowDefinition,
+  workflowRegistry,
+} from '@causeway/workflow';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { migrateToLatest } from './db/migrate';
+import type { TaskRecord, WorkflowRecord } from './db/rows';
+import type { CausewayDatabase } from './db/schema';
+import { taskListByWorkflows, transitionListByWorkflow, workflowGet } from './db/store';
+import { EngineError } from './errors';
+import { newHolderId } from './holder';
+import { defaultLogger, engineLogger, type Logger } from './logger';
+import type { EngineContext } from './runtime/context';
+import { Notifier } from './runtime/notifier';
+import {
+  assertUuid,
+  cancelTask,
+  cancelWorkflow,
+  type ReceiptOutcome,
+  type Requester,
+  type RequeueRequest,
+  recordReceipt,
+  replayTask,
+  requeueDead,
+  type TaskAnswer,
+  type WorkflowCancelAnswer,
+} from './runtime/operations';
+import {
+  type SubmitOptions,
+  type SubmitRequest,
+  type SubmitResult,
+  submitMany,
+} from './runtime/submit';
+import { Sweeper } from './runtime/sweeper';
+import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker';
+
+export interface EngineOptions {
+  /** Postgres connection string; defaults to the DATABASE_URL environment variable. */
+  readonly databaseUrl?: string;
+  // biome-ignore lint/suspicious/noExplicitAny: each definition has its own input schema type.
+  readonly workflows: readonly WorkflowDefinition<any>[];
+  readonly logger?: Logger;
+  /** Lease length (R7); renewal runs every third of it. Default 30 s. */
+  readonly leaseMs?: number;
+  /** How often a worker's sweeper looks for expired leases and deadlines. Default 1 s. */
+  readonly sweepIntervalMs?: number;
+  /** Polling fallback when no wake-up arrives (R5). Default 1 s. */
+  readonly pollIntervalMs?: number;
+  /** Per-queue admission caps: the most ready tasks a queue may hold (seed 002). */
+  readonly queues?: Readonly<Record<string, { readonly maxBacklog?: number }>>;
+  /** Connections in the engine's pool. Default 10. */
+  readonly poolSize?: number;
+  /** The service's root signal (R6): aborting it shuts every worker down gracefully. */
+  readonly signal?: AbortSignal;
+}
+
+export interface TaskView extends Omit<TaskRecord, 'receiptDeadlineAt'> {
+  readonly receiptDeadlineAt: Date | null;
+  readonly transitions: readonly Transition[];
+}
+
+export interface WorkflowView extends WorkflowRecord {
+  readonly tasks: readonly TaskView[];
+  /** Workflow-level and task-level rows, in log order. */
+  readonly transitions: readonly Transition[];
+}
+
+export interface Engine {
+  /** Applies pending schema migrations (numbered SQL files, under an advisory lock). */
+  migrate(): Promise<readonly string[]>;
+  submit(
+    name: string,
+    input: unknown,
+    options?: SubmitOptions & { idempotencyKey?: string },
+  ): Promise<SubmitResult>;
+  submitMany(requests: readonly SubmitRequest[], options?: SubmitOptions): Promise<SubmitResult[]>;
+  cancelWorkflow(workflowId: string, requester?: Requester): Promise<WorkflowCancelAnswer>;
+  cancelTask(taskId: string, requester?: Requester): Promise<TaskAnswer>;
+  replayTask(taskId: string, request: { operator: string; reason: string }): Promise<TaskAnswer>;
+  requeueDead(request: RequeueRequest): Promise<TaskAnswer[]>;
+  recordReceipt(taskId: string, outcome: ReceiptOutcome): Promise<TaskAnswer>;
+  /** The workflow with its tasks, each with its transitions; undefined if unknown. */
+  getWorkflow(workflowId: string): Promise<WorkflowView | undefined>;
+  explain(workflowId: string): Promise<Explanation>;
+  startWorker(options: WorkerOptions): Promise<WorkerHandle>;
+  /** Runs one sweeper pass now (tests, tools); returns the edges written. */
+  sweep(): Promise<number>;
+  /** Stops every worker started here and closes the connections. */
+  close(options?: { drainMs?: number }): Promise<void>;
+  /** host/pid/boot id of this engine. */
+  readonly holder: string;
+  /** The Kysely instance (for a caller's own transactions around `submit`). */
+  readonly db: Kysely<CausewayDatabase>;
+}
+
+export function createEngine(options: EngineOptions): Engine {
+  const databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL;
+  if (databaseUrl === undefined || databaseUrl === '') {
+    throw new EngineError(
+      'invalid_request',
+      'createEngine needs databaseUrl or the DATABASE_URL environment variable',
+    );
+  }
+  const leaseMs = positive('leaseMs', options.leaseMs ?? 30_000);
+  const sweepIntervalMs = positive('sweepIntervalMs', options.sweepIntervalMs ?? 1_000);
+  const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
+  const definitions = workflowRegistry(options.workflows as readonly WorkflowDefinition[]);
+  const holder = newHolderId();
+  const rootLogger = options.logger ?? defaultLogger();
+  const logger = engineLogger(rootLogger, holder);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
+  pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
+  const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
+  const notifier = new Notifier(databaseUrl, logger);
+  const context: EngineContext = {
+    db,
+    definitions,
+    apply: { definitions, leaseMs, random: Math.random },
+    holder,
+    rootLogger,
+    logger,
+    leaseMs,
+    sweepIntervalMs,
+    pollIntervalMs,
+    notifier,
+  };
+  const queueLimits = new Map(Object.entries(options.queues ?? {}));
+  const workers = new Set<Worker>();
+  let closed: Promise<void> | null = null;
+  const assertOpen = () => {
+    if (closed !== null) throw new EngineError('closed', 'the engine is closed');
+  };
+
+  const close = (closeOptions: { drainMs?: number } = {}): Promise<void> => {
+    closed ??= (async () => {
+      await Promise.all([...workers].map((worker) => worker.stop(closeOptions)));
+      await notifier.close();
+      await db.destroy();
+    })();
+    return closed;
+  };
+  options.signal?.addEventListener('abort', () => void close(), { once: true });
+
+  return {
+    holder,
+    db,
+    migrate: () => migrateToLatest(db),
+    async submit(name, input, submitOptions = {}) {
+      assertOpen();
+      const { idempotencyKey, ...rest } = submitOptions;
+      const [result] = await submitMany(
+        { db, definitions, queueLimits },
+        [{ name, input, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }],
+        rest,
+      );
+      return result as SubmitResult;
+    },
+    submitMany(requests, submitOptions = {}) {
+      assertOpen();
+      return submitMany({ db, definitions, queueLimits }, requests, submitOptions);
+    },
+    cancelWorkflow: (workflowId, requester = {}) => cancelWorkflow(context, workflowId, requester),
+    cancelTask: (taskId, requester = {}) => cancelTask(context, taskId, requester),
+    replayTask: (taskId, request) => replayTask(context, taskId, request),
+    requeueDead: (request) => requeueDead(context, request),
+    recordReceipt: (taskId, outcome) => recordReceipt(context, taskId, outcome),
+    async getWorkflow(workflowId) {
+      assertUuid(workflowId, 'workflow');
+      const workflow = await workflowGet(db, workflowId);
+      if (workflow === undefined) return undefined;
+      const [tasks, transitions] = await Promise.all([
+        taskListByWorkflows(db, [workflowId]),
+        transitionListByWorkflow(db, workflowId),
+      ]);
+      const order = new Map(
+        definitions.get(workflow.name)?.steps.map((step, index) => [step.name, index]),
+      );
+      return {
+        ...workflow,
+        tasks: tasks
+          .sort((a, b) => (order.get(a.step) ?? 0) - (order.get(b.step) ?? 0))
+          .map((task) => ({
+            ...task,
+            transitions: transitions.filter((row) => row.taskId === task.id),
+          })),
+        transitions,
+      };
+    },
+    async explain(workflowId) {
+      assertUuid(workflowId, 'workflow');
+      if ((await workflowGet(db, workflowId)) === undefined) {
+        throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
+      }
+      return explain(await transitionListByWorkflow(db, workflowId));
+    },
+    async startWorker(workerOptions) {
+      assertOpen();
+      const worker = new Worker(context, workerOptions);
+      workers.add(worker);
+      await worker.start();
+      const stop = worker.stop.bind(worker);
+      return {
+        running: worker.running,
+        stop: async (stopOptions) => {
+          await stop(stopOptions);
+          workers.delete(worker);
+        },
+      };
+    },
+    sweep: () => new Sweeper(context).sweep(),
+    close,
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0)
+    throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}

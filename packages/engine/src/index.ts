@@ -1,0 +1,19 @@
+export {
+  createEngine,
+  type Engine,
+  type EngineOptions,
+  type TaskView,
+  type WorkflowView,
+} from './engine';
+export { EngineError, type EngineErrorCode, engineErrorCodes } from './errors';
+export type { Logger } from './logger';
+export type {
+  ReceiptOutcome,
+  Requester,
+  RequeueRequest,
+  TaskAnswer,
+  WorkflowCancelAnswer,
+} from './runtime/operations';
+export { CancelConfirmed, LeaseLost, StepAbort } from './runtime/step-signals';
+export type { SubmitOptions, SubmitRequest, SubmitResult } from './runtime/submit';
+export type { StopOptions, WorkerHandle, WorkerOptions } from './runtime/worker';

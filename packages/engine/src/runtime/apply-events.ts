@@ -1,0 +1,376 @@
+import {
+  type Actor,
+  applyTaskEvent,
+  cancelWorkflowRun,
+  type PlannedTransition,
+  type Refusal,
+  type RunTask,
+  type TaskEdge,
+  type TaskEvent,
+  type TaskState,
+  type WorkflowDefinition,
+  type WorkflowRun,
+  type WorkflowState,
+} from '@causeway/workflow';
+import type { Transaction } from 'kysely';
+import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../db/rows';
+import type { CausewayDatabase } from '../db/schema';
+import {
+  type NewTransitionRow,
+  queueNotify,
+  type TaskWrite,
+  taskListByWorkflows,
+  taskWorkflowIds,
+  taskWriteMany,
+  transitionInsertMany,
+  workflowLockMany,
+  workflowSetStateMany,
+} from '../db/store';
+
+/** One event for one task, as the engine asks for it. */
+export interface EventRequest {
+  readonly taskId: string;
+  readonly event: TaskEvent;
+  /**
+   * Checked on the locked row before the machine decides; false means the caller's view is
+   * stale (a lost lease, an already-settled sweep) and nothing is written for this request.
+   */
+  readonly precondition?: (task: TaskRecord, now: Date) => boolean;
+  /** Columns that go with the edge: the step's output, the receipt to wait for. */
+  readonly extra?: {
+    readonly outputJson?: string;
+    readonly receipt?: { id: string; timeoutMs: number };
+  };
+}
+
+/** A workflow-wide cancel, applied to every task that can still be stopped. */
+export interface WorkflowCancelRequest {
+  readonly workflowId: string;
+  readonly actor: Actor;
+}
+
+export type EventOutcome =
+  | {
+      readonly kind: 'applied';
+      readonly taskId: string;
+      readonly edge: TaskEdge;
+      readonly task: TaskRecord;
+    }
+  | {
+      readonly kind: 'refused';
+      readonly taskId: string;
+      readonly refusal: Refusal;
+      readonly task: TaskRecord;
+    }
+  | { readonly kind: 'stale'; readonly taskId: string; readonly task: TaskRecord | undefined }
+  | { readonly kind: 'skipped'; readonly taskId: string };
+
+export interface ApplyResult {
+  readonly outcomes: readonly EventOutcome[];
+  readonly workflowCancels: readonly {
+    workflowId: string;
+    edges: number;
+    state: WorkflowState | undefined;
+  }[];
+  /** Every row appended to the log, in order. */
+  readonly transitions: readonly NewTransitionRow[];
+  /** The locked workflows and all their tasks as they are after the writes. */
+  readonly workflows: ReadonlyMap<string, WorkflowRecord>;
+  readonly tasks: ReadonlyMap<string, TaskRecord>;
+  /** Database time of the transaction. */
+  readonly now: Date;
+}
+
+export interface ApplyContext {
+  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly leaseMs: number;
+  readonly random: () => number;
+}
+
+/**
+ * The one path by which the engine changes task state: lock the workflows (id order), read
+ * their tasks, let the pure machine decide each event in order (`applyTaskEvent`), then write
+ * the changed tasks, the changed parents and every transition row in the same transaction.
+ * With `skipLocked` (claims), workflows held by another transaction are skipped, not awaited.
+ */
+export async function applyEvents(
+  tx: Transaction<CausewayDatabase>,
+  context: ApplyContext,
+  requests: readonly EventRequest[],
+  options: {
+    readonly skipLocked?: boolean;
+    readonly workflowCancels?: readonly WorkflowCancelRequest[];
+    /** Workflow ids already known (claims know them), saving a lookup. */
+    readonly workflowIdOf?: ReadonlyMap<string, string>;
+    /** Lease holder written by claims. */
+    readonly holder?: string;
+  } = {},
+): Promise<ApplyResult> {
+  const workflowIdOf =
+    options.workflowIdOf ??
+    (await taskWorkflowIds(
+      tx,
+      requests.map((request) => request.taskId),
+    ));
+  const workflowIds = new Set<string>([...workflowIdOf.values()]);
+  for (const cancel of options.workflowCancels ?? []) workflowIds.add(cancel.workflowId);
+  const { workflows, now } = await workflowLockMany(tx, [...workflowIds], {
+    skipLocked: options.skipLocked ?? false,
+  });
+  const tasks = await taskListByWorkflows(
+    tx,
+    workflows.map((workflow) => workflow.id),
+  );
+
+  const state = new RunState(context, workflows, tasks, now);
+  const outcomes: EventOutcome[] = [];
+  for (const request of requests) outcomes.push(state.apply(request, options.holder));
+  const workflowCancels = (options.workflowCancels ?? []).map((cancel) =>
+    state.cancelWorkflow(cancel),
+  );
+
+  const writes = state.taskWrites();
+  const written = await taskWriteMany(tx, writes, now);
+  if (written !== writes.length) {
+    // Cannot happen while every writer holds the workflow lock; refuse to half-apply if it does.
+    throw new Error(`conditional task update matched ${written} of ${writes.length} rows`);
+  }
+  await workflowSetStateMany(tx, state.workflowChanges(), now);
+  await transitionInsertMany(tx, state.transitions, now);
+  await queueNotify(tx, state.queuesToWake());
+  return {
+    outcomes,
+    workflowCancels,
+    transitions: state.transitions,
+    workflows: new Map(workflows.map((workflow) => [workflow.id, workflow])),
+    tasks: state.currentTasks(),
+    now,
+  };
+}
+
+/** The locked workflows and their tasks while events are applied in memory. */
+class RunState {
+  readonly transitions: NewTransitionRow[] = [];
+  private readonly workflows = new Map<string, { record: WorkflowRecord; run: WorkflowRun }>();
+  private readonly tasks = new Map<string, TaskRecord>();
+  private readonly original = new Map<string, TaskRecord>();
+  private readonly changedTaskIds = new Set<string>();
+  private readonly outputJsonById = new Map<string, string>();
+  private readonly wake = new Set<string>();
+
+  constructor(
+    private readonly context: ApplyContext,
+    workflows: readonly WorkflowRecord[],
+    tasks: readonly TaskRecord[],
+    private readonly now: Date,
+  ) {
+    for (const task of tasks) {
+      this.tasks.set(task.id, task);
+      this.original.set(task.id, task);
+    }
+    for (const record of workflows) {
+      const runTasks: RunTask[] = tasks
+        .filter((task) => task.workflowId === record.id)
+        .map((task) => ({ taskId: task.id, step: task.step, snapshot: snapshotOf(task) }));
+      this.workflows.set(record.id, {
+        record,
+        run: { workflowId: record.id, state: record.state, tasks: runTasks },
+      });
+    }
+  }
+
+  apply(request: EventRequest, holder: string | undefined): EventOutcome {
+    const task = this.tasks.get(request.taskId);
+    if (task === undefined) return { kind: 'skipped', taskId: request.taskId };
+    const entry = this.workflows.get(task.workflowId);
+    if (entry === undefined) return { kind: 'skipped', taskId: request.taskId };
+    if (request.precondition !== undefined && !request.precondition(task, this.now)) {
+      return { kind: 'stale', taskId: request.taskId, task };
+    }
+    const definition = this.definitionOf(entry.record);
+    const decision = applyTaskEvent(definition, entry.run, task.id, request.event, {
+      now: this.now,
+      random: this.context.random,
+    });
+    if (!decision.ok) return { kind: 'refused', taskId: task.id, refusal: decision.refusal, task };
+    this.absorb(entry, decision.run, decision.transitions, { request, holder });
+    const updated = this.tasks.get(task.id) as TaskRecord;
+    const edge = (
+      decision.transitions.find((row) => row.kind === 'task' && row.taskId === task.id) as {
+        edge: TaskEdge;
+      }
+    ).edge;
+    return { kind: 'applied', taskId: task.id, edge, task: updated };
+  }
+
+  cancelWorkflow(request: WorkflowCancelRequest): {
+    workflowId: string;
+    edges: number;
+    state: WorkflowState | undefined;
+  } {
+    const entry = this.workflows.get(request.workflowId);
+    if (entry === undefined) return { workflowId: request.workflowId, edges: 0, state: undefined };
+    const decided = cancelWorkflowRun(this.definitionOf(entry.record), entry.run, request.actor, {
+      now: this.now,
+      random: this.context.random,
+    });
+    this.absorb(entry, decided.run, decided.transitions, null);
+    return {
+      workflowId: request.workflowId,
+      edges: decided.transitions.filter((row) => row.kind === 'task').length,
+      state: decided.run.state,
+    };
+  }
+
+  taskWrites(): TaskWrite[] {
+    return [...this.changedTaskIds].map((id) => {
+      const before = this.original.get(id) as TaskRecord;
+      const after = this.tasks.get(id) as TaskRecord;
+      return {
+        id,
+        expectedState: before.state,
+        expectedEpoch: before.leaseEpoch,
+        state: after.state,
+        attempt: after.attempt,
+        replayCount: after.replayCount,
+        effectStarted: after.effectStarted,
+        runAt: after.runAt,
+        deadlineAt: after.deadlineAt,
+        leaseHolder: after.leaseHolder,
+        leaseEpoch: after.leaseEpoch,
+        leaseExpiresAt: after.leaseExpiresAt,
+        outputJson: this.outputJsonById.get(id) ?? null,
+        receiptId: after.receiptId,
+        receiptDeadlineAt: after.receiptDeadlineAt,
+        lastErrorCategory: after.lastErrorCategory,
+        lastError: after.lastError,
+      };
+    });
+  }
+
+  workflowChanges(): { id: string; expectedState: string; state: string }[] {
+    return [...this.workflows.values()]
+      .filter((entry) => entry.run.state !== entry.record.state)
+      .map((entry) => ({
+        id: entry.record.id,
+        expectedState: entry.record.state,
+        state: entry.run.state,
+      }));
+  }
+
+  currentTasks(): ReadonlyMap<string, TaskRecord> {
+    return this.tasks;
+  }
+
+  queuesToWake(): Set<string> {
+    return this.wake;
+  }
+
+  private definitionOf(record: WorkflowRecord): WorkflowDefinition {
+    const definition = this.context.definitions.get(record.name);
+    if (definition === undefined) {
+      throw new Error(
+        `workflow ${record.id} is a "${record.name}", which this engine does not define`,
+      );
+    }
+    return definition;
+  }
+
+  /** Takes the machine's decision into the in-memory rows and the log. */
+  private absorb(
+    entry: { record: WorkflowRecord; run: WorkflowRun },
+    run: WorkflowRun,
+    transitions: readonly PlannedTransition[],
+    cause: { request: EventRequest; holder: string | undefined } | null,
+  ): void {
+    entry.run = run;
+    for (const row of transitions) {
+      if (row.kind === 'workflow') {
+        this.transitions.push({
+          workflowId: run.workflowId,
+          taskId: null,
+          step: null,
+          from: row.from,
+          to: row.to,
+          reason: row.reason,
+          errorCategory: null,
+          errorSummary: null,
+          actor: row.actor,
+          attempt: 0,
+          detail: row.step === null ? null : { step: row.step },
+        });
+        continue;
+      }
+      const before = this.tasks.get(row.taskId) as TaskRecord;
+      const snapshot = run.tasks.find((task) => task.taskId === row.taskId)?.snapshot;
+      if (snapshot === undefined) continue;
+      const isCause = cause !== null && cause.request.taskId === row.taskId;
+      const outputJson = isCause ? cause.request.extra?.outputJson : undefined;
+      if (outputJson !== undefined) this.outputJsonById.set(row.taskId, outputJson);
+      this.tasks.set(
+        row.taskId,
+        this.nextRecord(before, row.edge, snapshot, isCause ? cause : null),
+      );
+      this.changedTaskIds.add(row.taskId);
+      this.transitions.push({
+        workflowId: run.workflowId,
+        taskId: row.taskId,
+        step: row.step,
+        from: row.edge.from,
+        to: row.edge.to,
+        reason: row.edge.reason,
+        errorCategory: row.edge.errorCategory,
+        errorSummary: row.edge.errorSummary,
+        actor: row.edge.actor,
+        attempt: row.edge.attempt,
+        detail: row.edge.detail,
+      });
+      if (row.edge.to === 'queued' && (snapshot.runAt === null || snapshot.runAt <= this.now)) {
+        this.wake.add(before.queue);
+      }
+    }
+  }
+
+  /** The stored row after an edge: the machine's snapshot plus lease and result columns. */
+  private nextRecord(
+    before: TaskRecord,
+    edge: TaskEdge,
+    snapshot: RunTask['snapshot'],
+    cause: { request: EventRequest; holder: string | undefined } | null,
+  ): TaskRecord {
+    const holdsLease = (state: TaskState) => state === 'leased' || state === 'cancel_requested';
+    const claimed = edge.reason === 'lease_acquired';
+    const receipt = cause?.request.extra?.receipt;
+    const awaiting = edge.to === 'awaiting_receipt';
+    return {
+      ...before,
+      state: snapshot.state,
+      attempt: snapshot.attempt,
+      effectStarted: snapshot.effectStarted,
+      replayCount: snapshot.replayCount,
+      runAt: snapshot.runAt,
+      deadlineAt: snapshot.deadlineAt,
+      lastErrorCategory: snapshot.lastErrorCategory,
+      lastError: snapshot.lastError,
+      leaseHolder: claimed
+        ? (cause?.holder ?? null)
+        : holdsLease(snapshot.state)
+          ? before.leaseHolder
+          : null,
+      leaseEpoch: claimed ? before.leaseEpoch + 1 : before.leaseEpoch,
+      leaseExpiresAt: claimed
+        ? new Date(this.now.getTime() + this.context.leaseMs)
+        : holdsLease(snapshot.state)
+          ? before.leaseExpiresAt
+          : null,
+      receiptId:
+        awaiting && receipt !== undefined ? receipt.id : awaiting ? before.receiptId : null,
+      receiptDeadlineAt:
+        awaiting && receipt !== undefined
+          ? new Date(this.now.getTime() + receipt.timeoutMs)
+          : awaiting
+            ? before.receiptDeadlineAt
+            : null,
+    };
+  }
+}

@@ -1,0 +1,23 @@
+import type { WorkflowDefinition } from '@causeway/workflow';
+import type { Kysely } from 'kysely';
+import type { CausewayDatabase } from '../db/schema';
+import type { Logger } from '../logger';
+import type { ApplyContext } from './apply-events';
+import type { Notifier } from './notifier';
+
+/** What the runtime parts of one engine share. */
+export interface EngineContext {
+  readonly db: Kysely<CausewayDatabase>;
+  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly apply: ApplyContext;
+  /** host/pid/boot id of this engine (R7). */
+  readonly holder: string;
+  /** The root logger; task lines are children of it with their own fields. */
+  readonly rootLogger: Logger;
+  /** Engine-level lines (null workflow, task and attempt). */
+  readonly logger: Logger;
+  readonly leaseMs: number;
+  readonly sweepIntervalMs: number;
+  readonly pollIntervalMs: number;
+  readonly notifier: Notifier;
+}

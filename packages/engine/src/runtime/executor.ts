@@ -1,0 +1,263 @@
+import {
+  type Actor,
+  classifyError,
+  isAwaitReceipt,
+  isSendRequest,
+  jsonStorageProblem,
+  type StepContext,
+  type TaskEvent,
+  type WorkflowDefinition,
+  type WorkflowStep,
+} from '@causeway/workflow';
+import type { TaskRecord } from '../db/rows';
+import { type LeaseFence, taskWriteFenced } from '../db/store';
+import { type Logger, taskLogger } from '../logger';
+import type { EventRequest } from './apply-events';
+import type { EngineContext } from './context';
+import type { Settler } from './settler';
+import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';
+
+/** A task this worker claimed, with what its step needs to run. */
+export interface ClaimedTask {
+  readonly task: TaskRecord;
+  readonly definition: WorkflowDefinition;
+  readonly step: WorkflowStep;
+  readonly input: unknown;
+  readonly results: Readonly<Record<string, unknown>>;
+  /** Milliseconds until the absolute deadline by the database clock, or null. */
+  readonly deadlineInMs: number | null;
+}
+
+/** One running attempt: its fence, its abort controller and whether its effect started. */
+export class Attempt {
+  readonly fence: LeaseFence;
+  readonly controller = new AbortController();
+  effectStarted = false;
+  readonly logger: Logger;
+  private settled = false;
+
+  constructor(
+    private readonly context: EngineContext,
+    private readonly settler: Settler,
+    readonly claimed: ClaimedTask,
+  ) {
+    this.fence = {
+      taskId: claimed.task.id,
+      holder: context.holder,
+      epoch: claimed.task.leaseEpoch,
+    };
+    this.logger = taskLogger(context.rootLogger, {
+      holder: context.holder,
+      workflowId: claimed.task.workflowId,
+      taskId: claimed.task.id,
+      attempt: claimed.task.attempt,
+      step: claimed.task.step,
+    });
+  }
+
+  abort(reason: AbortReason): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new StepAbort(reason));
+  }
+
+  get abortReason(): AbortReason | null {
+    const reason: unknown = this.controller.signal.reason;
+    return reason instanceof StepAbort ? reason.reason : null;
+  }
+
+  /** Runs the step and reports its result; never throws. */
+  async run(): Promise<void> {
+    const { step, task } = this.claimed;
+    const timeoutMs = Math.min(
+      step.policy.timeoutMs,
+      this.claimed.deadlineInMs ?? Number.POSITIVE_INFINITY,
+    );
+    const timer = setTimeout(
+      () => this.abort(timeoutMs < step.policy.timeoutMs ? 'deadline' : 'attempt_timeout'),
+      Math.max(0, timeoutMs),
+    );
+    this.logger.debug('attempt started');
+    try {
+      const result = await step.run(this.stepContext());
+      clearTimeout(timer);
+      await this.reportResult(result);
+    } catch (error) {
+      clearTimeout(timer);
+      await this.reportError(error);
+    } finally {
+      clearTimeout(timer);
+      this.logger.debug({ state: task.state }, 'attempt finished');
+    }
+  }
+
+  /** Hands the task back at shutdown if its effect has not started (R31). */
+  async release(): Promise<void> {
+    if (this.effectStarted || this.settled) return;
+    await this.report({ type: 'release', actor: this.actor() });
+  }
+
+  private async reportResult(result: unknown): Promise<void> {
+    if (isSendRequest(result)) {
+      await this.report({
+        type: 'fail',
+        actor: this.actor(),
+        category: 'invalid_argument',
+        summary: 'send() needs the outbox, which this engine does not run yet',
+      });
+      return;
+    }
+    if (isAwaitReceipt(result)) {
+      await this.report(
+        { type: 'await_receipt', actor: this.actor() },
+        {
+          receipt: { id: result.receiptId, timeoutMs: result.timeoutMs },
+        },
+      );
+      return;
+    }
+    const output = result === undefined ? null : result;
+    const problem = jsonStorageProblem(output);
+    if (problem !== null) {
+      await this.report({
+        type: 'fail',
+        actor: this.actor(),
+        category: 'invalid_argument',
+        summary: `the step's output cannot be stored: ${problem}`,
+      });
+      return;
+    }
+    await this.report(
+      { type: 'complete', actor: this.actor() },
+      { outputJson: JSON.stringify(output) },
+    );
+  }
+
+  private async reportError(error: unknown): Promise<void> {
+    if (error instanceof CancelConfirmed) return; // already settled at the boundary
+    const reason = this.abortReason;
+    if (error instanceof LeaseLost || reason === 'lease_lost') {
+      this.logger.warn('lease lost: the attempt stopped and its result is dropped');
+      return;
+    }
+    if (reason === 'shutdown') {
+      // Released if nothing started; otherwise the lease runs out and the sweeper decides.
+      if (!this.effectStarted) await this.report({ type: 'release', actor: this.actor() });
+      return;
+    }
+    const classified = classifyError(error);
+    const timedOut = reason === 'attempt_timeout' || reason === 'deadline';
+    await this.report({
+      type: 'fail',
+      actor: this.actor(),
+      category: timedOut ? 'timeout' : classified.category,
+      summary: timedOut
+        ? `${reason === 'deadline' ? 'the deadline' : `the attempt timeout (${this.claimed.step.policy.timeoutMs} ms)`} passed: ${classified.summary}`
+        : classified.summary,
+      ...(classified.retryAfterMs === undefined ? {} : { retryAfterMs: classified.retryAfterMs }),
+    });
+  }
+
+  private async report(event: TaskEvent, extra?: EventRequest['extra']): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    try {
+      const outcome = await this.settler.settle({
+        taskId: this.fence.taskId,
+        event,
+        precondition: (task, now) => holdsLease(task, this.fence, now),
+        ...(extra === undefined ? {} : { extra }),
+      });
+      if (outcome.kind === 'applied') {
+        this.logger.info(
+          {
+            from: outcome.edge.from,
+            to: outcome.edge.to,
+            reason: outcome.edge.reason,
+            errorCategory: outcome.edge.errorCategory,
+          },
+          `${outcome.edge.from} → ${outcome.edge.to} (${outcome.edge.reason})`,
+        );
+      } else if (outcome.kind === 'stale') {
+        this.logger.warn(
+          { event: event.type },
+          'stale writer: the lease was lost before the result was written; nothing changed',
+        );
+      } else if (outcome.kind === 'refused') {
+        this.logger.warn(
+          { event: event.type, refusal: outcome.refusal },
+          'the state machine refused the result',
+        );
+      }
+    } catch (error) {
+      this.logger.error(
+        { err: error, event: event.type },
+        'could not write the result; the lease will expire',
+      );
+    }
+  }
+
+  private actor(): Actor {
+    return { kind: 'worker', name: this.context.holder };
+  }
+
+  /** The `ctx` a step's run gets. Every write is fenced on this claim. */
+  private stepContext(): StepContext<unknown> {
+    const { task } = this.claimed;
+    const checkpoints: Record<string, unknown> = { ...task.checkpoints };
+    const fencedWrite = async (change: Parameters<typeof taskWriteFenced>[2]): Promise<void> => {
+      if (this.abortReason === 'lease_lost') throw new LeaseLost();
+      const state = await taskWriteFenced(this.context.db, this.fence, change);
+      if (state === null) {
+        this.abort('lease_lost');
+        throw new LeaseLost();
+      }
+      if (change.effectStarted) this.effectStarted = true;
+      if (state === 'cancel_requested' && change.effectStarted) {
+        // A boundary: confirm the cancel here, before any further effect (R13).
+        await this.report({ type: 'boundary', actor: this.actor() });
+        this.abort('cancel_requested');
+        throw new CancelConfirmed();
+      }
+    };
+    return {
+      workflowId: task.workflowId,
+      taskId: task.id,
+      step: task.step,
+      input: this.claimed.input,
+      results: this.claimed.results,
+      attempt: task.attempt,
+      signal: this.controller.signal,
+      idempotencyKey: `causeway:${task.id}`,
+      checkpoints,
+      logger: this.logger,
+      progress: async (value) => {
+        const json = JSON.stringify(value);
+        await fencedWrite({ progressJson: json });
+      },
+      checkpoint: async (name, data) => {
+        const value = data === undefined ? null : data;
+        const problem = jsonStorageProblem(value);
+        if (problem !== null)
+          throw new TypeError(`checkpoint "${name}" cannot be stored: ${problem}`);
+        await fencedWrite({
+          effectStarted: true,
+          checkpoint: { name, dataJson: JSON.stringify(value) },
+        });
+        checkpoints[name] = value;
+      },
+      boundary: async () => {
+        await fencedWrite({ effectStarted: true });
+      },
+    };
+  }
+}
+
+/** The claim still holds the lease: same holder and epoch, still running, not expired (R7). */
+export function holdsLease(task: TaskRecord, fence: LeaseFence, now: Date): boolean {
+  return (
+    (task.state === 'leased' || task.state === 'cancel_requested') &&
+    task.leaseHolder === fence.holder &&
+    task.leaseEpoch === fence.epoch &&
+    task.leaseExpiresAt !== null &&
+    task.leaseExpiresAt.getTime() > now.getTime()
+  );
+}

@@ -1,0 +1,246 @@
+import {
+  type Actor,
+  type ErrorCategory,
+  isErrorCategory,
+  type ReasonCode,
+  reasonCodes,
+  type TaskEvent,
+  type TaskState,
+  type WorkflowState,
+} from '@causeway/workflow';
+import { taskListDeadByReason } from '../db/store';
+import { EngineError } from '../errors';
+import { applyEvents, type EventOutcome } from './apply-events';
+import type { EngineContext } from './context';
+
+/** Who asked: an operator by name, or a client. */
+export interface Requester {
+  readonly operator?: string;
+}
+
+export interface TaskAnswer {
+  readonly taskId: string;
+  readonly state: TaskState;
+  /** True when this call wrote an edge; a repeat answers the same state with false. */
+  readonly changed: boolean;
+  /** Why nothing changed, when nothing did: `cancel_already_requested`, `effect_already_submitted`, `terminal_state`… */
+  readonly refusal?: string;
+  readonly message?: string;
+}
+
+export type ReceiptOutcome =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly category: ErrorCategory; readonly message: string };
+
+function requesterActor(requester: Requester): Actor {
+  if (requester.operator === undefined) return { kind: 'client' };
+  const name = requester.operator.trim();
+  if (name.length === 0 || name.length > 200) {
+    throw new EngineError('invalid_request', 'the operator name must be 1 to 200 characters');
+  }
+  return { kind: 'operator', name };
+}
+
+async function applyOne(
+  context: EngineContext,
+  taskId: string,
+  event: TaskEvent,
+): Promise<EventOutcome> {
+  assertUuid(taskId, 'task');
+  const result = await context.db
+    .transaction()
+    .execute((tx) => applyEvents(tx, context.apply, [{ taskId, event }]));
+  const outcome = result.outcomes[0];
+  if (outcome === undefined || outcome.kind === 'skipped') {
+    throw new EngineError('not_found', `no task has the id ${taskId}`, { taskId });
+  }
+  return outcome;
+}
+
+function answer(outcome: EventOutcome): TaskAnswer {
+  switch (outcome.kind) {
+    case 'applied':
+      return { taskId: outcome.taskId, state: outcome.task.state, changed: true };
+    case 'refused':
+      return {
+        taskId: outcome.taskId,
+        state: outcome.task.state,
+        changed: false,
+        refusal: outcome.refusal.code,
+        message: outcome.refusal.message,
+      };
+    default:
+      throw new Error(`unexpected outcome ${outcome.kind}`);
+  }
+}
+
+/**
+ * Cancels one task (R12–R15): `pending`/`queued` → `cancelled`, `leased` → `cancel_requested`.
+ * Idempotent: a repeat, or a cancel of a task already past the point of no return, answers
+ * its current state without writing anything.
+ */
+export async function cancelTask(
+  context: EngineContext,
+  taskId: string,
+  requester: Requester,
+): Promise<TaskAnswer> {
+  return answer(
+    await applyOne(context, taskId, { type: 'cancel', actor: requesterActor(requester) }),
+  );
+}
+
+export interface WorkflowCancelAnswer {
+  readonly workflowId: string;
+  readonly state: WorkflowState;
+  readonly changed: boolean;
+}
+
+/** Cancels every task of a workflow that can still be stopped; a repeat writes nothing. */
+export async function cancelWorkflow(
+  context: EngineContext,
+  workflowId: string,
+  requester: Requester,
+): Promise<WorkflowCancelAnswer> {
+  assertUuid(workflowId, 'workflow');
+  const actor = requesterActor(requester);
+  const result = await context.db
+    .transaction()
+    .execute((tx) =>
+      applyEvents(tx, context.apply, [], { workflowCancels: [{ workflowId, actor }] }),
+    );
+  const cancel = result.workflowCancels[0];
+  if (cancel?.state === undefined)
+    throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
+  return { workflowId, state: cancel.state, changed: cancel.edges > 0 };
+}
+
+/** Operator replay of a dead task (R26): operator name and reason are required. */
+export async function replayTask(
+  context: EngineContext,
+  taskId: string,
+  request: { readonly operator: string; readonly reason: string },
+): Promise<TaskAnswer> {
+  const actor = operatorActor(request);
+  const outcome = await applyOne(context, taskId, {
+    type: 'replay',
+    actor,
+    reason: request.reason.trim(),
+    bulk: false,
+  });
+  if (outcome.kind === 'refused') {
+    throw new EngineError(
+      'conflict',
+      `only a dead task can be replayed; this one is ${outcome.task.state}`,
+      {
+        taskId,
+        state: outcome.task.state,
+      },
+    );
+  }
+  return answer(outcome);
+}
+
+export interface RequeueRequest {
+  readonly reasonCode: ReasonCode;
+  readonly from: Date;
+  readonly to: Date;
+  readonly operator: string;
+  readonly reason: string;
+}
+
+/**
+ * Bulk requeue (R26): every dead task whose dead edge has `reasonCode` and happened in
+ * [from, to] goes back to `queued` (`bulk_requeue`), answering each task's new state.
+ */
+export async function requeueDead(
+  context: EngineContext,
+  request: RequeueRequest,
+): Promise<TaskAnswer[]> {
+  const actor = operatorActor(request);
+  if (!(reasonCodes as readonly string[]).includes(request.reasonCode)) {
+    throw new EngineError(
+      'invalid_request',
+      `unknown reason code ${JSON.stringify(request.reasonCode)}`,
+    );
+  }
+  if (
+    !(request.from instanceof Date) ||
+    !(request.to instanceof Date) ||
+    Number.isNaN(request.from.getTime()) ||
+    Number.isNaN(request.to.getTime()) ||
+    request.from > request.to
+  ) {
+    throw new EngineError('invalid_request', 'the time range needs valid dates with from <= to');
+  }
+  const ids = await taskListDeadByReason(context.db, request.reasonCode, request.from, request.to);
+  if (ids.length === 0) return [];
+  const result = await context.db.transaction().execute((tx) =>
+    applyEvents(
+      tx,
+      context.apply,
+      ids.map((taskId) => ({
+        taskId,
+        event: {
+          type: 'replay',
+          actor,
+          reason: request.reason.trim(),
+          bulk: true,
+        } satisfies TaskEvent,
+      })),
+    ),
+  );
+  return result.outcomes.flatMap((outcome) =>
+    outcome.kind === 'applied' || outcome.kind === 'refused' ? [answer(outcome)] : [],
+  );
+}
+
+/**
+ * A receipt for a task awaiting one (R23). A receipt for a task that is no longer waiting
+ * (a duplicate, a late one) changes nothing and answers the current state.
+ */
+export async function recordReceipt(
+  context: EngineContext,
+  taskId: string,
+  outcome: ReceiptOutcome,
+): Promise<TaskAnswer> {
+  const actor: Actor = { kind: 'receipt' };
+  if (!outcome.ok && !isErrorCategory(outcome.category)) {
+    throw new EngineError(
+      'invalid_request',
+      `unknown error category ${JSON.stringify(outcome.category)}`,
+    );
+  }
+  const event: TaskEvent = outcome.ok
+    ? { type: 'receipt_confirmed', actor }
+    : {
+        type: 'receipt_rejected',
+        actor,
+        category: outcome.category,
+        summary: outcome.message.slice(0, 500),
+      };
+  return answer(await applyOne(context, taskId, event));
+}
+
+function operatorActor(request: { readonly operator: string; readonly reason: string }): Actor {
+  const actor = requesterActor({ operator: request.operator });
+  if (
+    typeof request.reason !== 'string' ||
+    request.reason.trim().length === 0 ||
+    request.reason.length > 1_000
+  ) {
+    throw new EngineError(
+      'invalid_request',
+      'an operator action needs a reason of 1 to 1,000 characters',
+    );
+  }
+  return actor;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids are UUIDs; anything else is simply not found (and never reaches SQL as a bad cast). */
+export function assertUuid(id: string, what: 'task' | 'workflow'): void {
+  if (typeof id !== 'string' || !uuidPattern.test(id)) {
+    throw new EngineError('not_found', `no ${what} has the id ${JSON.stringify(id)}`);
+  }
+}

@@ -1,0 +1,103 @@
+import type { TaskEvent } from '@causeway/workflow';
+import {
+  taskListExpiredLeases,
+  taskListQueuedPastDeadline,
+  taskListReceiptOverdue,
+} from '../db/store';
+import { taskLogger } from '../logger';
+import { applyEvents, type EventRequest } from './apply-events';
+import type { EngineContext } from './context';
+
+const batchSize = 200;
+
+/**
+ * The sweeper (R10, R23, R28): expired leases, queued work past its deadline, receipts that
+ * never came. Any number may run at once: each event carries a precondition checked on the
+ * locked row, so a second sweeper finds the work done and writes nothing.
+ */
+export class Sweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(private readonly context: EngineContext) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.sweep()
+        .then(() => undefined)
+        .catch((error: unknown) =>
+          this.context.logger.warn({ err: error }, 'sweep failed; will retry'),
+        )
+        .finally(() => {
+          this.running = null;
+        });
+    }, this.context.sweepIntervalMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass over everything that is due; returns how many edges it wrote. */
+  async sweep(): Promise<number> {
+    const actor = { kind: 'sweeper' as const, name: this.context.holder };
+    let edges = 0;
+    for (;;) {
+      const expired = await taskListExpiredLeases(this.context.db, batchSize);
+      const pastDeadline = await taskListQueuedPastDeadline(this.context.db, batchSize);
+      const overdue = await taskListReceiptOverdue(this.context.db, batchSize);
+      const requests: EventRequest[] = [
+        ...expired.map(({ id, epoch }) => ({
+          taskId: id,
+          event: { type: 'lease_expired', actor } satisfies TaskEvent,
+          // Still the same claim and still expired once the workflow is locked.
+          precondition: (
+            task: { state: string; leaseEpoch: number; leaseExpiresAt: Date | null },
+            now: Date,
+          ) =>
+            (task.state === 'leased' || task.state === 'cancel_requested') &&
+            task.leaseEpoch === epoch &&
+            task.leaseExpiresAt !== null &&
+            task.leaseExpiresAt.getTime() <= now.getTime(),
+        })),
+        ...pastDeadline.map((id) => ({
+          taskId: id,
+          event: { type: 'deadline_passed' } satisfies TaskEvent,
+        })),
+        ...overdue.map((id) => ({
+          taskId: id,
+          event: { type: 'receipt_timeout', actor } satisfies TaskEvent,
+          precondition: (task: { state: string; receiptDeadlineAt: Date | null }, now: Date) =>
+            task.state === 'awaiting_receipt' &&
+            task.receiptDeadlineAt !== null &&
+            task.receiptDeadlineAt.getTime() <= now.getTime(),
+        })),
+      ];
+      if (requests.length === 0) return edges;
+      const result = await this.context.db
+        .transaction()
+        .execute((tx) => applyEvents(tx, this.context.apply, requests));
+      const applied = result.outcomes.filter((outcome) => outcome.kind === 'applied');
+      for (const outcome of applied) {
+        if (outcome.kind !== 'applied') continue;
+        taskLogger(this.context.rootLogger, {
+          holder: this.context.holder,
+          workflowId: outcome.task.workflowId,
+          taskId: outcome.taskId,
+          attempt: outcome.task.attempt,
+          step: outcome.task.step,
+        }).info(
+          { reason: outcome.edge.reason },
+          `sweeper: ${outcome.edge.from} → ${outcome.edge.to} (${outcome.edge.reason})`,
+        );
+      }
+      edges += applied.length;
+      const full =
+        expired.length === batchSize ||
+        pastDeadline.length === batchSize ||
+        overdue.length === batchSize;
+      if (!full || applied.length === 0) return edges;
+    }
+  }
+}

@@ -1,0 +1,278 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowDefinition } from '@causeway/workflow';
+import { isRetryableDatabaseError } from '../db/pg-errors';
+import type { TaskRecord } from '../db/rows';
+import { leaseRenewMany, taskClaimCandidates, taskGet } from '../db/store';
+import { type ApplyResult, applyEvents } from './apply-events';
+import type { EngineContext } from './context';
+import { Attempt, type ClaimedTask } from './executor';
+import { Settler } from './settler';
+import { Sweeper } from './sweeper';
+
+export interface WorkerOptions {
+  /** Queues to serve; default: every queue of the engine's workflows. */
+  readonly queues?: readonly string[];
+  /** Concurrent attempts per queue (R32): one number for all, or per queue. */
+  readonly concurrency: number | Readonly<Record<string, number>>;
+  /** Most tasks claimed per statement (default: the queue's concurrency). */
+  readonly claimBatchSize?: number;
+  /** Run the sweeper in this worker (default true; safe with many). */
+  readonly sweeper?: boolean;
+}
+
+export interface StopOptions {
+  /** How long running steps may take to finish after their signals are aborted (R31). */
+  readonly drainMs?: number;
+}
+
+export interface WorkerHandle {
+  /** Graceful shutdown (R31): stop claiming, abort signals, drain, release, exit. */
+  stop(options?: StopOptions): Promise<void>;
+  /** Claims and runs what is ready now, once per queue (for tests and tools). */
+  readonly running: ReadonlySet<Attempt>;
+}
+
+/** Wakes a sleeping loop early: LISTEN/NOTIFY, a freed slot, or stop. */
+class Wakeup {
+  private resolve: (() => void) | null = null;
+  private pending = false;
+
+  wake(): void {
+    this.pending = true;
+    this.resolve?.();
+  }
+
+  async wait(ms: number): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.resolve = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.resolve = null;
+    this.pending = false;
+  }
+}
+
+/**
+ * A worker: one bounded pool per queue (R32), batch claims with SKIP LOCKED (R8), LISTEN
+ * wake-ups plus polling (R5), lease renewal on its own timer (R9, R11), and the sweeper.
+ */
+export class Worker implements WorkerHandle {
+  readonly running = new Set<Attempt>();
+  private readonly settler: Settler;
+  private readonly sweeper: Sweeper | null;
+  private readonly limits: Map<string, number>;
+  private readonly runningByQueue = new Map<string, number>();
+  private readonly wakeups = new Map<string, Wakeup>();
+  private readonly loops: Promise<void>[] = [];
+  private readonly attemptsDone = new Set<Promise<void>>();
+  private stopping = false;
+  private renewTimer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private stopped: Promise<void> | null = null;
+
+  constructor(
+    private readonly context: EngineContext,
+    private readonly options: WorkerOptions,
+  ) {
+    this.settler = new Settler(context);
+    this.sweeper = options.sweeper === false ? null : new Sweeper(context);
+    const queues = options.queues ?? allQueues(context.definitions);
+    this.limits = new Map(
+      queues.map((queue) => {
+        const limit =
+          typeof options.concurrency === 'number'
+            ? options.concurrency
+            : options.concurrency[queue];
+        if (limit === undefined || !Number.isInteger(limit) || limit < 1) {
+          throw new RangeError(
+            `concurrency for queue "${queue}" must be a positive integer, got ${limit}`,
+          );
+        }
+        return [queue, limit];
+      }),
+    );
+  }
+
+  async start(): Promise<void> {
+    for (const queue of this.limits.keys()) {
+      this.wakeups.set(queue, new Wakeup());
+      this.runningByQueue.set(queue, 0);
+    }
+    this.unsubscribe = await this.context.notifier.subscribe((queue) => {
+      if (queue === '*') for (const wakeup of this.wakeups.values()) wakeup.wake();
+      else this.wakeups.get(queue)?.wake();
+    });
+    for (const queue of this.limits.keys()) this.loops.push(this.claimLoop(queue));
+    const renewEveryMs = Math.max(50, Math.floor(this.context.leaseMs / 3));
+    this.renewTimer = setInterval(() => void this.renewLeases(), renewEveryMs);
+    this.sweeper?.start();
+    this.context.logger.info({ queues: Object.fromEntries(this.limits) }, 'worker started');
+  }
+
+  stop(options: StopOptions = {}): Promise<void> {
+    this.stopped ??= this.shutdown(options.drainMs ?? 10_000);
+    return this.stopped;
+  }
+
+  private async shutdown(drainMs: number): Promise<void> {
+    this.stopping = true;
+    for (const wakeup of this.wakeups.values()) wakeup.wake();
+    await Promise.all(this.loops);
+    await this.sweeper?.stop();
+    for (const attempt of this.running) attempt.abort('shutdown');
+    const drained = Promise.all(this.attemptsDone);
+    const timeout = sleep(drainMs).then(() => 'timeout' as const);
+    if ((await Promise.race([drained, timeout])) === 'timeout') {
+      this.context.logger.warn(
+        { running: this.running.size },
+        'drain budget spent; releasing what has not started an effect',
+      );
+      await Promise.all([...this.running].map((attempt) => attempt.release()));
+    }
+    if (this.renewTimer !== null) clearInterval(this.renewTimer);
+    this.unsubscribe?.();
+    await this.settler.drain();
+    this.context.logger.info('worker stopped');
+  }
+
+  private async claimLoop(queue: string): Promise<void> {
+    const wakeup = this.wakeups.get(queue) as Wakeup;
+    const limit = this.limits.get(queue) as number;
+    const batchSize = this.options.claimBatchSize ?? limit;
+    let failures = 0;
+    while (!this.stopping) {
+      const free = limit - (this.runningByQueue.get(queue) ?? 0);
+      if (free <= 0) {
+        await wakeup.wait(this.context.pollIntervalMs);
+        continue;
+      }
+      try {
+        const wanted = Math.min(free, batchSize);
+        const { claimed, skipped } = await this.claim(queue, wanted);
+        failures = 0;
+        for (const task of claimed) this.startAttempt(queue, task);
+        if (claimed.length === wanted) continue; // there may be more
+        // Rows skipped because their workflow was busy become claimable in a moment.
+        await wakeup.wait(skipped > 0 ? 5 : this.context.pollIntervalMs);
+      } catch (error) {
+        failures += 1;
+        this.context.logger.error({ err: error, queue }, 'claim failed');
+        await wakeup.wait(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
+        if (!isRetryableDatabaseError(error) && failures > 20) {
+          this.context.logger.error({ queue }, 'claims keep failing; still retrying');
+        }
+      }
+    }
+  }
+
+  /** One claim transaction: candidates with SKIP LOCKED, then the machine's `claim` edges. */
+  private async claim(
+    queue: string,
+    limit: number,
+  ): Promise<{ claimed: ClaimedTask[]; skipped: number }> {
+    return this.context.db.transaction().execute(async (tx) => {
+      const candidates = await taskClaimCandidates(tx, queue, limit);
+      if (candidates.length === 0) return { claimed: [], skipped: 0 };
+      const result = await applyEvents(
+        tx,
+        this.context.apply,
+        candidates.map((candidate) => ({
+          taskId: candidate.id,
+          event: { type: 'claim', actor: { kind: 'worker', name: this.context.holder } },
+        })),
+        {
+          skipLocked: true,
+          holder: this.context.holder,
+          workflowIdOf: new Map(
+            candidates.map((candidate) => [candidate.id, candidate.workflowId]),
+          ),
+        },
+      );
+      const leased = result.outcomes.flatMap((outcome) =>
+        outcome.kind === 'applied' && outcome.edge.to === 'leased' ? [outcome.task] : [],
+      );
+      const skipped = result.outcomes.filter((outcome) => outcome.kind === 'skipped').length;
+      return { claimed: leased.map((task) => this.prepare(task, result)), skipped };
+    });
+  }
+
+  private prepare(task: TaskRecord, result: ApplyResult): ClaimedTask {
+    const workflow = result.workflows.get(task.workflowId);
+    if (workflow === undefined) throw new Error(`claimed task ${task.id} without its workflow`);
+    const definition = this.context.definitions.get(workflow.name) as WorkflowDefinition;
+    const step = definition.steps.find((candidate) => candidate.name === task.step);
+    if (step === undefined)
+      throw new Error(`workflow "${workflow.name}" has no step "${task.step}"`);
+    const results: Record<string, unknown> = {};
+    for (const sibling of result.tasks.values()) {
+      if (sibling.workflowId === task.workflowId && step.after.includes(sibling.step)) {
+        results[sibling.step] = sibling.output;
+      }
+    }
+    return {
+      task,
+      definition,
+      step,
+      input: workflow.input,
+      results,
+      deadlineInMs:
+        task.deadlineAt === null ? null : task.deadlineAt.getTime() - result.now.getTime(),
+    };
+  }
+
+  private startAttempt(queue: string, claimed: ClaimedTask): void {
+    const attempt = new Attempt(this.context, this.settler, claimed);
+    this.running.add(attempt);
+    this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 0) + 1);
+    const done = attempt.run().finally(() => {
+      this.running.delete(attempt);
+      this.attemptsDone.delete(done);
+      this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
+      this.wakeups.get(queue)?.wake();
+    });
+    this.attemptsDone.add(done);
+  }
+
+  /** One statement renews every lease this worker holds; a lease it could not renew aborts its step (R9). */
+  private async renewLeases(): Promise<void> {
+    const attempts = [...this.running].filter((attempt) => !attempt.controller.signal.aborted);
+    if (attempts.length === 0) return;
+    try {
+      const renewed = await leaseRenewMany(
+        this.context.db,
+        this.context.holder,
+        attempts.map((attempt) => ({ taskId: attempt.fence.taskId, epoch: attempt.fence.epoch })),
+        this.context.leaseMs,
+      );
+      for (const attempt of attempts) {
+        if (renewed.has(attempt.fence.taskId)) continue;
+        const task = await taskGet(this.context.db, attempt.fence.taskId);
+        const cancelRequested =
+          task?.state === 'cancel_requested' &&
+          task.leaseHolder === attempt.fence.holder &&
+          task.leaseEpoch === attempt.fence.epoch;
+        attempt.logger.warn(
+          { cancelRequested },
+          cancelRequested ? 'cancel requested: aborting the step' : 'lease lost: aborting the step',
+        );
+        attempt.abort(cancelRequested ? 'cancel_requested' : 'lease_lost');
+      }
+    } catch (error) {
+      this.context.logger.warn({ err: error }, 'lease renewal failed; will retry');
+    }
+  }
+}
+
+function allQueues(definitions: ReadonlyMap<string, WorkflowDefinition>): string[] {
+  const queues = new Set<string>();
+  for (const definition of definitions.values())
+    for (const step of definition.steps) queues.add(step.queue);
+  return [...queues].sort();
+}

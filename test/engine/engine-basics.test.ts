@@ -1,0 +1,109 @@
+import { defineWorkflow, StepError, step } from '@causeway/workflow';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { publishNote } from '../../examples/publish-note/workflow';
+import { useTestDatabase } from '../helpers/database';
+import { logMismatches, query, testEngine } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
+
+const database = useTestDatabase();
+
+const flaky = defineWorkflow({
+  name: 'flaky',
+  input: z.object({ failures: z.number().int(), category: z.string() }),
+  steps: {
+    only: step<{ failures: number; category: string }>({
+      maxAttempts: 3,
+      backoff: { initialIntervalMs: 10, maximumIntervalMs: 20 },
+      run: (ctx) => {
+        if (ctx.attempt <= ctx.input.failures) {
+          throw new StepError(ctx.input.category as 'timeout', `failure ${ctx.attempt}`);
+        }
+        return { attempt: ctx.attempt };
+      },
+    }),
+  },
+});
+
+describe('engine basics', () => {
+  it('runs publish-note end to end and logs every edge (R25)', async () => {
+    const engine = testEngine(database().url, { workflows: [publishNote, flaky] });
+    await engine.migrate();
+    const submitted = await engine.submit('publish-note', {
+      noteId: 'n1',
+      version: 1,
+      title: 'Hi',
+    });
+    expect(submitted).toMatchObject({ workflow: { state: 'queued' }, deduplicated: false });
+    const again = await engine.submit('publish-note', { noteId: 'n1', version: 1, title: 'Hi' });
+    expect(again).toEqual({
+      workflow: { id: submitted.workflow.id, state: 'queued' },
+      deduplicated: true,
+    });
+
+    const worker = await engine.startWorker({ concurrency: 2 });
+    const done = await waitFor(async () => {
+      const workflow = await engine.getWorkflow(submitted.workflow.id);
+      return workflow?.state === 'succeeded' ? workflow : undefined;
+    });
+    await worker.stop();
+    expect(done.tasks.map((task) => [task.step, task.state])).toEqual([
+      ['render', 'succeeded'],
+      ['review', 'succeeded'],
+      ['publish', 'succeeded'],
+    ]);
+    expect(done.tasks[2]?.output).toMatchObject({ publishedAt: '/notes/n1/v1' });
+    expect(done.tasks[0]?.checkpoints).toHaveProperty('rendered');
+    const explanation = await engine.explain(submitted.workflow.id);
+    expect(explanation.summary).toBe('publish succeeded, review succeeded, render succeeded');
+    expect(await logMismatches(database().url)).toEqual([]);
+  });
+
+  it('retries transient errors with backoff and never retries unauthorized', async () => {
+    const engine = testEngine(database().url, { workflows: [publishNote, flaky] });
+    await engine.migrate();
+    const retried = await engine.submit('flaky', { failures: 2, category: 'throttled' });
+    const refused = await engine.submit('flaky', { failures: 5, category: 'unauthorized' });
+    const worker = await engine.startWorker({ concurrency: 4 });
+    await waitFor(async () => {
+      const [a, b] = await Promise.all([
+        engine.getWorkflow(retried.workflow.id),
+        engine.getWorkflow(refused.workflow.id),
+      ]);
+      return a?.state === 'succeeded' && b?.state === 'dead';
+    });
+    await worker.stop();
+    const retriedTask = (await engine.getWorkflow(retried.workflow.id))?.tasks[0];
+    expect(retriedTask?.transitions.map((row) => row.reason)).toEqual([
+      'submitted',
+      'lease_acquired',
+      'retry_scheduled',
+      'lease_acquired',
+      'retry_scheduled',
+      'lease_acquired',
+      'completed',
+    ]);
+    const deadTask = (await engine.getWorkflow(refused.workflow.id))?.tasks[0];
+    expect(deadTask).toMatchObject({
+      state: 'dead',
+      attempt: 1,
+      lastErrorCategory: 'unauthorized',
+    });
+    expect(deadTask?.transitions.at(-1)).toMatchObject({
+      reason: 'non_retryable_error',
+      errorCategory: 'unauthorized',
+    });
+    expect(await logMismatches(database().url)).toEqual([]);
+  });
+
+  it('keeps the transition log append-only', async () => {
+    const rows = await query(database().url, 'select count(*)::int as n from causeway_transitions');
+    expect(rows[0]?.n).toBeGreaterThan(0);
+    await expect(
+      query(database().url, 'update causeway_transitions set actor = $1', ['mallory']),
+    ).rejects.toThrow(/append-only/);
+    await expect(query(database().url, 'delete from causeway_transitions')).rejects.toThrow(
+      /append-only/,
+    );
+  });
+});

@@ -1,0 +1,67 @@
+import { createEngine, type Engine, type EngineOptions } from '@causeway/engine';
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterEach } from 'vitest';
+
+/** Engines made by a test file are closed after each test. */
+const open = new Set<Engine>();
+afterEach(async () => {
+  await Promise.all([...open].map((engine) => engine.close({ drainMs: 1_000 })));
+  open.clear();
+});
+
+/** An engine on a test database with a silent logger (set CAUSEWAY_TEST_LOG=1 to see it). */
+export function testEngine(
+  databaseUrl: string,
+  options: Omit<EngineOptions, 'databaseUrl'>,
+): Engine {
+  const logger = pino({ level: process.env.CAUSEWAY_TEST_LOG === '1' ? 'debug' : 'silent' });
+  const engine = createEngine({
+    logger,
+    leaseMs: 2_000,
+    sweepIntervalMs: 100,
+    pollIntervalMs: 200,
+    ...options,
+    databaseUrl,
+  });
+  open.add(engine);
+  return engine;
+}
+
+/** Runs SQL on a database directly (to check what the engine wrote). */
+export async function query<Row extends Record<string, unknown>>(
+  databaseUrl: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query<Row>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * R25: every task's and every workflow's state equals the `to` of its last transition.
+ * Returns the offending rows (empty when the invariant holds).
+ */
+export async function logMismatches(databaseUrl: string): Promise<Record<string, unknown>[]> {
+  return query(
+    databaseUrl,
+    `select 'task' as kind, t.id, t.state, last.to_state from causeway_tasks t
+       left join lateral (select to_state from causeway_transitions where task_id = t.id order by id desc limit 1) last on true
+      where last.to_state is distinct from t.state
+     union all
+     select 'workflow', w.id, w.state, last.to_state from causeway_workflows w
+       left join lateral (select to_state from causeway_transitions
+                           where workflow_id = w.id and task_id is null order by id desc limit 1) last on true
+      where last.to_state is distinct from w.state`,
+  );
+}
+
+/** Moves the database clock (causeway_now()) by `offsetMs` (R11). */
+export async function setDatabaseClockOffset(databaseUrl: string, offsetMs: number): Promise<void> {
+  await query(databaseUrl, 'update causeway_clock set offset_ms = $1', [offsetMs]);
+}
