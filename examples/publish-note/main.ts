@@ -1,106 +1,103 @@
 /**
- * The main job until the engine lands: validate the publish-note definition, print its
- * graph, and walk one run through the pure state machine to show the transition log and
- * its explanation. No database is involved.
+ * `pnpm start`: Causeway's main job. Starts PostgreSQL (an embedded server whose data is
+ * kept in ./.data, or DATABASE_URL), applies migrations, starts workers for publish-note,
+ * submits a few workflows and prints their transitions live until they settle.
  */
-import {
-  type Actor,
-  applyTaskEvent,
-  cancelWorkflowRun,
-  checkAdmission,
-  createWorkflowRun,
-  describeWorkflow,
-  explain,
-  type PlannedTransition,
-  type Transition,
-  type WorkflowRun,
-  workflowMermaid,
-} from '@causeway/workflow';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createEngine } from '@causeway/engine';
+import { describeWorkflow, explain, type Transition, workflowMermaid } from '@causeway/workflow';
+import pg from 'pg';
+import { pino } from 'pino';
+import { startEmbeddedPostgres } from '../../scripts/embedded-postgres';
 import { publishNote } from './workflow';
 
-const input = { noteId: 'note-42', version: 3, title: 'Hello', body: 'First post' };
-const admission = checkAdmission(publishNote, input, undefined);
-if (!admission.ok) throw new Error(`${admission.error.code}: ${admission.error.message}`);
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const dataFolder = `${repoRoot}.data`;
+mkdirSync(dataFolder, { recursive: true });
 
 console.log(describeWorkflow(publishNote));
-console.log(`\nidempotency key for ${JSON.stringify(input)}:\n  ${admission.idempotencyKey}`);
-console.log(`\n${workflowMermaid(publishNote)}`);
+console.log(`\n${workflowMermaid(publishNote)}\n`);
 
-// A dry run through the pure machine: render times out once, then succeeds; review runs;
-// an operator cancels while review is leased; the worker confirms at its next boundary.
-let clockMs = Date.parse('2026-01-01T10:00:00Z');
-const clock = () => ({ now: new Date(clockMs), random: () => 0.5 });
-const worker: Actor = { kind: 'worker', name: 'demo-host/1/boot' };
-const created = createWorkflowRun(
-  publishNote,
-  { workflowId: 'wf-1', taskIds: ['t-render', 't-review', 't-publish'] },
-  clock().now,
+const embedded =
+  process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === ''
+    ? await startEmbeddedPostgres({ repoRoot, dataDir: `${dataFolder}/postgres`, label: '[start]' })
+    : null;
+const databaseUrl =
+  embedded === null
+    ? (process.env.DATABASE_URL as string)
+    : await ensureDatabase(embedded.url, 'causeway');
+
+// Engine logs are pino JSON (workflow id, task id, attempt, holder on every line); here they
+// go to a file so that the terminal shows the story.
+const logFile = `${dataFolder}/causeway.log`;
+const logger = pino({ level: 'info' }, pino.destination({ dest: logFile, sync: false }));
+const engine = createEngine({ databaseUrl, workflows: [publishNote], logger, pollIntervalMs: 500 });
+const applied = await engine.migrate();
+console.log(
+  `database ready (${embedded === null ? 'DATABASE_URL' : 'embedded'}); migrations applied now: ${applied.length === 0 ? 'none' : applied.join(', ')}`,
 );
-let run: WorkflowRun = created.run;
-const log: Transition[] = [];
-const record = (rows: readonly PlannedTransition[]) => {
-  for (const row of rows) log.push(toTransition(row, log.length + 1, new Date(clockMs)));
-  clockMs += 1_000;
-};
-record(created.transitions);
-const events: [string, Parameters<typeof applyTaskEvent>[3]][] = [
-  ['t-render', { type: 'claim', actor: worker }],
-  [
-    't-render',
-    { type: 'fail', actor: worker, category: 'timeout', summary: 'renderer did not answer in 30s' },
-  ],
-  ['t-render', { type: 'claim', actor: worker }],
-  ['t-render', { type: 'complete', actor: worker }],
-  ['t-review', { type: 'claim', actor: worker }],
+const worker = await engine.startWorker({ concurrency: { cpu: 2, default: 2, network: 4 } });
+
+const run = Date.now().toString(36);
+const submissions = [
+  { noteId: `note-${run}-a`, version: 1, title: 'First note', body: 'Hello from Causeway' },
+  { noteId: `note-${run}-b`, version: 3, title: 'Second note' },
+  { noteId: `note-${run}-a`, version: 1, title: 'First note', body: 'Hello from Causeway' }, // a double click
+  { noteId: `note-${run}-c`, version: 1, title: 'Withdrawn note' },
 ];
-for (const [taskId, event] of events) {
-  const decision = applyTaskEvent(publishNote, run, taskId, event, clock());
-  if (!decision.ok) throw new Error(`${decision.refusal.code}: ${decision.refusal.message}`);
-  run = decision.run;
-  record(decision.transitions);
+const ids: string[] = [];
+for (const input of submissions) {
+  const result = await engine.submit('publish-note', input);
+  console.log(
+    `submitted ${input.noteId} v${input.version}: workflow ${result.workflow.id} (${result.workflow.state})${result.deduplicated ? ' — deduplicated, same workflow' : ''}`,
+  );
+  if (!ids.includes(result.workflow.id)) ids.push(result.workflow.id);
 }
-const cancelled = cancelWorkflowRun(publishNote, run, { kind: 'operator', name: 'alice' }, clock());
-run = cancelled.run;
-record(cancelled.transitions);
-const confirmed = applyTaskEvent(
-  publishNote,
-  run,
-  't-review',
-  { type: 'boundary', actor: worker },
-  clock(),
-);
-if (!confirmed.ok) throw new Error(confirmed.refusal.message);
-record(confirmed.transitions);
+const withdrawn = ids[ids.length - 1] as string;
+const cancel = await engine.cancelWorkflow(withdrawn, { operator: 'demo' });
+console.log(`cancelled ${withdrawn} as operator "demo": now ${cancel.state}\n`);
 
-console.log(`\ndry run through the pure state machine:\n${explain(log).text}`);
+// Print each workflow's new transitions as they land, until every workflow has settled.
+const printed = new Set<string>();
+const labels = new Map(ids.map((id, index) => [id, `wf${index + 1}`]));
+for (;;) {
+  let settled = 0;
+  for (const id of ids) {
+    const workflow = await engine.getWorkflow(id);
+    if (workflow === undefined) continue;
+    const fresh = workflow.transitions.filter((row) => !printed.has(row.id));
+    for (const line of explain(fresh).lines) console.log(`${labels.get(id)} ${line}`);
+    for (const row of fresh) printed.add(row.id);
+    if (['succeeded', 'cancelled', 'dead'].includes(workflow.state)) settled += 1;
+  }
+  if (settled === ids.length) break;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+}
 
-function toTransition(row: PlannedTransition, id: number, at: Date): Transition {
-  const base = { id: String(id), workflowId: 'wf-1', at };
-  return row.kind === 'task'
-    ? {
-        ...base,
-        taskId: row.taskId,
-        step: row.step,
-        from: row.edge.from,
-        to: row.edge.to,
-        reason: row.edge.reason,
-        errorCategory: row.edge.errorCategory,
-        errorSummary: row.edge.errorSummary,
-        actor: row.edge.actor,
-        attempt: row.edge.attempt,
-        detail: row.edge.detail,
-      }
-    : {
-        ...base,
-        taskId: null,
-        step: null,
-        from: row.from,
-        to: row.to,
-        reason: row.reason,
-        errorCategory: null,
-        errorSummary: null,
-        actor: row.actor,
-        attempt: 0,
-        detail: row.step === null ? null : { step: row.step },
-      };
+console.log('\nsummary:');
+for (const id of ids) {
+  const workflow = await engine.getWorkflow(id);
+  const rows: Transition[] = workflow?.transitions ? [...workflow.transitions] : [];
+  console.log(`  ${labels.get(id)} ${id}: ${workflow?.state} — ${explain(rows).summary}`);
+}
+console.log(`\nengine log (pino JSON): ${logFile}`);
+
+await worker.stop({ drainMs: 5_000 });
+await engine.close();
+await embedded?.stop();
+
+/** Creates `name` on the embedded server if needed; returns its URL. */
+async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const exists = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (exists.rowCount === 0) await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }

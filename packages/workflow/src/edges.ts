@@ -76,7 +76,7 @@ export const taskEdges: readonly EdgeRule[] = Object.freeze([
     from: 'cancel_requested',
     to: 'awaiting_receipt',
     reasons: ['cancel_after_submit'],
-    actors: ['worker', 'outbox'],
+    actors: ['worker'],
   },
   {
     from: 'cancel_requested',

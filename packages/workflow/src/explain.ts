@@ -20,7 +20,10 @@ export interface Explanation {
  * retry at 10:00:07", …, and a one-line summary.
  */
 export function explain(transitions: readonly Transition[]): Explanation {
-  const ordered = [...transitions].sort((a, b) => a.at.getTime() - b.at.getTime());
+  // Database time first; rows of one transaction share it, so their log id breaks the tie.
+  const ordered = [...transitions].sort(
+    (a, b) => a.at.getTime() - b.at.getTime() || compareIds(a.id, b.id),
+  );
   const lines = ordered.map(
     (row) => `${clock(row.at)} ${row.step ?? 'workflow'}: ${describe(row)}`,
   );
@@ -102,6 +105,13 @@ function byActor(actor: string): string {
 function operatorReason(row: Transition): string {
   const reason = row.detail?.operatorReason;
   return typeof reason === 'string' ? `: "${reason}"` : '';
+}
+
+/** Log ids are increasing integers (as strings); compare them as numbers when they are. */
+function compareIds(a: string, b: string): number {
+  if (/^\d+$/.test(a) && /^\d+$/.test(b))
+    return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  return 0;
 }
 
 /** HH:MM:SS in UTC: stable whatever the reader's time zone. */

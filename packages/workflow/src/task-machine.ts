@@ -93,6 +93,8 @@ export const refusalCodes = [
   'effect_started',
   /** The deadline has not passed yet. */
   'deadline_not_reached',
+  /** A queued task's `run_at` is still in the future (R4). */
+  'not_ready',
   /** The edge table does not allow this actor to take this edge. */
   'actor_not_allowed',
   /** Replay needs an operator name and a reason. */
@@ -183,6 +185,20 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
 
     case 'claim':
       if (task.state !== 'queued') return notApplicable(task, event.type);
+      if (event.actor.kind !== 'worker') {
+        return refuse(
+          task,
+          'actor_not_allowed',
+          `only a worker claims a task, not a ${event.actor.kind}`,
+        );
+      }
+      if (task.runAt !== null && task.runAt.getTime() > now.getTime()) {
+        return refuse(
+          task,
+          'not_ready',
+          `the task may not run before ${task.runAt.toISOString()} (R4)`,
+        );
+      }
       if (deadlinePassed(task, now)) {
         return choose('dead', 'deadline_exceeded_before_start', {
           actor: systemActor,
@@ -322,6 +338,13 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
           deadlineAt: null,
         },
       });
+    default:
+      // Untyped callers (JSON from an API) can send anything: refuse, never throw.
+      return refuse(
+        task,
+        'not_applicable',
+        `unknown event ${JSON.stringify((event as { type?: unknown }).type)}`,
+      );
   }
 }
 
@@ -360,7 +383,9 @@ function decideLeaseExpiry(input: DecideInput): ChoiceOrRefusal {
   const summary = 'the lease expired without renewal (worker stopped or stalled)';
   const effectUncertain = !policy.reentrant && task.effectStarted;
   if (task.state === 'cancel_requested') {
-    if (effectUncertain) return dead('lease_expired_effect_uncertain', 'unknown', summary);
+    // `cancelled` promises no effect happened or will; once one started, even a reentrant
+    // step cannot promise that, and it may not run again either: a human decides.
+    if (task.effectStarted) return dead('lease_expired_effect_uncertain', 'unknown', summary);
     return choose('cancelled', 'lease_expired', {
       errorCategory: 'unknown',
       errorSummary: summary,

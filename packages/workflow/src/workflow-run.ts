@@ -207,8 +207,11 @@ function followUp(
   for (let changed = true; changed; ) {
     changed = false;
     const current = [...tasks.values()];
+    // A step that is cancelled, or asked to stop, never lets its downstream steps run.
     const cancelledSteps = current
-      .filter((task) => task.snapshot.state === 'cancelled')
+      .filter(
+        (task) => task.snapshot.state === 'cancelled' || task.snapshot.state === 'cancel_requested',
+      )
       .map((task) => task.step);
     for (const task of current) {
       if (task.snapshot.state !== 'pending') continue;

@@ -451,6 +451,18 @@ export async function taskListDeadByReason(
   return rows.map((row) => row.id);
 }
 
+/** The reason code of a task's latest edge (what a repeated request answers, R15). */
+export async function taskLastReason(db: Db, taskId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('causeway_transitions')
+    .select('reason')
+    .where('task_id', '=', taskId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.reason;
+}
+
 export async function workflowGet(db: Db, id: string): Promise<WorkflowRecord | undefined> {
   const row = await db
     .selectFrom('causeway_workflows')

@@ -169,8 +169,13 @@ class RunState {
       this.original.set(task.id, task);
     }
     for (const record of workflows) {
+      // Definition order, so edges of one decision are logged in step order.
+      const order = new Map(
+        this.definitionOf(record).steps.map((step, index) => [step.name, index]),
+      );
       const runTasks: RunTask[] = tasks
         .filter((task) => task.workflowId === record.id)
+        .sort((a, b) => (order.get(a.step) ?? 0) - (order.get(b.step) ?? 0))
         .map((task) => ({ taskId: task.id, step: task.step, snapshot: snapshotOf(task) }));
       this.workflows.set(record.id, {
         record,

@@ -8,7 +8,7 @@ import {
   type TaskState,
   type WorkflowState,
 } from '@causeway/workflow';
-import { taskListDeadByReason } from '../db/store';
+import { taskLastReason, taskListDeadByReason } from '../db/store';
 import { EngineError } from '../errors';
 import { applyEvents, type EventOutcome } from './apply-events';
 import type { EngineContext } from './context';
@@ -23,6 +23,8 @@ export interface TaskAnswer {
   readonly state: TaskState;
   /** True when this call wrote an edge; a repeat answers the same state with false. */
   readonly changed: boolean;
+  /** The reason code of the task's latest edge: why it is in `state` (R15). */
+  readonly reason: ReasonCode;
   /** Why nothing changed, when nothing did: `cancel_already_requested`, `effect_already_submitted`, `terminal_state`… */
   readonly refusal?: string;
   readonly message?: string;
@@ -57,15 +59,21 @@ async function applyOne(
   return outcome;
 }
 
-function answer(outcome: EventOutcome): TaskAnswer {
+async function answer(context: EngineContext, outcome: EventOutcome): Promise<TaskAnswer> {
   switch (outcome.kind) {
     case 'applied':
-      return { taskId: outcome.taskId, state: outcome.task.state, changed: true };
+      return {
+        taskId: outcome.taskId,
+        state: outcome.task.state,
+        changed: true,
+        reason: outcome.edge.reason,
+      };
     case 'refused':
       return {
         taskId: outcome.taskId,
         state: outcome.task.state,
         changed: false,
+        reason: ((await taskLastReason(context.db, outcome.taskId)) ?? 'submitted') as ReasonCode,
         refusal: outcome.refusal.code,
         message: outcome.refusal.message,
       };
@@ -85,6 +93,7 @@ export async function cancelTask(
   requester: Requester,
 ): Promise<TaskAnswer> {
   return answer(
+    context,
     await applyOne(context, taskId, { type: 'cancel', actor: requesterActor(requester) }),
   );
 }
@@ -137,7 +146,7 @@ export async function replayTask(
       },
     );
   }
-  return answer(outcome);
+  return answer(context, outcome);
 }
 
 export interface RequeueRequest {
@@ -189,8 +198,10 @@ export async function requeueDead(
       })),
     ),
   );
-  return result.outcomes.flatMap((outcome) =>
-    outcome.kind === 'applied' || outcome.kind === 'refused' ? [answer(outcome)] : [],
+  return Promise.all(
+    result.outcomes.flatMap((outcome) =>
+      outcome.kind === 'applied' || outcome.kind === 'refused' ? [answer(context, outcome)] : [],
+    ),
   );
 }
 
@@ -218,7 +229,7 @@ export async function recordReceipt(
         category: outcome.category,
         summary: outcome.message.slice(0, 500),
       };
-  return answer(await applyOne(context, taskId, event));
+  return answer(context, await applyOne(context, taskId, event));
 }
 
 function operatorActor(request: { readonly operator: string; readonly reason: string }): Actor {

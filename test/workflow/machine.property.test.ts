@@ -1,0 +1,1618 @@
+/**
+ * Model-based property tests of the pure workflow machine (SPEC §2–§5).
+ *
+ * The "real" system is a `WorkflowRun` driven only through the public reducer
+ * (`applyTaskEvent`, `cancelWorkflowRun`) with a simulated clock. The model is the test's own
+ * bookkeeping: the full log of emitted rows, each task's state and attempt replayed from that
+ * log, the effect markers the engine persisted, and hand-written copies of the SPEC tables.
+ *
+ * Commands: claim, renew, complete, fail (every error category), attempt timeout, lease expiry,
+ * effect-started marker, boundary, worker killed mid-effect, cancel task (twice), cancel
+ * workflow (twice), receipt confirmed/rejected/timeout, await receipt, replay, bulk requeue,
+ * deadline passes, deadline check, release at shutdown, advance clock. Each picks its task by
+ * index and is usually sent by the SPEC's actor, sometimes by any actor; refusals are fine.
+ *
+ * After every command: (1) only SPEC §3 edges, by the code's table and by the copy below;
+ * (2) terminal states change only by the operator's dead → queued; (3) R25, state = `to` of the
+ * last row; (4) parent = SPEC §4 aggregation, with a workflow row exactly when it changes;
+ * (5) pending → queued only once every upstream succeeded, and never left pending after that;
+ * (6) attempts ≤ maxAttempts; (7) every dead has its reason and error category; (8) a repeated
+ * cancel (task or workflow) emits nothing. Plus: refusals and inputs are never mutated, no
+ * snapshot changes without an edge, `leased` only from `queued`, attempts move only on claims
+ * and replays, deadlines are never refreshed, and per-command expected outcomes.
+ *
+ * A failure prints a seed, a path and a replayPath. Replay exactly that (shrunk) run with
+ *   CAUSEWAY_FC_SEED=<seed> CAUSEWAY_FC_PATH=<path> CAUSEWAY_FC_REPLAY_PATH=<replayPath> \
+ *     pnpm exec vitest run test/workflow/machine.property.test.ts
+ * (command sequences need the replayPath too; the seed alone re-runs and re-shrinks).
+ */
+import {
+  type ActorKind,
+  actorKinds,
+  aggregateWorkflowState,
+  applyTaskEvent,
+  cancelWorkflowRun,
+  createWorkflowRun,
+  decideTaskEdge,
+  type ErrorCategory,
+  errorCategories,
+  formatActor,
+  isAllowedEdge,
+  nextRunAt,
+  type PlannedTransition,
+  parseActor,
+  type ReasonCode,
+  type RefusalCode,
+  type RetryPolicy,
+  type RunTask,
+  reasonCodes,
+  type TaskEdge,
+  type TaskEvent,
+  type TaskSnapshot,
+  type TaskState,
+  taskStates,
+  type WorkflowDefinition,
+  type WorkflowRun,
+  type WorkflowState,
+  type WorkflowStep,
+} from '@causeway/workflow';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  actorKindArbitrary,
+  actorOf,
+  backoffArbitrary,
+  buildDefinition,
+  commandsReplayPath,
+  errorCategoryArbitrary,
+  isReplaying,
+  jitterArbitrary,
+  numRuns,
+  propertyParameters,
+  taskIndexArbitrary,
+  timeoutForRuns,
+  type WorkflowSpec,
+  workflowSpecArbitrary,
+} from './arbitraries';
+
+// =============================================================================================
+// The SPEC, written out a second time by hand (independent of packages/workflow/src)
+
+/** SPEC §2, in table order. */
+const specTaskStates = [
+  'pending',
+  'queued',
+  'leased',
+  'awaiting_receipt',
+  'cancel_requested',
+  'succeeded',
+  'cancelled',
+  'dead',
+] as const satisfies readonly TaskState[];
+const specTerminalStates: readonly TaskState[] = ['succeeded', 'cancelled', 'dead'];
+
+/** One row of SPEC §3 exactly as printed: "a / b" cells become lists. */
+interface SpecEdgeRow {
+  readonly from: TaskState | null;
+  readonly to: readonly TaskState[];
+  readonly reasons: readonly ReasonCode[];
+  readonly actors: readonly ActorKind[];
+}
+
+/** SPEC §3, row by row. */
+const specEdgeRows: readonly SpecEdgeRow[] = [
+  { from: null, to: ['queued', 'pending'], reasons: ['submitted'], actors: ['client'] },
+  { from: 'pending', to: ['queued'], reasons: ['upstream_succeeded'], actors: ['system'] },
+  {
+    from: 'pending',
+    to: ['cancelled'],
+    reasons: ['cancelled_before_start'],
+    actors: ['client', 'operator'],
+  },
+  { from: 'queued', to: ['leased'], reasons: ['lease_acquired'], actors: ['worker'] },
+  {
+    from: 'queued',
+    to: ['cancelled'],
+    reasons: ['cancelled_before_start'],
+    actors: ['client', 'operator'],
+  },
+  { from: 'queued', to: ['dead'], reasons: ['deadline_exceeded_before_start'], actors: ['system'] },
+  { from: 'leased', to: ['succeeded'], reasons: ['completed'], actors: ['worker'] },
+  {
+    from: 'leased',
+    to: ['queued'],
+    reasons: ['retry_scheduled', 'lease_expired', 'worker_shutdown'],
+    actors: ['worker', 'sweeper'],
+  },
+  {
+    from: 'leased',
+    to: ['dead'],
+    reasons: [
+      'non_retryable_error',
+      'attempts_exhausted',
+      'lease_expired_effect_uncertain',
+      'deadline_exceeded',
+    ],
+    actors: ['worker', 'sweeper'],
+  },
+  {
+    from: 'leased',
+    to: ['awaiting_receipt'],
+    reasons: ['submitted_awaiting_receipt'],
+    actors: ['worker', 'outbox'],
+  },
+  {
+    from: 'leased',
+    to: ['cancel_requested'],
+    reasons: ['cancel_requested'],
+    actors: ['client', 'operator'],
+  },
+  {
+    from: 'cancel_requested',
+    to: ['cancelled'],
+    reasons: ['cancel_confirmed', 'lease_expired'],
+    actors: ['worker', 'sweeper'],
+  },
+  {
+    from: 'cancel_requested',
+    to: ['succeeded', 'awaiting_receipt'],
+    reasons: ['cancel_after_submit'],
+    actors: ['worker'],
+  },
+  {
+    from: 'cancel_requested',
+    to: ['dead'],
+    reasons: ['lease_expired_effect_uncertain', 'non_retryable_error'],
+    actors: ['sweeper', 'worker'],
+  },
+  {
+    from: 'awaiting_receipt',
+    to: ['succeeded'],
+    reasons: ['receipt_confirmed'],
+    actors: ['receipt'],
+  },
+  {
+    from: 'awaiting_receipt',
+    to: ['queued', 'dead'],
+    reasons: ['receipt_rejected', 'receipt_timeout'],
+    actors: ['receipt', 'sweeper'],
+  },
+  {
+    from: 'dead',
+    to: ['queued'],
+    reasons: ['manual_replay', 'bulk_requeue'],
+    actors: ['operator'],
+  },
+];
+
+function specAllowsEdge(
+  from: TaskState | null,
+  to: TaskState,
+  reason: ReasonCode,
+  actor: ActorKind,
+): boolean {
+  return specEdgeRows.some(
+    (row) =>
+      row.from === from &&
+      row.to.includes(to) &&
+      row.reasons.includes(reason) &&
+      row.actors.includes(actor),
+  );
+}
+
+/** SPEC §4, re-implemented by counting (the domain folds with includes/every). */
+function specParentState(children: readonly TaskState[]): WorkflowState {
+  const count = (state: TaskState) => children.filter((child) => child === state).length;
+  const terminal = count('succeeded') + count('cancelled') + count('dead');
+  if (count('dead') > 0) return 'dead';
+  if (count('succeeded') === children.length) return 'succeeded';
+  if (terminal === children.length && count('cancelled') > 0) return 'cancelled';
+  if (count('cancel_requested') > 0) return 'cancel_requested';
+  if (count('leased') + count('awaiting_receipt') > 0) return 'running';
+  if (count('succeeded') > 0 && terminal < children.length) return 'running';
+  return 'queued';
+}
+
+/** R17: the categories that are never retried; everything else (incl. unknown) is. */
+const specNonRetryable: readonly ErrorCategory[] = [
+  'invalid_argument',
+  'not_found',
+  'unauthorized',
+  'conflict',
+];
+const isSpecRetryable = (category: ErrorCategory) => !specNonRetryable.includes(category);
+
+const replayReasons: readonly ReasonCode[] = ['manual_replay', 'bulk_requeue'];
+const deadReasons: readonly ReasonCode[] = [
+  'deadline_exceeded_before_start',
+  'non_retryable_error',
+  'attempts_exhausted',
+  'lease_expired_effect_uncertain',
+  'deadline_exceeded',
+  'receipt_rejected',
+  'receipt_timeout',
+];
+
+/** Every (from, to, reason) the model runs have taken; used to prove the runs reach them all. */
+const edgesSeen = new Set<string>();
+const edgeKey = (from: TaskState | null, to: TaskState, reason: ReasonCode) =>
+  `${from ?? '∅'} → ${to} (${reason})`;
+
+// =============================================================================================
+// Model and real system
+
+/** The test's independent record of what happened. */
+interface Model {
+  readonly spec: WorkflowSpec;
+  readonly definition: WorkflowDefinition;
+  /** Step of each task id. */
+  readonly stepOf: ReadonlyMap<string, WorkflowStep>;
+  /** Every row ever emitted, in order (R24: append-only). */
+  readonly log: PlannedTransition[];
+  /** Each task's state, replayed from the log: the `to` of its last row (R25). */
+  readonly states: Map<string, TaskState>;
+  /** Each task's attempt, replayed from the log. */
+  readonly attempts: Map<string, number>;
+  /** Whether the current attempt persisted its effect-started marker (R10), as the engine knows. */
+  readonly effectMarked: Map<string, boolean>;
+  /** The parent's state, replayed from the workflow rows. */
+  parent: WorkflowState;
+}
+
+/** The system under test: the domain's run plus what the engine keeps around it. */
+interface Real {
+  run: WorkflowRun;
+  /** Simulated database clock (R11); only moves forward. */
+  nowMs: number;
+  /** `lease_expires_at` per task (R7, R9): engine bookkeeping, not part of the machine. */
+  readonly leaseExpiresAtMs: Map<string, number>;
+}
+
+type MachineCommand = fc.Command<Model, Real>;
+
+const acceptedAtMs = Date.UTC(2030, 0, 1, 9, 0, 0);
+
+function setup(spec: WorkflowSpec): { model: Model; real: Real } {
+  const definition = buildDefinition(spec);
+  const taskIds = definition.steps.map((step) => `task-${step.name}`);
+  const created = createWorkflowRun(
+    definition,
+    { workflowId: 'wf-1', taskIds },
+    new Date(acceptedAtMs),
+  );
+  const model: Model = {
+    spec,
+    definition,
+    stepOf: new Map(
+      created.run.tasks.map((task) => [task.taskId, stepNamed(definition, task.step)]),
+    ),
+    log: [],
+    states: new Map(),
+    attempts: new Map(),
+    effectMarked: new Map(),
+    parent: 'queued',
+  };
+  const real: Real = { run: created.run, nowMs: acceptedAtMs, leaseExpiresAtMs: new Map() };
+  absorbCreation(model, real, created.transitions);
+  return { model, real };
+}
+
+function stepNamed(definition: WorkflowDefinition, name: string): WorkflowStep {
+  const found = definition.steps.find((step) => step.name === name);
+  if (found === undefined) throw new Error(`no step ${name}`);
+  return found;
+}
+
+// =============================================================================================
+// Invariant checks
+
+/** Cheap assertion for hot paths; the message is only built on failure. */
+function invariant(condition: unknown, message: () => string): asserts condition {
+  if (!condition) throw new Error(message());
+}
+
+/** A run as text: detects any change, including an in-place mutation of a "pure" input. */
+function fingerprint(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+function describeRow(row: PlannedTransition): string {
+  if (row.kind === 'workflow') return `workflow ${row.from} → ${row.to} (${row.reason})`;
+  const { edge } = row;
+  return `${row.step}: ${edge.from} → ${edge.to} (${edge.reason}) by ${edge.actor} attempt ${edge.attempt} category ${edge.errorCategory}`;
+}
+
+function upstreamStates(model: Model, taskId: string): TaskState[] {
+  const step = model.stepOf.get(taskId) as WorkflowStep;
+  return step.after.map((name) => model.states.get(`task-${name}`) as TaskState);
+}
+
+function snapshotIn(run: WorkflowRun, taskId: string): TaskSnapshot {
+  const task = run.tasks.find((candidate) => candidate.taskId === taskId);
+  if (task === undefined) throw new Error(`task ${taskId} disappeared from the run`);
+  return task.snapshot;
+}
+
+/** Checks the creation rows (∅ → queued/pending) and seeds the model with them. */
+function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransition[]): void {
+  const [workflowRow, ...taskRows] = rows;
+  invariant(
+    workflowRow?.kind === 'workflow' && workflowRow.from === null && workflowRow.to === 'queued',
+    () => `a new workflow starts with its creation row ∅ → queued, got ${fingerprint(workflowRow)}`,
+  );
+  model.log.push(workflowRow);
+  invariant(
+    taskRows.length === model.stepOf.size,
+    () => `one submitted row per step, got ${taskRows.length}`,
+  );
+  for (const row of taskRows) {
+    invariant(row.kind === 'task', () => `unexpected row ${describeRow(row)}`);
+    const step = model.stepOf.get(row.taskId) as WorkflowStep;
+    const expected: TaskState = step.after.length === 0 ? 'queued' : 'pending';
+    const { edge } = row;
+    invariant(
+      edge.from === null &&
+        edge.to === expected &&
+        edge.reason === 'submitted' &&
+        edge.attempt === 0 &&
+        specAllowsEdge(null, edge.to, edge.reason, parseActor(edge.actor).kind),
+      () =>
+        `creation of ${step.name} should be ∅ → ${expected} (submitted), got ${describeRow(row)}`,
+    );
+    // R28/R29: the deadline counts from acceptance; the tighter of workflow and step wins.
+    const budgets = [model.spec.deadlineMs, step.policy.deadlineMs].filter((ms) => ms !== null);
+    const expectedDeadline = budgets.length === 0 ? null : acceptedAtMs + Math.min(...budgets);
+    const deadlineAt = snapshotIn(real.run, row.taskId).deadlineAt?.getTime() ?? null;
+    invariant(
+      deadlineAt === expectedDeadline,
+      () => `${step.name}: deadline ${deadlineAt}, expected ${expectedDeadline}`,
+    );
+    edgesSeen.add(edgeKey(edge.from, edge.to, edge.reason));
+    model.log.push(row);
+    model.states.set(row.taskId, edge.to);
+    model.attempts.set(row.taskId, 0);
+    model.effectMarked.set(row.taskId, false);
+  }
+  checkRun(model, real);
+}
+
+/** What caused a batch of rows: one task event, or a workflow cancel. */
+type BatchCause =
+  | { readonly kind: 'task'; readonly taskId: string }
+  | { readonly kind: 'workflow_cancel'; readonly actor: string };
+
+/**
+ * Checks every row a single reducer call emitted, in order, and appends it to the model.
+ * `before`/`after` are the runs on either side of the call.
+ */
+function absorbBatch(
+  model: Model,
+  before: WorkflowRun,
+  after: WorkflowRun,
+  rows: readonly PlannedTransition[],
+  cause: BatchCause,
+  nowMs: number,
+): void {
+  const touched = new Set<string>();
+  rows.forEach((row, position) => {
+    if (row.kind === 'workflow') {
+      invariant(
+        position === rows.length - 1,
+        () => 'the workflow row is written last, after every task row of the same transaction',
+      );
+      absorbWorkflowRow(model, row);
+      return;
+    }
+    // Each task takes at most one edge per transaction; follow-ups only touch pending tasks.
+    invariant(!touched.has(row.taskId), () => `${row.step} got two edges in one command`);
+    touched.add(row.taskId);
+    const role =
+      cause.kind === 'workflow_cancel'
+        ? 'workflow_cancel'
+        : position === 0 && row.taskId === cause.taskId
+          ? 'direct'
+          : 'follow_up';
+    if (cause.kind === 'task' && position === 0) {
+      invariant(
+        row.taskId === cause.taskId,
+        () => `the first row must be the target's edge, got ${describeRow(row)}`,
+      );
+    }
+    checkTaskRow(
+      model,
+      row,
+      snapshotIn(before, row.taskId),
+      snapshotIn(after, row.taskId),
+      role,
+      nowMs,
+    );
+    if (role === 'workflow_cancel' && cause.kind === 'workflow_cancel') {
+      invariant(
+        row.edge.actor === cause.actor,
+        () => `a workflow cancel acts as its caller, got ${describeRow(row)}`,
+      );
+    }
+    model.log.push(row);
+    model.states.set(row.taskId, row.edge.to);
+    model.attempts.set(row.taskId, row.edge.attempt);
+    if (row.edge.reason === 'lease_acquired') model.effectMarked.set(row.taskId, false);
+  });
+  const parent = specParentState([...model.states.values()]);
+  if (!rows.some((row) => row.kind === 'workflow')) {
+    invariant(
+      parent === model.parent,
+      () => `the parent changed ${model.parent} → ${parent} without a workflow transition`,
+    );
+  }
+  // Every change is an edge: a task without a row in this batch is exactly as it was.
+  for (const task of after.tasks) {
+    if (touched.has(task.taskId)) continue;
+    invariant(
+      fingerprint(task.snapshot) === fingerprint(snapshotIn(before, task.taskId)),
+      () => `${task.step} changed without an edge: ${fingerprint(task.snapshot)}`,
+    );
+  }
+}
+
+function absorbWorkflowRow(
+  model: Model,
+  row: Extract<PlannedTransition, { kind: 'workflow' }>,
+): void {
+  const children = [...model.states.values()];
+  const expected = specParentState(children);
+  invariant(
+    row.from === model.parent,
+    () => `${describeRow(row)} does not start from the current parent ${model.parent}`,
+  );
+  invariant(
+    row.to === expected && row.to === aggregateWorkflowState(children) && row.to !== row.from,
+    () => `${describeRow(row)}: children ${children.join(',')} aggregate to ${expected} (SPEC §4)`,
+  );
+  // Succeeded and cancelled parents consist of terminal children that never change again.
+  invariant(
+    row.from !== 'succeeded' && row.from !== 'cancelled',
+    () => `a ${row.from} workflow changed: ${describeRow(row)}`,
+  );
+  model.log.push(row);
+  model.parent = row.to;
+}
+
+function checkTaskRow(
+  model: Model,
+  row: Extract<PlannedTransition, { kind: 'task' }>,
+  previous: TaskSnapshot,
+  next: TaskSnapshot,
+  role: 'direct' | 'follow_up' | 'workflow_cancel',
+  nowMs: number,
+): void {
+  const { edge } = row;
+  const step = model.stepOf.get(row.taskId) as WorkflowStep;
+  const what = () => describeRow(row);
+  edgesSeen.add(edgeKey(edge.from, edge.to, edge.reason));
+  // The log is a chain: each row starts where the previous row of the task ended (R25).
+  invariant(
+    edge.from === model.states.get(row.taskId),
+    () => `${what()} but the log says ${model.states.get(row.taskId)}`,
+  );
+  // Invariant 1: only SPEC edges, checked against the code's table and the hand-written copy.
+  const actorKind = parseActor(edge.actor).kind;
+  invariant(
+    isAllowedEdge(edge.from, edge.to, edge.reason, actorKind),
+    () => `${what()} is not in the code's edge table`,
+  );
+  invariant(
+    specAllowsEdge(edge.from, edge.to, edge.reason, actorKind),
+    () => `${what()} is not an edge of SPEC §3`,
+  );
+  // Invariant 2: terminal states change only through the operator's dead → queued edges.
+  if (edge.from !== null && specTerminalStates.includes(edge.from)) {
+    invariant(
+      edge.from === 'dead' &&
+        edge.to === 'queued' &&
+        replayReasons.includes(edge.reason) &&
+        actorKind === 'operator',
+      () => `terminal state changed by ${what()}`,
+    );
+  }
+  invariant(edge.to !== 'leased' || edge.from === 'queued', () => `leased entered by ${what()}`);
+  // Invariant 5: a step leaves pending only when every upstream step succeeded (checked at
+  // this point of the log, not after the whole batch).
+  if (edge.from === 'pending' && edge.to === 'queued') {
+    invariant(
+      upstreamStates(model, row.taskId).every((state) => state === 'succeeded'),
+      () => `${what()} while upstream is ${upstreamStates(model, row.taskId).join(',')}`,
+    );
+  }
+  if (role === 'follow_up') {
+    // What a reducer does on its own: promote (all upstream succeeded) or cascade a cancel
+    // (an upstream step was cancelled or asked to stop). Never anything else, never from a
+    // dead upstream.
+    const promoted = edge.to === 'queued' && edge.reason === 'upstream_succeeded';
+    const upstream = upstreamStates(model, row.taskId);
+    const cascaded =
+      edge.to === 'cancelled' &&
+      edge.reason === 'cancelled_before_start' &&
+      (upstream.includes('cancelled') || upstream.includes('cancel_requested'));
+    invariant(edge.from === 'pending' && (promoted || cascaded), () => `follow-up ${what()}`);
+  }
+  if (role === 'workflow_cancel') {
+    // R12/R13: pending/queued → cancelled, leased → cancel_requested; the rest untouched.
+    const expected: Partial<Record<TaskState, TaskState>> = {
+      pending: 'cancelled',
+      queued: 'cancelled',
+      leased: 'cancel_requested',
+    };
+    invariant(
+      edge.from !== null && expected[edge.from] === edge.to,
+      () => `workflow cancel took ${what()}`,
+    );
+  }
+  // Invariant 7: every dead carries its reason and the last error category (R18).
+  if (edge.to === 'dead') {
+    invariant(
+      deadReasons.includes(edge.reason) &&
+        edge.errorCategory !== null &&
+        next.lastErrorCategory !== null,
+      () => `${what()} lacks a dead reason or an error category`,
+    );
+  }
+  // R10/R31/R35, whoever sends the event: once the attempt persisted its effect marker, a
+  // shutdown never hands it back, and a lease expiry never re-runs or "cancels" a
+  // non-reentrant step (uncertainty ends in dead).
+  if (model.effectMarked.get(row.taskId) === true) {
+    invariant(edge.reason !== 'worker_shutdown', () => `${what()} after the effect started`);
+    invariant(
+      step.policy.reentrant || edge.reason !== 'lease_expired',
+      () => `${what()} for a non-reentrant step whose effect started`,
+    );
+  }
+  // Attempts move only on a claim (+1) and a replay (fresh budget). A shutdown release hands
+  // back an attempt that did nothing; SPEC is silent on whether it counts, so both are fine.
+  const previousAttempt = model.attempts.get(row.taskId) as number;
+  const allowedAttempts =
+    edge.reason === 'lease_acquired'
+      ? [previousAttempt + 1]
+      : replayReasons.includes(edge.reason)
+        ? [0]
+        : edge.reason === 'worker_shutdown'
+          ? [previousAttempt, previousAttempt - 1]
+          : [previousAttempt];
+  invariant(
+    allowedAttempts.includes(edge.attempt),
+    () =>
+      `${what()}: attempt ${edge.attempt}, expected one of ${allowedAttempts} (was ${previousAttempt})`,
+  );
+  // Invariant 6: attempts never exceed the step's limit.
+  invariant(
+    edge.attempt >= 0 && edge.attempt <= step.policy.maxAttempts,
+    () => `${what()}: attempt outside 0..${step.policy.maxAttempts}`,
+  );
+  // The snapshot after the row is the row (R25), and only a replay resets the budget (R29).
+  invariant(
+    previous.state === edge.from && next.state === edge.to && next.attempt === edge.attempt,
+    () => `${what()} but the snapshot went ${previous.state} → ${next.state} (${next.attempt})`,
+  );
+  if (replayReasons.includes(edge.reason)) {
+    invariant(
+      next.replayCount === previous.replayCount + 1,
+      () => `${what()}: replay count ${previous.replayCount} → ${next.replayCount}`,
+    );
+  } else {
+    invariant(
+      next.replayCount === previous.replayCount &&
+        next.deadlineAt?.getTime() === previous.deadlineAt?.getTime(),
+      () => `${what()} changed the replay count or refreshed the deadline`,
+    );
+  }
+  // R3/R4: every queued entry has a run_at, never in the past.
+  if (edge.to === 'queued') {
+    invariant(
+      next.runAt !== null && next.runAt.getTime() >= nowMs,
+      () => `${what()}: run_at ${next.runAt?.toISOString()} is before now`,
+    );
+  }
+  if (edge.errorCategory !== null) {
+    invariant(
+      next.lastErrorCategory === edge.errorCategory,
+      () => `${what()}: last error category ${next.lastErrorCategory}`,
+    );
+  }
+}
+
+/** Whole-run invariants, checked after every command. */
+function checkRun(model: Model, real: Real): void {
+  const { run } = real;
+  invariant(run.tasks.length === model.stepOf.size, () => 'tasks appeared or disappeared');
+  const children = run.tasks.map((task) => task.snapshot.state);
+  for (const task of run.tasks) {
+    const { snapshot } = task;
+    const step = model.stepOf.get(task.taskId) as WorkflowStep;
+    const where = `${task.step} (${snapshot.state})`;
+    // Invariant 3 (R25): the state is the `to` of the task's last row in the log.
+    invariant(
+      snapshot.state === model.states.get(task.taskId),
+      () => `${where}: the log says ${model.states.get(task.taskId)}`,
+    );
+    invariant(
+      snapshot.attempt === model.attempts.get(task.taskId),
+      () => `${where}: attempt ${snapshot.attempt}, log says ${model.attempts.get(task.taskId)}`,
+    );
+    // Invariant 6.
+    invariant(
+      snapshot.attempt <= step.policy.maxAttempts,
+      () => `${where}: attempt ${snapshot.attempt} > maxAttempts ${step.policy.maxAttempts}`,
+    );
+    if (snapshot.state === 'leased' || snapshot.state === 'cancel_requested') {
+      invariant(snapshot.attempt >= 1, () => `${where} without an attempt`);
+      invariant(
+        snapshot.effectStarted === model.effectMarked.get(task.taskId),
+        () =>
+          `${where}: effectStarted ${snapshot.effectStarted}, but the engine persisted ${model.effectMarked.get(task.taskId)}`,
+      );
+    }
+    // Invariant 7.
+    if (snapshot.state === 'dead') {
+      invariant(snapshot.lastErrorCategory !== null, () => `${where} without an error category`);
+    }
+    if (snapshot.state === 'queued') {
+      invariant(snapshot.runAt !== null, () => `${where} without run_at`);
+    }
+    // Invariant 5, converse: promotion is immediate, and a cancel cascades to pending steps.
+    if (snapshot.state === 'pending') {
+      const upstream = upstreamStates(model, task.taskId);
+      invariant(
+        !upstream.every((state) => state === 'succeeded'),
+        () => `${where} although every upstream step succeeded`,
+      );
+      invariant(
+        !upstream.includes('cancelled') && !upstream.includes('cancel_requested'),
+        () =>
+          `${where} although an upstream step was cancelled (or asked to stop) and it can never run`,
+      );
+    }
+  }
+  // Invariant 4: the parent is the SPEC §4 aggregation, by both implementations and the log.
+  const expected = specParentState(children);
+  invariant(
+    aggregateWorkflowState(children) === expected,
+    () =>
+      `aggregateWorkflowState(${children.join(',')}) = ${aggregateWorkflowState(children)}, SPEC §4 says ${expected}`,
+  );
+  invariant(
+    run.state === expected && model.parent === expected,
+    () =>
+      `parent ${run.state} (log: ${model.parent}) but children ${children.join(',')} → ${expected}`,
+  );
+}
+
+// =============================================================================================
+// Driving the reducer
+
+type Outcome =
+  | {
+      readonly ok: true;
+      readonly before: TaskSnapshot;
+      readonly edge: TaskEdge;
+      readonly after: TaskSnapshot;
+    }
+  | { readonly ok: false; readonly before: TaskSnapshot; readonly code: RefusalCode };
+
+/** Applies one event to one task through `applyTaskEvent` and checks everything it emitted. */
+function sendEvent(
+  model: Model,
+  real: Real,
+  taskId: string,
+  event: TaskEvent,
+  jitter = 0.5,
+): Outcome {
+  const run = real.run;
+  const before = snapshotIn(run, taskId);
+  const printed = fingerprint(run);
+  const decision = applyTaskEvent(model.definition, run, taskId, event, {
+    now: new Date(real.nowMs),
+    random: () => jitter,
+  });
+  // The reducer is pure: whatever it decides, the run it was given is untouched.
+  invariant(fingerprint(run) === printed, () => `applyTaskEvent(${event.type}) mutated its input`);
+  if (!decision.ok) {
+    // A refusal changes nothing and emits nothing: the real system keeps the same run.
+    invariant(
+      decision.refusal.state === before.state,
+      () => `refusal reports ${decision.refusal.state} for a ${before.state} task`,
+    );
+    checkRun(model, real);
+    return { ok: false, before, code: decision.refusal.code };
+  }
+  invariant(decision.transitions.length > 0, () => `accepted ${event.type} emitted no transition`);
+  absorbBatch(model, run, decision.run, decision.transitions, { kind: 'task', taskId }, real.nowMs);
+  real.run = decision.run;
+  checkRun(model, real);
+  const first = decision.transitions[0] as Extract<PlannedTransition, { kind: 'task' }>;
+  return { ok: true, before, edge: first.edge, after: snapshotIn(decision.run, taskId) };
+}
+
+/** Cancels the whole workflow through `cancelWorkflowRun` and checks everything it emitted. */
+function sendWorkflowCancel(model: Model, real: Real, actorKind: ActorKind): number {
+  const run = real.run;
+  const printed = fingerprint(run);
+  const actor = actorOf(actorKind);
+  const result = cancelWorkflowRun(model.definition, run, actor, {
+    now: new Date(real.nowMs),
+    random: () => 0.5,
+  });
+  invariant(fingerprint(run) === printed, () => 'cancelWorkflowRun mutated its input');
+  absorbBatch(
+    model,
+    run,
+    result.run,
+    result.transitions,
+    { kind: 'workflow_cancel', actor: formatActor(actor) },
+    real.nowMs,
+  );
+  invariant(
+    result.transitions.length > 0 || fingerprint(result.run) === printed,
+    () => 'a workflow cancel without transitions changed the run',
+  );
+  real.run = result.run;
+  checkRun(model, real);
+  return result.transitions.length;
+}
+
+function expectEdge(
+  outcome: Outcome,
+  to: TaskState,
+  reasons: ReasonCode | readonly ReasonCode[],
+): asserts outcome is Extract<Outcome, { ok: true }> {
+  const allowed = typeof reasons === 'string' ? [reasons] : reasons;
+  invariant(
+    outcome.ok && outcome.edge.to === to && allowed.includes(outcome.edge.reason),
+    () =>
+      `from ${outcome.before.state} expected → ${to} (${allowed.join(' or ')}), got ${
+        outcome.ok ? `→ ${outcome.edge.to} (${outcome.edge.reason})` : `refusal ${outcome.code}`
+      }`,
+  );
+}
+
+function expectRefused(outcome: Outcome, code?: RefusalCode): void {
+  invariant(
+    !outcome.ok && (code === undefined || outcome.code === code),
+    () =>
+      `from ${outcome.before.state} expected a refusal${code ? ` (${code})` : ''}, got ${
+        outcome.ok ? `→ ${outcome.edge.to} (${outcome.edge.reason})` : outcome.code
+      }`,
+  );
+}
+
+function deadlineReached(snapshot: TaskSnapshot, nowMs: number): boolean {
+  return snapshot.deadlineAt !== null && nowMs >= snapshot.deadlineAt.getTime();
+}
+
+function policyOf(model: Model, taskId: string): RetryPolicy {
+  return (model.stepOf.get(taskId) as WorkflowStep).policy;
+}
+
+/**
+ * R17/R18/R28 for a failure that may be retried: dead when the attempts are used up or the
+ * next run would start after the deadline, otherwise queued at the jittered backoff, never
+ * before Retry-After. The backoff itself is covered by retry-policy.property.test.ts.
+ */
+function expectRetryOrDead(
+  outcome: Outcome,
+  policy: RetryPolicy,
+  nowMs: number,
+  jitter: number,
+  retryAfterMs: number,
+  category: ErrorCategory,
+  reasons: { retry: ReasonCode; exhausted: ReasonCode; pastDeadline: ReasonCode },
+): void {
+  const { before } = outcome;
+  if (before.attempt >= policy.maxAttempts) {
+    expectEdge(outcome, 'dead', reasons.exhausted);
+  } else {
+    const runAt = nextRunAt(
+      before.attempt,
+      policy.backoff,
+      new Date(nowMs),
+      () => jitter,
+      retryAfterMs,
+    );
+    if (before.deadlineAt !== null && runAt.getTime() >= before.deadlineAt.getTime()) {
+      expectEdge(outcome, 'dead', reasons.pastDeadline);
+    } else {
+      expectEdge(outcome, 'queued', reasons.retry);
+      const ceiling = Math.max(retryAfterMs, policy.backoff.maximumIntervalMs);
+      const at = outcome.after.runAt?.getTime() ?? Number.NaN;
+      invariant(
+        at === runAt.getTime() && at >= nowMs + retryAfterMs && at <= nowMs + ceiling,
+        () => `retry at ${at - nowMs} ms, expected ${runAt.getTime() - nowMs} ms (≤ ${ceiling})`,
+      );
+    }
+  }
+  invariant(
+    !outcome.ok || outcome.edge.errorCategory === category,
+    () => `expected error category ${category}, got ${outcome.ok && outcome.edge.errorCategory}`,
+  );
+}
+
+function moveClockTo(real: Real, ms: number): void {
+  real.nowMs = Math.max(real.nowMs, ms);
+}
+
+function markEffectStarted(model: Model, real: Real, taskId: string): void {
+  // The engine persists the marker with a fenced write (R7) that only a live lease can make.
+  if (snapshotIn(real.run, taskId).state !== 'leased') return;
+  real.run = {
+    ...real.run,
+    tasks: real.run.tasks.map((task) =>
+      task.taskId === taskId
+        ? { ...task, snapshot: { ...task.snapshot, effectStarted: true } }
+        : task,
+    ),
+  };
+  model.effectMarked.set(taskId, true);
+  checkRun(model, real);
+}
+
+// =============================================================================================
+// Commands
+
+/**
+ * How a command picks its task: usually among the tasks in a state where the command means
+ * something (so runs make progress), sometimes any task at all (so refusals are exercised).
+ */
+interface Target {
+  readonly index: number;
+  readonly anyState: boolean;
+}
+
+const targetArbitrary: fc.Arbitrary<Target> = fc.record({
+  index: taskIndexArbitrary,
+  // One time in four.
+  anyState: fc.integer({ min: 0, max: 3 }).map((roll) => roll === 0),
+});
+
+function pickTask(real: Real, target: Target, relevant: readonly TaskState[]): RunTask {
+  const { tasks } = real.run;
+  const candidates = target.anyState
+    ? tasks
+    : tasks.filter((task) => relevant.includes(task.snapshot.state));
+  const pool = candidates.length === 0 ? tasks : candidates;
+  return pool[target.index % pool.length] as RunTask;
+}
+
+function command(label: string, execute: (model: Model, real: Real) => void): MachineCommand {
+  return { check: () => true, run: execute, toString: () => label };
+}
+
+const show = (target: Target) => `#${target.index}${target.anyState ? '*' : ''}`;
+
+/** A worker claims a task; the engine only sees it once run_at has come (R4), so it waits. */
+const claimCommand = fc
+  .record({ target: targetArbitrary, actor: actorKindArbitrary('worker') })
+  .map(({ target, actor }) =>
+    command(`claim(${show(target)}) by ${actor}`, (model, real) => {
+      const task = pickTask(real, target, ['queued']);
+      const runAt = task.snapshot.runAt;
+      if (task.snapshot.state === 'queued' && runAt !== null) moveClockTo(real, runAt.getTime());
+      const outcome = sendEvent(model, real, task.taskId, { type: 'claim', actor: actorOf(actor) });
+      if (actor !== 'worker') {
+        invariant(!outcome.ok || outcome.edge.to !== 'leased', () => `${actor} took a lease`);
+        return;
+      }
+      if (outcome.before.state !== 'queued') return expectRefused(outcome);
+      if (deadlineReached(outcome.before, real.nowMs)) {
+        // R28: work whose deadline passed before it started is finalized, never run.
+        return expectEdge(outcome, 'dead', 'deadline_exceeded_before_start');
+      }
+      expectEdge(outcome, 'leased', 'lease_acquired');
+      invariant(!outcome.after.effectStarted, () => 'a new attempt starts without the marker');
+      real.leaseExpiresAtMs.set(task.taskId, real.nowMs + model.spec.leaseMs);
+    }),
+  );
+
+/** R9: renewal is a conditional update of lease_expires_at, never an edge. */
+const renewCommand = targetArbitrary.map((target) =>
+  command(`renew(${show(target)})`, (model, real) => {
+    const task = pickTask(real, target, ['leased']);
+    const printed = fingerprint(real.run);
+    const logLength = model.log.length;
+    if (task.snapshot.state === 'leased') {
+      real.leaseExpiresAtMs.set(task.taskId, real.nowMs + model.spec.leaseMs);
+    }
+    invariant(
+      fingerprint(real.run) === printed && model.log.length === logLength,
+      () => 'renewal changed the task or wrote a transition',
+    );
+    checkRun(model, real);
+  }),
+);
+
+const completeCommand = fc
+  .record({ target: targetArbitrary, actor: actorKindArbitrary('worker') })
+  .map(({ target, actor }) =>
+    command(`complete(${show(target)}) by ${actor}`, (model, real) => {
+      const task = pickTask(real, target, ['leased', 'cancel_requested']);
+      const outcome = sendEvent(model, real, task.taskId, {
+        type: 'complete',
+        actor: actorOf(actor),
+      });
+      if (actor !== 'worker') return expectRefused(outcome);
+      if (outcome.before.state === 'leased') return expectEdge(outcome, 'succeeded', 'completed');
+      // R14: the cancel did not catch the effect, and the edge says so.
+      if (outcome.before.state === 'cancel_requested') {
+        return expectEdge(outcome, 'succeeded', 'cancel_after_submit');
+      }
+      expectRefused(outcome);
+    }),
+  );
+
+/** What a worker reports when an attempt fails (a thrown error or the attempt timeout). */
+function failTask(
+  model: Model,
+  real: Real,
+  taskId: string,
+  failure: { category: ErrorCategory; retryAfterMs: number; jitter: number; actor: ActorKind },
+): void {
+  const { category, retryAfterMs, jitter, actor } = failure;
+  const outcome = sendEvent(
+    model,
+    real,
+    taskId,
+    { type: 'fail', actor: actorOf(actor), category, summary: `${category} failure`, retryAfterMs },
+    jitter,
+  );
+  if (actor !== 'worker') return;
+  const { before } = outcome;
+  if (before.state === 'cancel_requested') {
+    // No further attempt will run, so the failure itself confirms the cancel; a
+    // non-retryable error still ends in dead (SPEC §3 cancel_requested rows).
+    if (isSpecRetryable(category)) expectEdge(outcome, 'cancelled', 'cancel_confirmed');
+    else expectEdge(outcome, 'dead', 'non_retryable_error');
+  } else if (before.state !== 'leased') {
+    expectRefused(outcome);
+  } else if (deadlineReached(before, real.nowMs)) {
+    expectEdge(outcome, 'dead', 'deadline_exceeded');
+  } else if (!isSpecRetryable(category)) {
+    expectEdge(outcome, 'dead', 'non_retryable_error');
+  } else {
+    expectRetryOrDead(
+      outcome,
+      policyOf(model, taskId),
+      real.nowMs,
+      jitter,
+      retryAfterMs,
+      category,
+      {
+        retry: 'retry_scheduled',
+        exhausted: 'attempts_exhausted',
+        pastDeadline: 'deadline_exceeded',
+      },
+    );
+  }
+}
+
+const failCommand = fc
+  .record({
+    target: targetArbitrary,
+    category: errorCategoryArbitrary,
+    retryAfterMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5_000 })),
+    jitter: jitterArbitrary,
+    actor: actorKindArbitrary('worker'),
+  })
+  .map(({ target, ...failure }) =>
+    command(
+      `fail(${show(target)}, ${failure.category}, retryAfter ${failure.retryAfterMs}, jitter ${failure.jitter}) by ${failure.actor}`,
+      (model, real) => {
+        const task = pickTask(real, target, ['leased', 'cancel_requested']);
+        failTask(model, real, task.taskId, failure);
+      },
+    ),
+  );
+
+/** R28: the attempt ran for its whole timeout; the worker fails it with `timeout`. */
+const attemptTimeoutCommand = fc
+  .record({ target: targetArbitrary, jitter: jitterArbitrary })
+  .map(({ target, jitter }) =>
+    command(`attemptTimeout(${show(target)}, jitter ${jitter})`, (model, real) => {
+      const task = pickTask(real, target, ['leased', 'cancel_requested']);
+      if (task.snapshot.state === 'leased' || task.snapshot.state === 'cancel_requested') {
+        real.nowMs += policyOf(model, task.taskId).timeoutMs;
+      }
+      failTask(model, real, task.taskId, {
+        category: 'timeout',
+        retryAfterMs: 0,
+        jitter,
+        actor: 'worker',
+      });
+    }),
+  );
+
+/** R10: the sweeper finds an expired lease (the clock moves to lease_expires_at if needed). */
+function expireLease(model: Model, real: Real, taskId: string, jitter: number, actor: ActorKind) {
+  const { state } = snapshotIn(real.run, taskId);
+  const expiresAt = real.leaseExpiresAtMs.get(taskId);
+  const holdsLease = state === 'leased' || state === 'cancel_requested';
+  if (holdsLease && expiresAt !== undefined) moveClockTo(real, expiresAt);
+  const outcome = sendEvent(
+    model,
+    real,
+    taskId,
+    { type: 'lease_expired', actor: actorOf(actor) },
+    jitter,
+  );
+  if (actor !== 'sweeper') return;
+  const policy = policyOf(model, taskId);
+  const marked = model.effectMarked.get(taskId) === true;
+  const uncertain = marked && !policy.reentrant;
+  if (outcome.before.state === 'leased') {
+    // R10/R35: a non-reentrant step that started its effect is never re-run blindly.
+    if (uncertain) return expectEdge(outcome, 'dead', 'lease_expired_effect_uncertain');
+    return expectRetryOrDead(outcome, policy, real.nowMs, jitter, 0, 'unknown', {
+      retry: 'lease_expired',
+      exhausted: 'attempts_exhausted',
+      pastDeadline: 'deadline_exceeded',
+    });
+  }
+  if (outcome.before.state === 'cancel_requested') {
+    if (!marked) return expectEdge(outcome, 'cancelled', 'lease_expired');
+    // SPEC §3: → cancelled by lease expiry only when no effect started. Once one started,
+    // even a reentrant step can promise neither "no effect" nor a re-run: a human decides.
+    return expectEdge(outcome, 'dead', 'lease_expired_effect_uncertain');
+  }
+  expectRefused(outcome);
+}
+
+const leaseExpiryCommand = fc
+  .record({
+    target: targetArbitrary,
+    jitter: jitterArbitrary,
+    actor: actorKindArbitrary('sweeper'),
+  })
+  .map(({ target, jitter, actor }) =>
+    command(`leaseExpiry(${show(target)}, jitter ${jitter}) by ${actor}`, (model, real) => {
+      const task = pickTask(real, target, ['leased', 'cancel_requested']);
+      expireLease(model, real, task.taskId, jitter, actor);
+    }),
+  );
+
+/**
+ * R16/R10: a worker is killed after its step persisted the effect marker, maybe while a cancel
+ * was being requested; only the sweeper can settle the task. (A scenario that independent
+ * commands rarely line up by chance.)
+ */
+const workerKilledCommand = fc
+  .record({ target: targetArbitrary, cancelFirst: fc.boolean(), jitter: jitterArbitrary })
+  .map(({ target, cancelFirst, jitter }) =>
+    command(
+      `workerKilled(${show(target)}, effect started${cancelFirst ? ', cancel requested' : ''}, jitter ${jitter})`,
+      (model, real) => {
+        const task = pickTask(real, target, ['leased']);
+        markEffectStarted(model, real, task.taskId);
+        if (cancelFirst) {
+          const outcome = sendEvent(model, real, task.taskId, {
+            type: 'cancel',
+            actor: actorOf('client'),
+          });
+          if (outcome.before.state === 'leased') {
+            expectEdge(outcome, 'cancel_requested', 'cancel_requested');
+          }
+        }
+        expireLease(model, real, task.taskId, jitter, 'sweeper');
+      },
+    ),
+  );
+
+/** The step persisted its "effect started" marker (ctx.checkpoint), R10. Not an edge. */
+const effectStartedCommand = targetArbitrary.map((target) =>
+  command(`effectStarted(${show(target)})`, (model, real) => {
+    const task = pickTask(real, target, ['leased']);
+    const logLength = model.log.length;
+    markEffectStarted(model, real, task.taskId);
+    invariant(model.log.length === logLength, () => 'the effect marker wrote a transition');
+  }),
+);
+
+/** ctx.boundary(): confirms a pending cancel (R13), otherwise persists the effect marker. */
+const boundaryCommand = fc
+  .record({ target: targetArbitrary, actor: actorKindArbitrary('worker') })
+  .map(({ target, actor }) =>
+    command(`boundary(${show(target)}) by ${actor}`, (model, real) => {
+      const task = pickTask(real, target, ['leased', 'cancel_requested']);
+      const outcome = sendEvent(model, real, task.taskId, {
+        type: 'boundary',
+        actor: actorOf(actor),
+      });
+      if (actor !== 'worker') return;
+      if (outcome.before.state === 'cancel_requested') {
+        return expectEdge(outcome, 'cancelled', 'cancel_confirmed');
+      }
+      expectRefused(outcome);
+      if (outcome.before.state === 'leased') markEffectStarted(model, real, task.taskId);
+    }),
+  );
+
+/** R12/R13/R15: cancel a task, then cancel it again: the repeat changes nothing. */
+const cancelTaskCommand = fc
+  .record({ target: targetArbitrary, actor: actorKindArbitrary('client', 'operator') })
+  .map(({ target, actor }) =>
+    command(`cancelTask(${show(target)}) ×2 by ${actor}`, (model, real) => {
+      // Mostly leased tasks: cancelling pending ones mostly just ends the run early.
+      const task = pickTask(real, target, ['leased']);
+      const first = sendEvent(model, real, task.taskId, { type: 'cancel', actor: actorOf(actor) });
+      const logLength = model.log.length;
+      const second = sendEvent(model, real, task.taskId, { type: 'cancel', actor: actorOf(actor) });
+      // Invariant 8: a repeated cancel emits no new edge.
+      expectRefused(second);
+      invariant(model.log.length === logLength, () => 'the repeated cancel wrote a transition');
+      if (actor !== 'client' && actor !== 'operator') return expectRefused(first);
+      switch (first.before.state) {
+        case 'pending':
+        case 'queued':
+          return expectEdge(first, 'cancelled', 'cancelled_before_start');
+        case 'leased':
+          return expectEdge(first, 'cancel_requested', 'cancel_requested');
+        case 'cancel_requested':
+          return expectRefused(first, 'cancel_already_requested');
+        default:
+          return expectRefused(first);
+      }
+    }),
+  );
+
+/** Cancel the whole workflow twice: the second call emits nothing (invariant 8). */
+const cancelWorkflowCommand = actorKindArbitrary('client', 'operator').map((actor) =>
+  command(`cancelWorkflow() ×2 by ${actor}`, (model, real) => {
+    sendWorkflowCancel(model, real, actor);
+    const printed = fingerprint(real.run);
+    const repeated = sendWorkflowCancel(model, real, actor);
+    invariant(
+      repeated === 0 && fingerprint(real.run) === printed,
+      () => `the repeated workflow cancel emitted ${repeated} rows`,
+    );
+    if (actor === 'client' || actor === 'operator') {
+      const stoppable = real.run.tasks.filter((task) =>
+        ['pending', 'queued', 'leased'].includes(task.snapshot.state),
+      );
+      invariant(
+        stoppable.length === 0,
+        () => `after a workflow cancel ${stoppable.map((task) => task.step)} can still run`,
+      );
+    }
+  }),
+);
+
+type ReceiptOutcome =
+  | { readonly kind: 'confirmed' }
+  | { readonly kind: 'rejected'; readonly category: ErrorCategory }
+  | { readonly kind: 'timeout' };
+
+const receiptOutcomeArbitrary: fc.Arbitrary<ReceiptOutcome> = fc.oneof(
+  fc.constant({ kind: 'confirmed' } as const),
+  errorCategoryArbitrary.map((category) => ({ kind: 'rejected', category }) as const),
+  fc.constant({ kind: 'timeout' } as const),
+);
+
+/** R23: the receipt (or the sweeper's receipt deadline) settles an awaiting task. */
+const receiptCommand = fc
+  .record({
+    target: targetArbitrary,
+    receipt: receiptOutcomeArbitrary,
+    jitter: jitterArbitrary,
+    // Mostly the SPEC's actor for the outcome, sometimes any actor.
+    odd: fc.oneof(
+      { arbitrary: fc.constant(undefined), weight: 9 },
+      { arbitrary: fc.constantFrom(...actorKinds), weight: 1 },
+    ),
+  })
+  .map(({ target, receipt, jitter, odd }) => {
+    const natural: ActorKind = receipt.kind === 'timeout' ? 'sweeper' : 'receipt';
+    const actor = odd ?? natural;
+    const label = receipt.kind === 'rejected' ? `rejected ${receipt.category}` : receipt.kind;
+    return command(
+      `receipt(${show(target)}, ${label}, jitter ${jitter}) by ${actor}`,
+      (model, real) => {
+        const task = pickTask(real, target, ['awaiting_receipt']);
+        const event: TaskEvent =
+          receipt.kind === 'confirmed'
+            ? { type: 'receipt_confirmed', actor: actorOf(actor) }
+            : receipt.kind === 'rejected'
+              ? {
+                  type: 'receipt_rejected',
+                  actor: actorOf(actor),
+                  category: receipt.category,
+                  summary: 'the platform rejected it',
+                }
+              : { type: 'receipt_timeout', actor: actorOf(actor) };
+        const outcome = sendEvent(model, real, task.taskId, event, jitter);
+        if (actor !== natural) return;
+        if (outcome.before.state !== 'awaiting_receipt') return expectRefused(outcome);
+        const policy = policyOf(model, task.taskId);
+        if (receipt.kind === 'confirmed')
+          return expectEdge(outcome, 'succeeded', 'receipt_confirmed');
+        if (receipt.kind === 'rejected') {
+          if (!isSpecRetryable(receipt.category)) {
+            return expectEdge(outcome, 'dead', 'receipt_rejected');
+          }
+          return expectRetryOrDead(outcome, policy, real.nowMs, jitter, 0, receipt.category, {
+            retry: 'receipt_rejected',
+            exhausted: 'receipt_rejected',
+            pastDeadline: 'receipt_rejected',
+          });
+        }
+        // A missing receipt leaves the effect uncertain: a non-reentrant step is never re-run
+        // blindly (R35), a reentrant one may be.
+        if (!policy.reentrant) return expectEdge(outcome, 'dead', 'receipt_timeout');
+        expectRetryOrDead(outcome, policy, real.nowMs, jitter, 0, 'timeout', {
+          retry: 'receipt_timeout',
+          exhausted: 'receipt_timeout',
+          pastDeadline: 'receipt_timeout',
+        });
+      },
+    );
+  });
+
+/** The step returned awaitReceipt(...) (worker) or its send(...) went out (outbox), R22/R23. */
+const awaitReceiptCommand = fc
+  .record({ target: targetArbitrary, actor: actorKindArbitrary('worker', 'outbox') })
+  .map(({ target, actor }) =>
+    command(`awaitReceipt(${show(target)}) by ${actor}`, (model, real) => {
+      const task = pickTask(real, target, ['leased', 'cancel_requested']);
+      const outcome = sendEvent(model, real, task.taskId, {
+        type: 'await_receipt',
+        actor: actorOf(actor),
+      });
+      if (actor !== 'worker' && actor !== 'outbox') return;
+      if (outcome.before.state === 'leased') {
+        return expectEdge(outcome, 'awaiting_receipt', 'submitted_awaiting_receipt');
+      }
+      // SPEC §3: cancel_requested → awaiting_receipt (cancel_after_submit) is a worker edge.
+      if (outcome.before.state === 'cancel_requested' && actor === 'worker') {
+        return expectEdge(outcome, 'awaiting_receipt', 'cancel_after_submit');
+      }
+      expectRefused(outcome);
+    }),
+  );
+
+/** R26: an operator replays a dead task, with a name and a reason (or fails to give them). */
+const replayCommand = fc
+  .record({
+    target: targetArbitrary,
+    actor: actorKindArbitrary('operator'),
+    // Three times in four the operator gives a name.
+    named: fc.integer({ min: 0, max: 3 }).map((roll) => roll !== 0),
+    reason: fc.constantFrom('the platform is back', 'checked by hand: nothing was sent', '', '  '),
+  })
+  .map(({ target, actor, named, reason }) =>
+    command(
+      `replay(${show(target)}, ${named ? 'named' : 'anonymous'}, ${JSON.stringify(reason)}) by ${actor}`,
+      (model, real) => {
+        const task = pickTask(real, target, ['dead']);
+        const operator = named ? actorOf(actor) : { kind: actor };
+        const outcome = sendEvent(model, real, task.taskId, {
+          type: 'replay',
+          actor: operator,
+          reason,
+          bulk: false,
+        });
+        const valid = actor === 'operator' && named && reason.trim() !== '';
+        if (!valid || outcome.before.state !== 'dead') return expectRefused(outcome);
+        expectEdge(outcome, 'queued', 'manual_replay');
+        invariant(
+          outcome.after.attempt === 0 && !outcome.after.effectStarted,
+          () => 'a replay starts a fresh attempt budget',
+        );
+      },
+    ),
+  );
+
+/** R26: bulk requeue of every dead task, optionally only those dead for one reason code. */
+const bulkRequeueCommand = fc
+  .option(fc.constantFrom(...deadReasons), { nil: undefined })
+  .map((onlyReason) =>
+    command(`bulkRequeue(${onlyReason ?? 'all'})`, (model, real) => {
+      const lastReason = (taskId: string) => {
+        const last = model.log.findLast((row) => row.kind === 'task' && row.taskId === taskId);
+        return last?.kind === 'task' ? last.edge.reason : undefined;
+      };
+      const chosen = real.run.tasks
+        .filter((task) => task.snapshot.state === 'dead')
+        .filter((task) => onlyReason === undefined || lastReason(task.taskId) === onlyReason)
+        .map((task) => task.taskId);
+      for (const taskId of chosen) {
+        const outcome = sendEvent(model, real, taskId, {
+          type: 'replay',
+          actor: actorOf('operator'),
+          reason: 'requeue after the outage',
+          bulk: true,
+        });
+        expectEdge(outcome, 'queued', 'bulk_requeue');
+      }
+      const left = chosen.filter((taskId) => model.states.get(taskId) === 'dead');
+      invariant(left.length === 0, () => `bulk requeue left ${left} dead`);
+    }),
+  );
+
+/** R28: time passes the target's deadline, then every queued task is told about it. */
+const deadlinePassesCommand = fc
+  .record({ target: targetArbitrary, extraMs: fc.integer({ min: 0, max: 2_000 }) })
+  .map(({ target, extraMs }) =>
+    command(`deadlinePasses(${show(target)}, +${extraMs} ms)`, (model, real) => {
+      const withDeadline = real.run.tasks.filter((task) => task.snapshot.deadlineAt !== null);
+      const task = pickTask(real, target, ['queued', 'pending']);
+      const deadline = (
+        task.snapshot.deadlineAt ?? withDeadline[0]?.snapshot.deadlineAt
+      )?.getTime();
+      if (deadline !== undefined) moveClockTo(real, deadline + extraMs);
+      for (const { taskId } of real.run.tasks) {
+        if (snapshotIn(real.run, taskId).state !== 'queued') continue;
+        expectDeadlineOutcome(sendEvent(model, real, taskId, { type: 'deadline_passed' }), real);
+      }
+    }),
+  );
+
+/** `deadline_passed` sent now, to any task: only a queued task past its deadline dies. */
+const deadlineCheckCommand = targetArbitrary.map((target) =>
+  command(`deadlineCheck(${show(target)})`, (model, real) => {
+    const task = pickTask(real, target, ['queued']);
+    expectDeadlineOutcome(sendEvent(model, real, task.taskId, { type: 'deadline_passed' }), real);
+  }),
+);
+
+function expectDeadlineOutcome(outcome: Outcome, real: Real): void {
+  if (outcome.before.state === 'queued' && deadlineReached(outcome.before, real.nowMs)) {
+    expectEdge(outcome, 'dead', 'deadline_exceeded_before_start');
+    invariant(
+      outcome.edge.errorCategory === 'timeout' && parseActor(outcome.edge.actor).kind === 'system',
+      () => `deadline edge by ${outcome.edge.actor} with ${outcome.edge.errorCategory}`,
+    );
+    return;
+  }
+  expectRefused(outcome);
+}
+
+/** R31: at shutdown a worker releases the tasks whose effect has not started. */
+const releaseCommand = fc
+  .record({ target: targetArbitrary, actor: actorKindArbitrary('worker') })
+  .map(({ target, actor }) =>
+    command(`release(${show(target)}) by ${actor}`, (model, real) => {
+      const task = pickTask(real, target, ['leased', 'cancel_requested']);
+      const outcome = sendEvent(model, real, task.taskId, {
+        type: 'release',
+        actor: actorOf(actor),
+      });
+      if (actor !== 'worker') return;
+      const marked = model.effectMarked.get(task.taskId) === true;
+      const { state } = outcome.before;
+      if ((state === 'leased' || state === 'cancel_requested') && marked) {
+        // Only lease expiry may settle an attempt that started its effect.
+        return expectRefused(outcome, 'effect_started');
+      }
+      if (state === 'leased') return expectEdge(outcome, 'queued', 'worker_shutdown');
+      if (state === 'cancel_requested') return expectEdge(outcome, 'cancelled', 'cancel_confirmed');
+      expectRefused(outcome);
+    }),
+  );
+
+const advanceClockCommand = fc.integer({ min: 1, max: 10_000 }).map((ms) =>
+  command(`advanceClock(+${ms} ms)`, (model, real) => {
+    real.nowMs += ms;
+    checkRun(model, real);
+  }),
+);
+
+/** Weighted so that runs get deep into the machine: claims and settles are the most common. */
+const machineCommandArbitrary: fc.Arbitrary<MachineCommand> = fc.oneof(
+  { arbitrary: claimCommand, weight: 10 },
+  { arbitrary: renewCommand, weight: 1 },
+  { arbitrary: completeCommand, weight: 5 },
+  { arbitrary: failCommand, weight: 5 },
+  { arbitrary: attemptTimeoutCommand, weight: 2 },
+  { arbitrary: leaseExpiryCommand, weight: 4 },
+  { arbitrary: workerKilledCommand, weight: 2 },
+  { arbitrary: effectStartedCommand, weight: 4 },
+  { arbitrary: boundaryCommand, weight: 3 },
+  { arbitrary: cancelTaskCommand, weight: 3 },
+  { arbitrary: cancelWorkflowCommand, weight: 1 },
+  { arbitrary: receiptCommand, weight: 5 },
+  { arbitrary: awaitReceiptCommand, weight: 4 },
+  { arbitrary: replayCommand, weight: 4 },
+  { arbitrary: bulkRequeueCommand, weight: 1 },
+  { arbitrary: deadlinePassesCommand, weight: 1 },
+  { arbitrary: deadlineCheckCommand, weight: 1 },
+  { arbitrary: releaseCommand, weight: 2 },
+  { arbitrary: advanceClockCommand, weight: 3 },
+);
+
+const maxCommands = 100;
+
+// =============================================================================================
+// Properties
+
+describe('task machine: model-based', () => {
+  it(
+    'every command sequence keeps the SPEC invariants (edges, terminals, R25, parent, promotion, attempts, dead, idempotent cancel)',
+    () => {
+      fc.assert(
+        fc.property(
+          workflowSpecArbitrary,
+          fc.commands([machineCommandArbitrary], {
+            maxCommands,
+            // Without it fast-check's default size caps sequences at ~10 commands.
+            size: 'max',
+            ...(commandsReplayPath === undefined ? {} : { replayPath: commandsReplayPath }),
+          }),
+          (spec, commands) => {
+            fc.modelRun(() => setup(spec), commands);
+          },
+        ),
+        propertyParameters(),
+      );
+      // The invariants are only worth something if the runs reach the edges they guard: with
+      // 1,000+ fresh runs every (from, to, reason) of SPEC §3 must have been taken.
+      const replaying = isReplaying || numRuns < 1_000;
+      const missing = specEdgeRows.flatMap((row) =>
+        row.to.flatMap((to) =>
+          row.reasons
+            .map((reason) => edgeKey(row.from, to, reason))
+            .filter((key) => !edgesSeen.has(key)),
+        ),
+      );
+      if (!replaying) expect(missing, 'SPEC §3 edges never reached by the model runs').toEqual([]);
+    },
+    timeoutForRuns(40),
+  );
+});
+
+describe('edge table', () => {
+  it('lists exactly the SPEC §2 states and at least the SPEC §3 reason codes', () => {
+    expect([...taskStates]).toEqual([...specTaskStates]);
+    const specReasons = new Set(specEdgeRows.flatMap((row) => row.reasons));
+    expect([...specReasons].filter((reason) => !reasonCodes.includes(reason))).toEqual([]);
+  });
+
+  it('allows exactly the edges of SPEC §3, cell by cell (code table vs. hand-written copy)', () => {
+    const differences: string[] = [];
+    for (const from of [null, ...taskStates]) {
+      for (const to of taskStates) {
+        for (const reason of reasonCodes) {
+          for (const actor of actorKinds) {
+            const code = isAllowedEdge(from, to, reason, actor);
+            const spec = specAllowsEdge(from, to, reason, actor);
+            if (code !== spec) {
+              differences.push(
+                `${edgeKey(from, to, reason)} by ${actor}: code ${code ? 'allows' : 'refuses'}, SPEC ${spec ? 'allows' : 'refuses'}`,
+              );
+            }
+          }
+        }
+      }
+    }
+    expect(differences).toEqual([]);
+  });
+});
+
+// =============================================================================================
+// decideTaskEdge from any snapshot, including ones no run reaches
+
+const anySnapshotArbitrary: fc.Arbitrary<TaskSnapshot> = fc.record({
+  state: fc.constantFrom(...taskStates),
+  attempt: fc.integer({ min: 0, max: 5 }),
+  effectStarted: fc.boolean(),
+  replayCount: fc.integer({ min: 0, max: 3 }),
+  runAt: fc.option(
+    fc.integer({ min: 0, max: 60_000 }).map((ms) => new Date(acceptedAtMs + ms)),
+    {
+      nil: null,
+    },
+  ),
+  deadlineAt: fc.option(
+    fc.integer({ min: 0, max: 60_000 }).map((ms) => new Date(acceptedAtMs + ms)),
+    { nil: null },
+  ),
+  lastErrorCategory: fc.option(fc.constantFrom(...errorCategories), { nil: null }),
+  lastError: fc.option(fc.constant('earlier failure'), { nil: null }),
+});
+
+const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc.record({
+  maxAttempts: fc.integer({ min: 1, max: 4 }),
+  backoff: backoffArbitrary,
+  reentrant: fc.boolean(),
+  timeoutMs: fc.integer({ min: 1, max: 5_000 }),
+  deadlineMs: fc.constant(null),
+});
+
+const anyActorArbitrary = fc.constantFrom(...actorKinds).map(actorOf);
+
+const anyEventArbitrary: fc.Arbitrary<TaskEvent> = fc.oneof(
+  fc.constant({ type: 'promote' } as const),
+  fc.constant({ type: 'deadline_passed' } as const),
+  fc
+    .record({
+      type: fc.constantFrom(
+        'claim',
+        'complete',
+        'await_receipt',
+        'lease_expired',
+        'release',
+        'boundary',
+        'cancel',
+        'receipt_confirmed',
+        'receipt_timeout',
+      ),
+      actor: anyActorArbitrary,
+    })
+    .map((event) => event as TaskEvent),
+  fc.record({
+    type: fc.constant('fail' as const),
+    actor: anyActorArbitrary,
+    category: errorCategoryArbitrary,
+    summary: fc.constant('failed'),
+    retryAfterMs: fc.integer({ min: 0, max: 5_000 }),
+  }),
+  fc.record({
+    type: fc.constant('receipt_rejected' as const),
+    actor: anyActorArbitrary,
+    category: errorCategoryArbitrary,
+    summary: fc.constant('rejected'),
+  }),
+  fc.record({
+    type: fc.constant('replay' as const),
+    actor: anyActorArbitrary,
+    reason: fc.constantFrom('why not', ''),
+    bulk: fc.boolean(),
+  }),
+);
+
+describe('decideTaskEdge: any snapshot, any event, any actor', () => {
+  it(
+    'refuses or takes a SPEC §3 edge; terminals only leave by replay; dead always has a category',
+    () => {
+      fc.assert(
+        fc.property(
+          anySnapshotArbitrary,
+          anyPolicyArbitrary,
+          anyEventArbitrary,
+          fc.integer({ min: 0, max: 60_000 }),
+          jitterArbitrary,
+          (task, policy, event, elapsedMs, jitter) => {
+            const decision = decideTaskEdge({
+              task,
+              policy,
+              event,
+              now: new Date(acceptedAtMs + elapsedMs),
+              random: () => jitter,
+            });
+            if (!decision.ok) {
+              expect(decision.refusal.state).toBe(task.state);
+              return;
+            }
+            const { edge, next } = decision;
+            const actor = parseActor(edge.actor).kind;
+            expect(edge.from).toBe(task.state);
+            expect(next.state).toBe(edge.to);
+            expect(next.attempt).toBe(edge.attempt);
+            expect(
+              specAllowsEdge(edge.from, edge.to, edge.reason, actor),
+              `${edgeKey(edge.from, edge.to, edge.reason)} by ${actor}`,
+            ).toBe(true);
+            if (specTerminalStates.includes(task.state)) {
+              expect(replayReasons).toContain(edge.reason);
+            }
+            if (edge.to === 'dead') {
+              expect(edge.errorCategory).not.toBeNull();
+              expect(next.lastErrorCategory).not.toBeNull();
+            }
+            if (event.type === 'replay') {
+              // R26: a replay names its operator and gives a reason.
+              expect(event.actor.kind).toBe('operator');
+              expect(event.actor.name).toBeTruthy();
+              expect(event.reason.trim()).not.toBe('');
+            }
+          },
+        ),
+        propertyParameters(),
+      );
+    },
+    timeoutForRuns(5),
+  );
+});
