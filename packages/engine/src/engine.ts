@@ -143,7 +143,9 @@ export function createEngine(options: EngineOptions): Engine {
     })();
     return closed;
   };
-  options.signal?.addEventListener('abort', () => void close(), { once: true });
+  // R6: the service's root signal stops it; one aborted already means it is shutting down.
+  if (options.signal?.aborted) void close();
+  else options.signal?.addEventListener('abort', () => void close(), { once: true });
 
   return {
     holder,

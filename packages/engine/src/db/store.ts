@@ -6,7 +6,7 @@ import {
   type WorkflowRecord,
   workflowFromRow,
 } from './rows';
-import type { CausewayDatabase, TaskTable } from './schema';
+import type { CausewayDatabase, TaskTable, WorkflowTable } from './schema';
 
 /**
  * The engine's store: every SQL statement Causeway runs lives in this folder. Functions that
@@ -206,28 +206,34 @@ export async function workflowLockMany(
   workflowIds: readonly string[],
   options: { skipLocked: boolean },
 ): Promise<{ workflows: WorkflowRecord[]; now: Date }> {
-  const now = await databaseNow(tx);
-  if (workflowIds.length === 0) return { workflows: [], now };
-  const query = tx
-    .selectFrom('causeway_workflows')
-    .selectAll()
-    .where('id', 'in', [...workflowIds])
-    .orderBy('id')
-    .forUpdate();
-  const rows = await (options.skipLocked ? query.skipLocked() : query).execute();
+  if (workflowIds.length === 0) return { workflows: [], now: await databaseNow(tx) };
+  // Database time rides along with the lock: one round trip instead of two.
+  const { rows } = await sql<Selectable<WorkflowTable> & { db_now: Date }>`
+    select w.*, causeway_now() as db_now from causeway_workflows as w
+    where w.id = any(${[...workflowIds]}::uuid[])
+    order by w.id
+    for update ${options.skipLocked ? sql`skip locked` : sql``}`.execute(tx);
+  const now = rows[0]?.db_now ?? (await databaseNow(tx));
   return { workflows: rows.map(workflowFromRow), now };
 }
 
+/**
+ * All tasks of these workflows. With `lock`, the rows are locked in id order (the one order
+ * everyone locks task rows in), so a fenced write or a renewal that races this decision
+ * waits for it and then sees its result instead of being overwritten by a stale row.
+ */
 export async function taskListByWorkflows(
   db: Db,
   workflowIds: readonly string[],
+  options: { lock?: boolean } = {},
 ): Promise<TaskRecord[]> {
   if (workflowIds.length === 0) return [];
-  const rows = await db
+  const query = db
     .selectFrom('causeway_tasks')
     .selectAll()
     .where('workflow_id', 'in', [...workflowIds])
-    .execute();
+    .orderBy('id');
+  const rows = await (options.lock ? query.forUpdate() : query).execute();
   return rows.map(taskFromRow);
 }
 
@@ -250,76 +256,112 @@ export async function taskClaimCandidates(
   return rows.map((row) => ({ id: row.id, workflowId: row.workflow_id }));
 }
 
-/**
- * Writes the new values of tasks in one statement, each conditional on the state and lease
- * epoch it was read with (R1). Returns how many rows matched.
- */
-export async function taskWriteMany(
-  tx: Transaction<CausewayDatabase>,
-  writes: readonly TaskWrite[],
-  now: Date,
-): Promise<number> {
-  if (writes.length === 0) return 0;
-  const column = <T>(pick: (write: TaskWrite) => T) => writes.map(pick);
-  const result = await sql`
-    update causeway_tasks as t set
-      state = v.state,
-      attempt = v.attempt,
-      replay_count = v.replay_count,
-      effect_started = v.effect_started,
-      run_at = v.run_at,
-      deadline_at = v.deadline_at,
-      lease_holder = v.lease_holder,
-      lease_epoch = v.lease_epoch,
-      lease_expires_at = v.lease_expires_at,
-      output = coalesce(v.output::jsonb, t.output),
-      receipt_id = v.receipt_id,
-      receipt_deadline_at = v.receipt_deadline_at,
-      last_error_category = v.last_error_category,
-      last_error = v.last_error,
-      updated_at = ${now}
-    from unnest(
-      ${column((w) => w.id)}::uuid[],
-      ${column((w) => w.expectedState)}::text[],
-      ${column((w) => w.expectedEpoch)}::bigint[],
-      ${column((w) => w.state)}::text[],
-      ${column((w) => w.attempt)}::integer[],
-      ${column((w) => w.replayCount)}::integer[],
-      ${column((w) => w.effectStarted)}::boolean[],
-      ${column((w) => w.runAt)}::timestamptz[],
-      ${column((w) => w.deadlineAt)}::timestamptz[],
-      ${column((w) => w.leaseHolder)}::text[],
-      ${column((w) => w.leaseEpoch)}::bigint[],
-      ${column((w) => w.leaseExpiresAt)}::timestamptz[],
-      ${column((w) => w.outputJson)}::text[],
-      ${column((w) => w.receiptId)}::text[],
-      ${column((w) => w.receiptDeadlineAt)}::timestamptz[],
-      ${column((w) => w.lastErrorCategory)}::text[],
-      ${column((w) => w.lastError)}::text[]
-    ) as v(id, expected_state, expected_epoch, state, attempt, replay_count, effect_started,
-           run_at, deadline_at, lease_holder, lease_epoch, lease_expires_at, output,
-           receipt_id, receipt_deadline_at, last_error_category, last_error)
-    where t.id = v.id and t.state = v.expected_state and t.lease_epoch = v.expected_epoch`.execute(
-    tx,
-  );
-  return Number(result.numAffectedRows ?? 0n);
+/** What one decision writes: task rows, parent states, log rows and wake-ups. */
+export interface RunChanges {
+  readonly tasks: readonly TaskWrite[];
+  readonly workflows: readonly { id: string; expectedState: string; state: string }[];
+  readonly transitions: readonly NewTransitionRow[];
+  readonly wakeQueues: readonly string[];
 }
 
-export async function workflowSetStateMany(
+/**
+ * Writes one decision in a single statement (data-modifying CTEs): every task conditional
+ * on the state and lease epoch it was read with (R1), the parents, the log rows in order
+ * (R24) and the wake-ups. Returns how many task and workflow rows matched.
+ */
+export async function runChangesWrite(
   tx: Transaction<CausewayDatabase>,
-  changes: readonly { id: string; expectedState: string; state: string }[],
+  changes: RunChanges,
   now: Date,
-): Promise<number> {
-  if (changes.length === 0) return 0;
-  const result = await sql`
-    update causeway_workflows as w set state = v.state, updated_at = ${now}
-    from unnest(
-      ${changes.map((change) => change.id)}::uuid[],
-      ${changes.map((change) => change.expectedState)}::text[],
-      ${changes.map((change) => change.state)}::text[]
-    ) as v(id, expected_state, state)
-    where w.id = v.id and w.state = v.expected_state`.execute(tx);
-  return Number(result.numAffectedRows ?? 0n);
+): Promise<{ tasks: number; workflows: number }> {
+  const tasks = changes.tasks;
+  const column = <T>(pick: (write: TaskWrite) => T) => tasks.map(pick);
+  const log = changes.transitions;
+  const logColumn = <T>(pick: (row: NewTransitionRow) => T) => log.map(pick);
+  const { rows } = await sql<{ tasks: string; workflows: string }>`
+    with task_update as (
+      update causeway_tasks as t set
+        state = v.state,
+        attempt = v.attempt,
+        replay_count = v.replay_count,
+        effect_started = v.effect_started,
+        run_at = v.run_at,
+        deadline_at = v.deadline_at,
+        lease_holder = v.lease_holder,
+        lease_epoch = v.lease_epoch,
+        lease_expires_at = v.lease_expires_at,
+        output = coalesce(v.output::jsonb, t.output),
+        receipt_id = v.receipt_id,
+        receipt_deadline_at = v.receipt_deadline_at,
+        last_error_category = v.last_error_category,
+        last_error = v.last_error,
+        updated_at = ${now}
+      from unnest(
+        ${column((w) => w.id)}::uuid[],
+        ${column((w) => w.expectedState)}::text[],
+        ${column((w) => w.expectedEpoch)}::bigint[],
+        ${column((w) => w.state)}::text[],
+        ${column((w) => w.attempt)}::integer[],
+        ${column((w) => w.replayCount)}::integer[],
+        ${column((w) => w.effectStarted)}::boolean[],
+        ${column((w) => w.runAt)}::timestamptz[],
+        ${column((w) => w.deadlineAt)}::timestamptz[],
+        ${column((w) => w.leaseHolder)}::text[],
+        ${column((w) => w.leaseEpoch)}::bigint[],
+        ${column((w) => w.leaseExpiresAt)}::timestamptz[],
+        ${column((w) => w.outputJson)}::text[],
+        ${column((w) => w.receiptId)}::text[],
+        ${column((w) => w.receiptDeadlineAt)}::timestamptz[],
+        ${column((w) => w.lastErrorCategory)}::text[],
+        ${column((w) => w.lastError)}::text[]
+      ) as v(id, expected_state, expected_epoch, state, attempt, replay_count, effect_started,
+             run_at, deadline_at, lease_holder, lease_epoch, lease_expires_at, output,
+             receipt_id, receipt_deadline_at, last_error_category, last_error)
+      where t.id = v.id and t.state = v.expected_state and t.lease_epoch = v.expected_epoch
+      returning 1
+    ),
+    workflow_update as (
+      update causeway_workflows as w set state = v.state, updated_at = ${now}
+      from unnest(
+        ${changes.workflows.map((change) => change.id)}::uuid[],
+        ${changes.workflows.map((change) => change.expectedState)}::text[],
+        ${changes.workflows.map((change) => change.state)}::text[]
+      ) as v(id, expected_state, state)
+      where w.id = v.id and w.state = v.expected_state
+      returning 1
+    ),
+    log_insert as (
+      insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state, reason,
+        error_category, error_summary, actor, attempt, at, detail)
+      select workflow_id, task_id, step, from_state, to_state, reason, error_category,
+        error_summary, actor, attempt, ${now}, detail::jsonb
+      from unnest(
+        ${logColumn((row) => row.workflowId)}::uuid[],
+        ${logColumn((row) => row.taskId)}::uuid[],
+        ${logColumn((row) => row.step)}::text[],
+        ${logColumn((row) => row.from)}::text[],
+        ${logColumn((row) => row.to)}::text[],
+        ${logColumn((row) => row.reason)}::text[],
+        ${logColumn((row) => row.errorCategory)}::text[],
+        ${logColumn((row) => row.errorSummary)}::text[],
+        ${logColumn((row) => row.actor)}::text[],
+        ${logColumn((row) => row.attempt)}::integer[],
+        ${logColumn((row) => (row.detail === null ? null : JSON.stringify(row.detail)))}::text[]
+      ) with ordinality as v(workflow_id, task_id, step, from_state, to_state, reason,
+        error_category, error_summary, actor, attempt, detail, position)
+      order by position
+      returning 1
+    ),
+    wake as (
+      select pg_notify('causeway_wakeup', queue)
+      from unnest(${[...new Set(changes.wakeQueues)]}::text[]) as queue
+    )
+    select (select count(*) from task_update) as tasks,
+           (select count(*) from workflow_update) as workflows,
+           (select count(*) from log_insert) as log,
+           (select count(*) from wake) as wake`.execute(tx);
+  const counts = rows[0] as { tasks: string; workflows: string };
+  return { tasks: Number(counts.tasks), workflows: Number(counts.workflows) };
 }
 
 /** Wakes the workers of these queues (R5: a hint only; polling covers a lost one). */
@@ -364,13 +406,24 @@ export async function leaseRenewMany(
   leaseMs: number,
 ): Promise<Set<string>> {
   if (leases.length === 0) return new Set();
-  const { rows } = await sql<{ id: string; lease_expires_at: Date }>`
+  // Rows are locked in id order, like every multi-row task write, so renewals and
+  // decisions cannot deadlock each other.
+  const { rows } = await sql<{ id: string }>`
+    with renewable as (
+      select t.id from causeway_tasks as t
+      join unnest(
+        ${leases.map((lease) => lease.taskId)}::uuid[],
+        ${leases.map((lease) => lease.epoch)}::bigint[]
+      ) as v(id, epoch) on t.id = v.id and t.lease_epoch = v.epoch
+      where t.lease_holder = ${holder} and t.state = 'leased'
+        and t.lease_expires_at > causeway_now()
+      order by t.id
+      for update of t
+    )
     update causeway_tasks as t
     set lease_expires_at = causeway_now() + ${leaseMs} * interval '1 millisecond'
-    from unnest(${leases.map((lease) => lease.taskId)}::uuid[], ${leases.map((lease) => lease.epoch)}::bigint[])
-      as v(id, epoch)
-    where t.id = v.id and t.lease_epoch = v.epoch and t.lease_holder = ${holder}
-      and t.state = 'leased' and t.lease_expires_at > causeway_now()
+    from renewable
+    where t.id = renewable.id
     returning t.id`.execute(db);
   return new Set(rows.map((row) => row.id));
 }

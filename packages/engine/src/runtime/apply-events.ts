@@ -17,19 +17,18 @@ import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../db/rows';
 import type { CausewayDatabase } from '../db/schema';
 import {
   type NewTransitionRow,
-  queueNotify,
+  runChangesWrite,
   type TaskWrite,
   taskListByWorkflows,
   taskWorkflowIds,
-  taskWriteMany,
-  transitionInsertMany,
   workflowLockMany,
-  workflowSetStateMany,
 } from '../db/store';
 
 /** One event for one task, as the engine asks for it. */
 export interface EventRequest {
   readonly taskId: string;
+  /** The task's workflow, when the caller knows it (saves a lookup). */
+  readonly workflowId?: string;
   readonly event: TaskEvent;
   /**
    * Checked on the locked row before the machine decides; false means the caller's view is
@@ -106,20 +105,26 @@ export async function applyEvents(
     readonly holder?: string;
   } = {},
 ): Promise<ApplyResult> {
+  const known = requests.every((request) => request.workflowId !== undefined);
   const workflowIdOf =
     options.workflowIdOf ??
-    (await taskWorkflowIds(
-      tx,
-      requests.map((request) => request.taskId),
-    ));
+    (known
+      ? new Map(requests.map((request) => [request.taskId, request.workflowId as string]))
+      : await taskWorkflowIds(
+          tx,
+          requests.map((request) => request.taskId),
+        ));
   const workflowIds = new Set<string>([...workflowIdOf.values()]);
   for (const cancel of options.workflowCancels ?? []) workflowIds.add(cancel.workflowId);
   const { workflows, now } = await workflowLockMany(tx, [...workflowIds], {
     skipLocked: options.skipLocked ?? false,
   });
+  // Task rows are locked too: a fenced write (boundary, checkpoint) or a lease renewal that
+  // races this decision waits and then sees it, instead of being overwritten by a stale row.
   const tasks = await taskListByWorkflows(
     tx,
     workflows.map((workflow) => workflow.id),
+    { lock: true },
   );
 
   const state = new RunState(context, workflows, tasks, now);
@@ -130,14 +135,20 @@ export async function applyEvents(
   );
 
   const writes = state.taskWrites();
-  const written = await taskWriteMany(tx, writes, now);
-  if (written !== writes.length) {
+  const written = await runChangesWrite(
+    tx,
+    {
+      tasks: writes,
+      workflows: state.workflowChanges(),
+      transitions: state.transitions,
+      wakeQueues: [...state.queuesToWake()],
+    },
+    now,
+  );
+  if (written.tasks !== writes.length) {
     // Cannot happen while every writer holds the workflow lock; refuse to half-apply if it does.
-    throw new Error(`conditional task update matched ${written} of ${writes.length} rows`);
+    throw new Error(`conditional task update matched ${written.tasks} of ${writes.length} rows`);
   }
-  await workflowSetStateMany(tx, state.workflowChanges(), now);
-  await transitionInsertMany(tx, state.transitions, now);
-  await queueNotify(tx, state.queuesToWake());
   return {
     outcomes,
     workflowCancels,

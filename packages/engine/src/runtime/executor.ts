@@ -162,6 +162,7 @@ export class Attempt {
     try {
       const outcome = await this.settler.settle({
         taskId: this.fence.taskId,
+        workflowId: this.claimed.task.workflowId,
         event,
         precondition: (task, now) => holdsLease(task, this.fence, now),
         ...(extra === undefined ? {} : { extra }),

@@ -76,6 +76,11 @@ export class Settler {
         return;
       } catch (error) {
         const delay = retryDelaysMs[attempt];
+        if (!isRetryableDatabaseError(error) && batch.length > 1) {
+          // One bad result must not sink the others: write each on its own.
+          await Promise.all(batch.map((item) => this.write([item])));
+          return;
+        }
         if (delay === undefined || !isRetryableDatabaseError(error)) {
           this.context.logger.error(
             { err: error, batch: batch.length },
