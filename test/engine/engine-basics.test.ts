@@ -96,6 +96,27 @@ describe('engine basics', () => {
     expect(await logMismatches(database().url)).toEqual([]);
   });
 
+  it('leaves workflows it does not define alone (another version of the service owns them)', async () => {
+    const newer = testEngine(database().url, { workflows: [publishNote, flaky] });
+    await newer.migrate();
+    const older = testEngine(database().url, { workflows: [flaky] });
+    const unknownToOlder = await newer.submit('publish-note', { noteId: 'rolling', version: 1 });
+    const known = await newer.submit('flaky', { failures: 0, category: 'timeout' });
+    // The older worker serves every queue the newer service uses, so it does see the
+    // publish-note task; it must neither run it nor fail its claims because of it.
+    const worker = await older.startWorker({
+      queues: ['cpu', 'default', 'network'],
+      concurrency: 2,
+    });
+    await waitFor(async () => (await older.getWorkflow(known.workflow.id))?.state === 'succeeded');
+    await expect(older.sweep()).resolves.toBeGreaterThanOrEqual(0);
+    await expect(older.cancelWorkflow(unknownToOlder.workflow.id)).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    await worker.stop();
+    expect((await newer.getWorkflow(unknownToOlder.workflow.id))?.state).toBe('queued');
+  });
+
   it('keeps the transition log append-only', async () => {
     const rows = await query(database().url, 'select count(*)::int as n from causeway_transitions');
     expect(rows[0]?.n).toBeGreaterThan(0);

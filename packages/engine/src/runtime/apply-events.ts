@@ -23,6 +23,7 @@ import {
   taskWorkflowIds,
   workflowLockMany,
 } from '../db/store';
+import { EngineError } from '../errors';
 
 /** One event for one task, as the engine asks for it. */
 export interface EventRequest {
@@ -62,7 +63,9 @@ export type EventOutcome =
       readonly task: TaskRecord;
     }
   | { readonly kind: 'stale'; readonly taskId: string; readonly task: TaskRecord | undefined }
-  | { readonly kind: 'skipped'; readonly taskId: string };
+  | { readonly kind: 'skipped'; readonly taskId: string }
+  /** The task's workflow is not defined in this engine (another version's); nothing written. */
+  | { readonly kind: 'undefined_workflow'; readonly taskId: string; readonly name: string };
 
 export interface ApplyResult {
   readonly outcomes: readonly EventOutcome[];
@@ -168,6 +171,8 @@ class RunState {
   private readonly changedTaskIds = new Set<string>();
   private readonly outputJsonById = new Map<string, string>();
   private readonly wake = new Set<string>();
+  /** Locked workflows whose definition this engine does not have, by id. */
+  readonly undefinedNames = new Map<string, string>();
 
   constructor(
     private readonly context: ApplyContext,
@@ -180,10 +185,14 @@ class RunState {
       this.original.set(task.id, task);
     }
     for (const record of workflows) {
+      const definition = this.context.definitions.get(record.name);
+      if (definition === undefined) {
+        // Another version of the service defines it (a rolling deploy): leave it alone.
+        this.undefinedNames.set(record.id, record.name);
+        continue;
+      }
       // Definition order, so edges of one decision are logged in step order.
-      const order = new Map(
-        this.definitionOf(record).steps.map((step, index) => [step.name, index]),
-      );
+      const order = new Map(definition.steps.map((step, index) => [step.name, index]));
       const runTasks: RunTask[] = tasks
         .filter((task) => task.workflowId === record.id)
         .sort((a, b) => (order.get(a.step) ?? 0) - (order.get(b.step) ?? 0))
@@ -199,6 +208,10 @@ class RunState {
     const task = this.tasks.get(request.taskId);
     if (task === undefined) return { kind: 'skipped', taskId: request.taskId };
     const entry = this.workflows.get(task.workflowId);
+    const undefinedName = this.undefinedNames.get(task.workflowId);
+    if (undefinedName !== undefined) {
+      return { kind: 'undefined_workflow', taskId: request.taskId, name: undefinedName };
+    }
     if (entry === undefined) return { kind: 'skipped', taskId: request.taskId };
     if (request.precondition !== undefined && !request.precondition(task, this.now)) {
       return { kind: 'stale', taskId: request.taskId, task };
@@ -224,6 +237,13 @@ class RunState {
     edges: number;
     state: WorkflowState | undefined;
   } {
+    const undefinedName = this.undefinedNames.get(request.workflowId);
+    if (undefinedName !== undefined) {
+      throw new EngineError(
+        'conflict',
+        `workflow ${request.workflowId} is a "${undefinedName}", which this engine does not define`,
+      );
+    }
     const entry = this.workflows.get(request.workflowId);
     if (entry === undefined) return { workflowId: request.workflowId, edges: 0, state: undefined };
     const decided = cancelWorkflowRun(this.definitionOf(entry.record), entry.run, request.actor, {

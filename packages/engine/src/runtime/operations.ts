@@ -56,6 +56,15 @@ async function applyOne(
   if (outcome === undefined || outcome.kind === 'skipped') {
     throw new EngineError('not_found', `no task has the id ${taskId}`, { taskId });
   }
+  if (outcome.kind === 'undefined_workflow') {
+    throw new EngineError(
+      'conflict',
+      `task ${taskId} belongs to a "${outcome.name}", which this engine does not define`,
+      {
+        taskId,
+      },
+    );
+  }
   return outcome;
 }
 

@@ -1,0 +1,205 @@
+import { errorCategories, reasonCodes, taskStates, workflowStates } from '@causeway/workflow';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishNote } from '../../examples/publish-note/workflow';
+import { createTestDatabase, type TestDatabase, useTestDatabase } from '../helpers/database';
+import { query, testEngine } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
+import { expectLogIsSound } from './semantics-support';
+
+/**
+ * The schema as PostgreSQL sees it: the CHECKs mirror the TypeScript arrays (STYLE 9), and the
+ * claim query is served by the partial index on ready rows whatever the number of finished
+ * rows (R4, R8).
+ */
+const database = useTestDatabase();
+const url = () => database().url;
+
+beforeAll(async () => {
+  const setup = testEngine(url(), { workflows: [publishNote] });
+  await setup.migrate();
+  await setup.close();
+});
+
+/** The values a CHECK on `table.column` allows, read from pg_constraint. */
+async function checkedValues(databaseUrl: string, table: string, column: string) {
+  const rows = await query<{ def: string }>(
+    databaseUrl,
+    `select pg_get_constraintdef(c.oid) as def
+       from pg_constraint c
+       join pg_attribute a on a.attrelid = c.conrelid and a.attnum = any (c.conkey)
+      where c.contype = 'c' and c.conrelid = $1::regclass and a.attname = $2`,
+    [table, column],
+  );
+  expect(rows, `one CHECK constrains ${table}.${column}`).toHaveLength(1);
+  const definition = (rows[0] as { def: string }).def;
+  return [...definition.matchAll(/'([^']*)'::text/g)].map((match) => match[1] as string);
+}
+
+describe('state CHECK constraints mirror the TypeScript arrays', () => {
+  it.each([
+    ['causeway_tasks', 'state', taskStates],
+    ['causeway_workflows', 'state', workflowStates],
+    ['causeway_transitions', 'reason', reasonCodes],
+    ['causeway_tasks', 'last_error_category', errorCategories],
+  ] as const)('%s.%s', async (table, column, values) => {
+    const allowed = await checkedValues(url(), table, column);
+    expect(new Set(allowed).size).toBe(allowed.length);
+    expect([...allowed].sort()).toEqual([...values].sort());
+  });
+
+  it('PostgreSQL itself refuses a state outside the array', async () => {
+    const client = new pg.Client({ connectionString: url() });
+    await client.connect();
+    try {
+      await client.query('begin');
+      const workflowId = '00000000-0000-4000-8000-000000000001';
+      await client.query(
+        `insert into causeway_workflows (id, name, state, input, created_at, updated_at)
+         values ($1, 'publish-note', 'queued', '{}', now(), now())`,
+        [workflowId],
+      );
+      await client.query('savepoint s');
+      await expect(
+        client.query(
+          `insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, created_at, updated_at)
+           values (gen_random_uuid(), $1, 'render', 'cpu', 'failed', 1, now(), now())`,
+          [workflowId],
+        ),
+      ).rejects.toMatchObject({ code: '23514' });
+      await client.query('rollback to savepoint s');
+      await expect(
+        client.query(`update causeway_workflows set state = 'paused' where id = $1`, [workflowId]),
+      ).rejects.toMatchObject({ code: '23514' });
+    } finally {
+      await client.query('rollback').catch(() => undefined);
+      await client.end();
+    }
+  });
+});
+
+const claimQuery = `select id, workflow_id from causeway_tasks
+  where state = 'queued' and queue = $1 and run_at <= causeway_now()
+  order by run_at limit 10 for update skip locked`;
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Total Cost': number;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+async function explainClaim(databaseUrl: string) {
+  const rows = await query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+    databaseUrl,
+    `explain (analyze, buffers, format json) ${claimQuery}`,
+    ['default'],
+  );
+  const explained = rows[0]?.['QUERY PLAN'][0];
+  if (explained === undefined) throw new Error('EXPLAIN returned no plan');
+  const plan = explained.Plan;
+  const all = nodes(plan);
+  return {
+    all,
+    cost: plan['Total Cost'],
+    buffers: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0),
+    text: all.map(
+      (node) => `${node['Node Type']}${node['Index Name'] ? ` on ${node['Index Name']}` : ''}`,
+    ),
+  };
+}
+
+/** Finished tasks inserted directly (one workflow holds them), then fresh statistics. */
+async function addFinishedTasks(databaseUrl: string, workflowId: string, from: number, to: number) {
+  await query(
+    databaseUrl,
+    `insert into causeway_tasks (id, workflow_id, step, queue, state, attempt, max_attempts, run_at,
+                                 created_at, updated_at)
+     select gen_random_uuid(), $1, 'done_' || g, 'default', 'succeeded', 1, 3,
+            now() - interval '1 hour', now(), now()
+       from generate_series($2::int, $3::int) g`,
+    [workflowId, from, to],
+  );
+  await query(databaseUrl, 'analyze causeway_tasks');
+}
+
+describe('the claim query uses the partial index on ready rows', () => {
+  let scratch: TestDatabase;
+  afterAll(async () => {
+    await scratch?.drop();
+  });
+
+  it('is an Index Scan on causeway_tasks_ready whose cost does not grow with finished rows', async () => {
+    // A database of its own: these rows are written without an engine, so they have no log.
+    scratch = await createTestDatabase();
+    const setup = testEngine(scratch.url, { workflows: [publishNote] });
+    await setup.migrate();
+    await setup.close();
+    const workflowId = '00000000-0000-4000-8000-00000000000a';
+    await query(
+      scratch.url,
+      `insert into causeway_workflows (id, name, state, input, created_at, updated_at)
+       values ($1, 'bulk', 'running', '{}', now(), now())`,
+      [workflowId],
+    );
+    // A few ready rows, a few delayed ones, and a few on another queue.
+    await query(
+      scratch.url,
+      `insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
+                                   created_at, updated_at)
+       select gen_random_uuid(), $1, 'ready_' || g,
+              case when g % 3 = 0 then 'network' else 'default' end, 'queued', 3,
+              now() + case when g % 4 = 0 then interval '1 hour' else - interval '1 minute' end,
+              now(), now()
+         from generate_series(1, 12) g`,
+      [workflowId],
+    );
+
+    await addFinishedTasks(scratch.url, workflowId, 1, 1_000);
+    const small = await explainClaim(scratch.url);
+    await addFinishedTasks(scratch.url, workflowId, 1_001, 20_000);
+    const large = await explainClaim(scratch.url);
+    const counts = await query<{ n: number }>(
+      scratch.url,
+      `select count(*)::int as n from causeway_tasks where state = 'succeeded'`,
+    );
+    expect(counts[0]?.n).toBe(20_000);
+
+    for (const plan of [small, large]) {
+      expect(plan.text).toContain('Index Scan on causeway_tasks_ready');
+      expect(plan.all.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
+    }
+    // Twenty times the finished rows: the same plan, the same cost, the same pages touched.
+    expect(large.text).toEqual(small.text);
+    expect(large.cost).toBeLessThanOrEqual(small.cost * 1.2 + 1);
+    expect(large.buffers).toBeLessThanOrEqual(small.buffers + 2);
+
+    // And the claim returns exactly the ready rows of the queue, oldest first.
+    const claimed = await query<{ id: string }>(scratch.url, claimQuery, ['default']);
+    const ready = await query<{ id: string }>(
+      scratch.url,
+      `select id from causeway_tasks where state = 'queued' and queue = 'default'
+          and run_at <= now() order by run_at`,
+    );
+    expect(claimed.map((row) => row.id)).toEqual(ready.map((row) => row.id));
+    expect(claimed.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the log of this file', () => {
+  it('holds only allowed edges, in unbroken chains, matching every current state (R25)', async () => {
+    // Give the file's own database some edges: one publish-note run.
+    const cw = testEngine(url(), { workflows: [publishNote] });
+    const submitted = await cw.submit('publish-note', { noteId: 'schema', version: 1 });
+    const worker = await cw.startWorker({ concurrency: 1 });
+    await waitFor(async () => (await cw.getWorkflow(submitted.workflow.id))?.state === 'succeeded');
+    await worker.stop();
+    await expectLogIsSound(url());
+  });
+});
