@@ -1,0 +1,260 @@
+/**
+ * The real side of the engine model test: one engine on the test database, driven only
+ * through deterministic entry points (no background worker), and the reads the test compares
+ * with the model after every command.
+ *
+ * Randomness: the engine's own context draws jitter from Math.random, so every path that may
+ * draw it (claims and settles through `applyEvents`, the sweeper, receipts) runs with an
+ * EngineContext built here whose `random` returns the current command's jitter — a number
+ * fast-check chose, constant within a command. The model gets the same constant, so backoff
+ * `run_at` values are compared exactly, whatever order the engine draws them in.
+ */
+import type { Engine } from '@causeway/engine';
+import { type TaskState, type WorkflowState, workflowRegistry } from '@causeway/workflow';
+import { sql } from 'kysely';
+import { pino } from 'pino';
+import type { TaskRecord } from '../../packages/engine/src/db/rows';
+import {
+  clockSetOffset,
+  databaseNow,
+  taskListByWorkflows,
+} from '../../packages/engine/src/db/store';
+import { applyEvents } from '../../packages/engine/src/runtime/apply-events';
+import type { EngineContext } from '../../packages/engine/src/runtime/context';
+import { Notifier } from '../../packages/engine/src/runtime/notifier';
+import { recordReceipt } from '../../packages/engine/src/runtime/operations';
+import { Sweeper } from '../../packages/engine/src/runtime/sweeper';
+import type { LogRow } from './model-state';
+import { leaseMs, modelWorkflows, sweeperHolder } from './model-workflows';
+
+/**
+ * A sweep is only compared when no sweeper deadline (lease expiry, queued deadline, receipt
+ * deadline) falls within this long after the time read before it: the sweeper lists due work
+ * with one `now` and applies it with a later one, and this keeps both on the same side of
+ * every deadline. The clock is moved past such deadlines first.
+ */
+export const sweepGuardMs = 5_000;
+
+/** Database time between runs, so no two runs' rows share a millisecond. */
+const runGapMs = 3_600_000;
+
+/** What the runs of one test share: the engine, the seeded context, the clock offset. */
+export interface Shared {
+  readonly url: string;
+  readonly engine: Engine;
+  readonly context: EngineContext;
+  /** The jitter the context's `random` returns (set by every command). */
+  readonly jitter: { value: number };
+  /** causeway_clock.offset_ms; only ever grows, so runs never overlap in database time. */
+  offsetMs: number;
+  runs: number;
+}
+
+export function createShared(url: string, engine: Engine): Shared {
+  const logger = pino({ level: process.env.CAUSEWAY_TEST_LOG === '1' ? 'debug' : 'silent' });
+  const jitter = { value: 0 };
+  const definitions = workflowRegistry(modelWorkflows);
+  return {
+    url,
+    engine,
+    jitter,
+    offsetMs: 0,
+    runs: 0,
+    context: {
+      db: engine.db,
+      definitions,
+      apply: { definitions, leaseMs, random: () => jitter.value },
+      holder: sweeperHolder,
+      rootLogger: logger,
+      logger,
+      leaseMs,
+      sweepIntervalMs: 1_000,
+      pollIntervalMs: 1_000,
+      // Never subscribed to, so it never connects.
+      notifier: new Notifier(url, logger),
+    },
+  };
+}
+
+/** A transition row as read back (the compared fields plus its database time). */
+export interface DbRow extends LogRow {
+  readonly at: Date;
+}
+
+/** One fast-check run: its workflows, where its log rows start, its start time. */
+export class RealSystem {
+  readonly workflowIds = new Set<string>();
+  readonly runId: string;
+  private watermark = '0';
+
+  private constructor(
+    readonly shared: Shared,
+    readonly runStart: Date,
+  ) {
+    this.runId = `run-${shared.runs}`;
+  }
+
+  /** Starts a run an hour (of database time) after the previous one. */
+  static async start(shared: Shared): Promise<RealSystem> {
+    shared.runs += 1;
+    shared.offsetMs += runGapMs;
+    await clockSetOffset(shared.engine.db, shared.offsetMs);
+    const system = new RealSystem(shared, await databaseNow(shared.engine.db));
+    system.watermark = await system.lastTransitionId();
+    return system;
+  }
+
+  get engine(): Engine {
+    return this.shared.engine;
+  }
+
+  get db() {
+    return this.shared.engine.db;
+  }
+
+  get context(): EngineContext {
+    return this.shared.context;
+  }
+
+  now(): Promise<Date> {
+    return databaseNow(this.db);
+  }
+
+  /** Moves database time forward to at least `target` (never backwards). */
+  async advanceTo(target: number): Promise<void> {
+    const delta = target - (await this.now()).getTime();
+    if (delta <= 0) return;
+    this.shared.offsetMs += delta;
+    await clockSetOffset(this.db, this.shared.offsetMs);
+  }
+
+  /**
+   * One sweeper pass (the engine's Sweeper class with the seeded context), after moving the
+   * clock past any of `deadlines` that would fall inside the guard window. Returns the time
+   * read just before the pass; every deadline is either before it or more than the guard
+   * after it.
+   */
+  async sweep(deadlines: () => readonly number[]): Promise<Date> {
+    for (;;) {
+      const now = await this.now();
+      const soon = deadlines().filter(
+        (at) => at >= now.getTime() && at <= now.getTime() + sweepGuardMs,
+      );
+      if (soon.length === 0) {
+        await new Sweeper(this.context).sweep();
+        return now;
+      }
+      await this.advanceTo(Math.max(...soon) + 1);
+    }
+  }
+
+  /** A receipt through the engine's operation, with the seeded context (R23). */
+  recordReceipt(taskId: string, outcome: Parameters<typeof recordReceipt>[2]) {
+    return recordReceipt(this.context, taskId, outcome);
+  }
+
+  /** The log rows this run's workflows got since the last call, in log order. */
+  async takeRows(): Promise<DbRow[]> {
+    const ids = [...this.workflowIds];
+    const { rows } =
+      ids.length === 0
+        ? { rows: [] }
+        : await sql<{
+            id: string;
+            workflow_id: string;
+            task_id: string | null;
+            step: string | null;
+            from_state: string | null;
+            to_state: string;
+            reason: string;
+            error_category: string | null;
+            error_summary: string | null;
+            actor: string;
+            attempt: number;
+            at: Date;
+            detail: unknown;
+          }>`
+            select id::text as id, workflow_id, task_id, step, from_state, to_state, reason, error_category,
+                   error_summary, actor, attempt, at, detail
+            from causeway_transitions
+            where id > ${this.watermark}::bigint and workflow_id = any(${ids}::uuid[])
+            order by causeway_transitions.id`.execute(this.db);
+    // Only this run's rows are ever read, so the last one read is the mark for the next read.
+    const last = rows[rows.length - 1];
+    if (last !== undefined) this.watermark = last.id;
+    return rows.map((row) => ({
+      workflowId: row.workflow_id,
+      taskId: row.task_id,
+      step: row.step,
+      from: row.from_state,
+      to: row.to_state,
+      reason: row.reason,
+      errorCategory: row.error_category,
+      errorSummary: row.error_summary,
+      actor: row.actor,
+      attempt: row.attempt,
+      detail: row.detail,
+      at: row.at,
+    }));
+  }
+
+  tasks(): Promise<TaskRecord[]> {
+    return taskListByWorkflows(this.db, [...this.workflowIds]);
+  }
+
+  async workflowStates(): Promise<Map<string, WorkflowState>> {
+    const ids = [...this.workflowIds];
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('causeway_workflows')
+      .select(['id', 'state'])
+      .where('id', 'in', ids)
+      .execute();
+    return new Map(rows.map((row) => [row.id, row.state as WorkflowState]));
+  }
+
+  /**
+   * Leaves nothing of this run that a later run's claims or sweeps could see: cancels the
+   * workflows with queued or leased tasks, confirms the cancels of leased tasks, confirms
+   * awaited receipts. Dead, cancelled and pending tasks stay: nothing claims or sweeps them,
+   * and later runs' bulk requeues only look at their own time range.
+   */
+  async cleanup(): Promise<void> {
+    const visible: readonly TaskState[] = [
+      'queued',
+      'leased',
+      'cancel_requested',
+      'awaiting_receipt',
+    ];
+    // A confirmed receipt may promote the next step, so go round until nothing is left.
+    for (let round = 0; round < 5; round += 1) {
+      const tasks = (await this.tasks()).filter((task) => visible.includes(task.state));
+      if (tasks.length === 0) return;
+      const toCancel = new Set(
+        tasks
+          .filter((task) => task.state === 'queued' || task.state === 'leased')
+          .map((task) => task.workflowId),
+      );
+      for (const workflowId of toCancel) await this.engine.cancelWorkflow(workflowId);
+      for (const task of tasks) {
+        if (task.state === 'awaiting_receipt') {
+          await this.recordReceipt(task.id, { ok: true });
+        } else if (task.state === 'cancel_requested' || task.state === 'leased') {
+          // (leased was just asked to stop by the workflow cancel above)
+          const event = { type: 'boundary', actor: { kind: 'worker', name: 'cleanup' } } as const;
+          await this.db
+            .transaction()
+            .execute((tx) => applyEvents(tx, this.context.apply, [{ taskId: task.id, event }]));
+        }
+      }
+    }
+    const left = (await this.tasks()).filter((task) => visible.includes(task.state));
+    throw new Error(`cleanup left active tasks: ${left.map((task) => task.state).join(', ')}`);
+  }
+
+  private async lastTransitionId(): Promise<string> {
+    const { rows } = await sql<{ id: string }>`
+      select coalesce(max(id), 0)::text as id from causeway_transitions`.execute(this.db);
+    return rows[0]?.id ?? '0';
+  }
+}
