@@ -66,4 +66,6 @@ export interface TransitionTable {
   attempt: number;
   at: Timestamp;
   detail: ColumnType<Record<string, unknown> | null, string | null, never>;
+  /** The writing transaction (xid8, as text): streams deliver in commit order by it. */
+  xact_id: Generated<string>;
 }

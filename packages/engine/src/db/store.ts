@@ -355,23 +355,37 @@ export async function runChangesWrite(
     wake as (
       select pg_notify('causeway_wakeup', queue)
       from unnest(${[...new Set(changes.wakeQueues)]}::text[]) as queue
+    ),
+    announce as (
+      select pg_notify('causeway_transitions', workflow_id::text)
+      from unnest(${[...new Set(log.map((row) => row.workflowId))]}::uuid[]) as workflow_id
     )
     select (select count(*) from task_update) as tasks,
            (select count(*) from workflow_update) as workflows,
            (select count(*) from log_insert) as log,
-           (select count(*) from wake) as wake`.execute(tx);
+           (select count(*) from wake) as wake,
+           (select count(*) from announce) as announce`.execute(tx);
   const counts = rows[0] as { tasks: string; workflows: string };
   return { tasks: Number(counts.tasks), workflows: Number(counts.workflows) };
 }
 
-/** Wakes the workers of these queues (R5: a hint only; polling covers a lost one). */
+/**
+ * Wakes the workers of these queues (R5: a hint only; polling covers a lost one) and
+ * announces new transitions of these workflows on `causeway_transitions` (payload: the
+ * workflow id), so every API process can stream them.
+ */
 export async function queueNotify(
   tx: Transaction<CausewayDatabase>,
   queues: Iterable<string>,
+  workflowIds: Iterable<string> = [],
 ): Promise<void> {
   const names = [...new Set(queues)];
-  if (names.length === 0) return;
-  await sql`select pg_notify('causeway_wakeup', queue) from unnest(${names}::text[]) as queue`.execute(
+  const workflows = [...new Set(workflowIds)];
+  if (names.length === 0 && workflows.length === 0) return;
+  await sql`
+    select pg_notify('causeway_wakeup', queue) from unnest(${names}::text[]) as queue
+    union all
+    select pg_notify('causeway_transitions', id::text) from unnest(${workflows}::uuid[]) as id`.execute(
     tx,
   );
 }

@@ -226,7 +226,7 @@ async function insertAll(
     now,
   );
   await refuseOverfullQueues(tx, context, cappedQueues);
-  await queueNotify(tx, [...rootQueues.keys()]);
+  await queueNotify(tx, [...rootQueues.keys()], inserted);
   const seen = new Set<string>();
   return plannedIds.map((id) => {
     const result = results.get(id) as SubmitResult;
