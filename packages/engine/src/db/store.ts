@@ -29,17 +29,6 @@ export interface NewWorkflowRow {
   readonly idempotencyKey: string | null;
 }
 
-export interface NewTaskRow {
-  readonly id: string;
-  readonly workflowId: string;
-  readonly step: string;
-  readonly queue: string;
-  readonly state: string;
-  readonly maxAttempts: number;
-  readonly runAt: Date | null;
-  readonly deadlineAt: Date | null;
-}
-
 export interface NewTransitionRow {
   readonly workflowId: string;
   readonly taskId: string | null;
@@ -86,29 +75,105 @@ export async function clockSetOffset(db: Db, offsetMs: number): Promise<void> {
   await db.updateTable('causeway_clock').set({ offset_ms: offsetMs }).execute();
 }
 
-/** Inserts workflows; a row whose (name, key) exists is skipped. Returns the inserted ids. */
-export async function workflowInsertMany(
-  tx: Transaction<CausewayDatabase>,
-  rows: readonly NewWorkflowRow[],
-  now: Date,
+/** A task of a new workflow; times are offsets from the database's now at insert. */
+export interface NewSubmittedTask {
+  readonly id: string;
+  readonly workflowId: string;
+  readonly step: string;
+  readonly queue: string;
+  readonly state: string;
+  readonly maxAttempts: number;
+  /** Queued roots run now; pending tasks have no run_at yet. */
+  readonly runNow: boolean;
+  /** Absolute deadline as an offset from acceptance, or null (R28, R29). */
+  readonly deadlineInMs: number | null;
+}
+
+/**
+ * Admits workflows in ONE statement (so, outside a transaction, one round trip): the
+ * workflows (a row whose (name, key) exists is skipped, R2), the tasks and the `submitted`
+ * transitions of those inserted, the workers' wake-up and the transition announcement.
+ * Returns the ids of the inserted workflows.
+ */
+export async function submissionInsert(
+  db: Db,
+  rows: {
+    readonly workflows: readonly NewWorkflowRow[];
+    readonly tasks: readonly NewSubmittedTask[];
+    readonly transitions: readonly NewTransitionRow[];
+  },
 ): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  const inserted = await tx
-    .insertInto('causeway_workflows')
-    .values(
-      rows.map((row) => ({
-        id: row.id,
-        name: row.name,
-        state: row.state,
-        input: row.inputJson,
-        idempotency_key: row.idempotencyKey,
-        created_at: now,
-        updated_at: now,
-      })),
+  const { workflows, tasks, transitions: log } = rows;
+  const wakeQueues = [...new Set(tasks.filter((task) => task.runNow).map((task) => task.queue))];
+  const logColumn = <T>(pick: (row: NewTransitionRow) => T) => log.map(pick);
+  const { rows: inserted } = await sql<{ id: string }>`
+    with workflow_insert as (
+      insert into causeway_workflows (id, name, state, input, idempotency_key, created_at, updated_at)
+      select id, name, state, input::jsonb, idempotency_key, causeway_now(), causeway_now()
+      from unnest(
+        ${workflows.map((row) => row.id)}::uuid[],
+        ${workflows.map((row) => row.name)}::text[],
+        ${workflows.map((row) => row.state)}::text[],
+        ${workflows.map((row) => row.inputJson)}::text[],
+        ${workflows.map((row) => row.idempotencyKey)}::text[]
+      ) with ordinality as v(id, name, state, input, idempotency_key, position)
+      order by position
+      on conflict (name, idempotency_key) do nothing
+      returning id
+    ),
+    task_insert as (
+      insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
+        deadline_at, created_at, updated_at)
+      select v.id, v.workflow_id, v.step, v.queue, v.state, v.max_attempts,
+        case when v.run_now then causeway_now() end,
+        causeway_now() + v.deadline_ms * interval '1 millisecond',
+        causeway_now(), causeway_now()
+      from unnest(
+        ${tasks.map((task) => task.id)}::uuid[],
+        ${tasks.map((task) => task.workflowId)}::uuid[],
+        ${tasks.map((task) => task.step)}::text[],
+        ${tasks.map((task) => task.queue)}::text[],
+        ${tasks.map((task) => task.state)}::text[],
+        ${tasks.map((task) => task.maxAttempts)}::integer[],
+        ${tasks.map((task) => task.runNow)}::boolean[],
+        ${tasks.map((task) => task.deadlineInMs)}::bigint[]
+      ) as v(id, workflow_id, step, queue, state, max_attempts, run_now, deadline_ms)
+      where v.workflow_id in (select id from workflow_insert)
+      returning 1
+    ),
+    log_insert as (
+      insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state, reason,
+        error_category, error_summary, actor, attempt, at, detail)
+      select workflow_id, task_id, step, from_state, to_state, reason, error_category,
+        error_summary, actor, attempt, causeway_now(), detail::jsonb
+      from unnest(
+        ${logColumn((row) => row.workflowId)}::uuid[],
+        ${logColumn((row) => row.taskId)}::uuid[],
+        ${logColumn((row) => row.step)}::text[],
+        ${logColumn((row) => row.from)}::text[],
+        ${logColumn((row) => row.to)}::text[],
+        ${logColumn((row) => row.reason)}::text[],
+        ${logColumn((row) => row.errorCategory)}::text[],
+        ${logColumn((row) => row.errorSummary)}::text[],
+        ${logColumn((row) => row.actor)}::text[],
+        ${logColumn((row) => row.attempt)}::integer[],
+        ${logColumn((row) => (row.detail === null ? null : JSON.stringify(row.detail)))}::text[]
+      ) with ordinality as v(workflow_id, task_id, step, from_state, to_state, reason,
+        error_category, error_summary, actor, attempt, detail, position)
+      where v.workflow_id in (select id from workflow_insert)
+      order by position
+      returning 1
+    ),
+    wake as (
+      select pg_notify('causeway_wakeup', queue) from unnest(${wakeQueues}::text[]) as queue
+      where exists (select 1 from workflow_insert)
+    ),
+    announce as (
+      select pg_notify('causeway_transitions', id::text) from workflow_insert
     )
-    .onConflict((conflict) => conflict.columns(['name', 'idempotency_key']).doNothing())
-    .returning('id')
-    .execute();
+    select id, (select count(*) from task_insert) as tasks, (select count(*) from log_insert) as log,
+      (select count(*) from wake) as wake, (select count(*) from announce) as announce
+    from workflow_insert`.execute(db);
   return new Set(inserted.map((row) => row.id));
 }
 
@@ -127,61 +192,6 @@ export async function workflowFindByKey(
   return row === undefined ? undefined : workflowFromRow(row);
 }
 
-export async function taskInsertMany(
-  tx: Transaction<CausewayDatabase>,
-  rows: readonly NewTaskRow[],
-  now: Date,
-): Promise<void> {
-  for (const chunk of chunks(rows, 2_000)) {
-    await tx
-      .insertInto('causeway_tasks')
-      .values(
-        chunk.map((row) => ({
-          id: row.id,
-          workflow_id: row.workflowId,
-          step: row.step,
-          queue: row.queue,
-          state: row.state,
-          max_attempts: row.maxAttempts,
-          run_at: row.runAt,
-          deadline_at: row.deadlineAt,
-          created_at: now,
-          updated_at: now,
-        })),
-      )
-      .execute();
-  }
-}
-
-/** Appends transition rows (R24), all stamped with database time. */
-export async function transitionInsertMany(
-  tx: Transaction<CausewayDatabase>,
-  rows: readonly NewTransitionRow[],
-  now: Date,
-): Promise<void> {
-  for (const chunk of chunks(rows, 2_000)) {
-    await tx
-      .insertInto('causeway_transitions')
-      .values(
-        chunk.map((row) => ({
-          workflow_id: row.workflowId,
-          task_id: row.taskId,
-          step: row.step,
-          from_state: row.from,
-          to_state: row.to,
-          reason: row.reason,
-          error_category: row.errorCategory,
-          error_summary: row.errorSummary,
-          actor: row.actor,
-          attempt: row.attempt,
-          at: now,
-          detail: row.detail === null ? null : JSON.stringify(row.detail),
-        })),
-      )
-      .execute();
-  }
-}
-
 /** Which workflow each task belongs to (immutable, so no lock is needed). */
 export async function taskWorkflowIds(
   db: Db,
@@ -194,27 +204,6 @@ export async function taskWorkflowIds(
     .where('id', 'in', [...taskIds])
     .execute();
   return new Map(rows.map((row) => [row.id, row.workflow_id]));
-}
-
-/**
- * Locks workflows in id order (one lock order everywhere, so settlers never deadlock) and
- * reads database time. With `skipLocked` a claimer never waits: a workflow another
- * transaction holds is simply left for the next claim.
- */
-export async function workflowLockMany(
-  tx: Transaction<CausewayDatabase>,
-  workflowIds: readonly string[],
-  options: { skipLocked: boolean },
-): Promise<{ workflows: WorkflowRecord[]; now: Date }> {
-  if (workflowIds.length === 0) return { workflows: [], now: await databaseNow(tx) };
-  // Database time rides along with the lock: one round trip instead of two.
-  const { rows } = await sql<Selectable<WorkflowTable> & { db_now: Date }>`
-    select w.*, causeway_now() as db_now from causeway_workflows as w
-    where w.id = any(${[...workflowIds]}::uuid[])
-    order by w.id
-    for update ${options.skipLocked ? sql`skip locked` : sql``}`.execute(tx);
-  const now = rows[0]?.db_now ?? (await databaseNow(tx));
-  return { workflows: rows.map(workflowFromRow), now };
 }
 
 /**
@@ -237,10 +226,131 @@ export async function taskListByWorkflows(
   return rows.map(taskFromRow);
 }
 
+/** Locked workflows with all their (locked) tasks, and the database time of the lock. */
+export interface LoadedRuns {
+  readonly workflows: readonly WorkflowRecord[];
+  readonly tasks: readonly TaskRecord[];
+  readonly now: Date;
+}
+
+type TaskWithWorkflowRow = Selectable<TaskTable> & {
+  readonly w_name: string;
+  readonly w_state: string;
+  readonly w_input: unknown;
+  readonly w_idempotency_key: string | null;
+  readonly w_created_at: Date;
+  readonly w_updated_at: Date;
+  readonly db_now: Date;
+};
+
+/** Splits joined task + workflow rows into records (workflows de-duplicated, in row order). */
+function loadedFromRows(rows: readonly TaskWithWorkflowRow[], now: Date): LoadedRuns {
+  const workflows = new Map<string, WorkflowRecord>();
+  for (const row of rows) {
+    if (workflows.has(row.workflow_id)) continue;
+    workflows.set(
+      row.workflow_id,
+      workflowFromRow({
+        id: row.workflow_id,
+        name: row.w_name,
+        state: row.w_state,
+        input: row.w_input,
+        idempotency_key: row.w_idempotency_key,
+        created_at: row.w_created_at,
+        updated_at: row.w_updated_at,
+      }),
+    );
+  }
+  return { workflows: [...workflows.values()], tasks: rows.map(taskFromRow), now };
+}
+
+const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input as w_input,
+  w.idempotency_key as w_idempotency_key, w.created_at as w_created_at,
+  w.updated_at as w_updated_at, causeway_now() as db_now`;
+
 /**
- * Claim candidates (R4, R8): ready rows of one queue in `run_at` order, locked with
- * SKIP LOCKED so two claimers never get the same row. Served by the partial index on
- * queued rows.
+ * Locks workflows in id order (one lock order everywhere, so deciders never deadlock),
+ * then all their task rows in id order, and reads database time: one round trip.
+ * With `skipLocked` a claimer never waits: a workflow another transaction holds is left
+ * for the next claim. Task rows are locked too, so a fenced write (boundary, checkpoint)
+ * or a renewal racing the decision waits and then sees it instead of being overwritten.
+ */
+export async function workflowLockWithTasks(
+  tx: Transaction<CausewayDatabase>,
+  workflowIds: readonly string[],
+  options: { skipLocked: boolean },
+): Promise<LoadedRuns> {
+  if (workflowIds.length === 0) return { workflows: [], tasks: [], now: await databaseNow(tx) };
+  const { rows } = await sql<TaskWithWorkflowRow>`
+    with locked as materialized (
+      select id from causeway_workflows
+      where id = any(${[...workflowIds]}::uuid[])
+      order by id
+      for update ${options.skipLocked ? sql`skip locked` : sql``}
+    )
+    select t.*, ${workflowColumns}
+    from causeway_tasks as t
+    join causeway_workflows as w on w.id = t.workflow_id
+    where t.workflow_id in (select id from locked)
+    order by t.id
+    for update of t`.execute(tx);
+  return loadedFromRows(rows, rows[0]?.db_now ?? (await databaseNow(tx)));
+}
+
+/**
+ * A claim's read, in one round trip (R4, R8): ready rows of one queue in `run_at` order,
+ * locked with SKIP LOCKED so two claimers never get the same row (served by the partial
+ * index on queued rows); their workflows, locked with SKIP LOCKED so a claimer never
+ * waits; and every task of those workflows, locked in id order.
+ */
+export async function taskClaimLoad(
+  tx: Transaction<CausewayDatabase>,
+  queue: string,
+  limit: number,
+): Promise<LoadedRuns & { readonly candidateIds: readonly string[]; readonly skipped: number }> {
+  const { rows } = await sql<
+    TaskWithWorkflowRow & { is_candidate: boolean; candidate_count: string }
+  >`
+    with candidates as materialized (
+      select id, workflow_id from causeway_tasks
+      where state = 'queued' and queue = ${queue} and run_at <= causeway_now()
+      order by run_at
+      limit ${limit}
+      for update skip locked
+    ),
+    locked as materialized (
+      select id from causeway_workflows
+      where id in (select workflow_id from candidates)
+      order by id
+      for update skip locked
+    )
+    select t.*, ${workflowColumns},
+      t.id in (select id from candidates) as is_candidate,
+      (select count(*) from candidates) as candidate_count
+    from causeway_tasks as t
+    join causeway_workflows as w on w.id = t.workflow_id
+    where t.workflow_id in (select id from locked)
+    order by t.id
+    for update of t`.execute(tx);
+  // No rows: nothing ready, or every candidate's workflow was busy (rare; polling covers it).
+  if (rows.length === 0) {
+    return { workflows: [], tasks: [], now: new Date(0), candidateIds: [], skipped: 0 };
+  }
+  const loaded = loadedFromRows(rows, (rows[0] as TaskWithWorkflowRow).db_now);
+  // Claims go in run_at order, like the candidates were picked.
+  const candidateIds = rows
+    .filter((row) => row.is_candidate)
+    .sort((a, b) => (a.run_at?.getTime() ?? 0) - (b.run_at?.getTime() ?? 0))
+    .map((row) => row.id);
+  const skipped =
+    Number((rows[0] as { candidate_count: string }).candidate_count) - candidateIds.length;
+  return { ...loaded, candidateIds, skipped };
+}
+
+/**
+ * The candidate half of a claim alone (the worker uses `taskClaimLoad`): ready rows of one
+ * queue in `run_at` order, locked with SKIP LOCKED. Tests use it to hold a barrier between
+ * picking and claiming.
  */
 export async function taskClaimCandidates(
   tx: Transaction<CausewayDatabase>,
@@ -367,27 +477,6 @@ export async function runChangesWrite(
            (select count(*) from announce) as announce`.execute(tx);
   const counts = rows[0] as { tasks: string; workflows: string };
   return { tasks: Number(counts.tasks), workflows: Number(counts.workflows) };
-}
-
-/**
- * Wakes the workers of these queues (R5: a hint only; polling covers a lost one) and
- * announces new transitions of these workflows on `causeway_transitions` (payload: the
- * workflow id), so every API process can stream them.
- */
-export async function queueNotify(
-  tx: Transaction<CausewayDatabase>,
-  queues: Iterable<string>,
-  workflowIds: Iterable<string> = [],
-): Promise<void> {
-  const names = [...new Set(queues)];
-  const workflows = [...new Set(workflowIds)];
-  if (names.length === 0 && workflows.length === 0) return;
-  await sql`
-    select pg_notify('causeway_wakeup', queue) from unnest(${names}::text[]) as queue
-    union all
-    select pg_notify('causeway_transitions', id::text) from unnest(${workflows}::uuid[]) as id`.execute(
-    tx,
-  );
 }
 
 /** Ready backlog of a queue, for admission control. */
@@ -556,11 +645,4 @@ export async function transitionListByWorkflow(db: Db, workflowId: string) {
     .orderBy('id')
     .execute();
   return rows.map(transitionFromRow);
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let index = 0; index < items.length; index += size)
-    result.push(items.slice(index, index + size));
-  return result;
 }

@@ -16,12 +16,13 @@ import type { Transaction } from 'kysely';
 import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../db/rows';
 import type { CausewayDatabase } from '../db/schema';
 import {
+  type LoadedRuns,
   type NewTransitionRow,
   runChangesWrite,
   type TaskWrite,
-  taskListByWorkflows,
+  taskClaimLoad,
   taskWorkflowIds,
-  workflowLockMany,
+  workflowLockWithTasks,
 } from '../db/store';
 import { EngineError } from '../errors';
 
@@ -89,24 +90,26 @@ export interface ApplyContext {
   readonly random: () => number;
 }
 
+export interface ApplyOptions {
+  readonly skipLocked?: boolean;
+  readonly workflowCancels?: readonly WorkflowCancelRequest[];
+  /** Workflow ids already known, saving a lookup. */
+  readonly workflowIdOf?: ReadonlyMap<string, string>;
+  /** Lease holder written by claims. */
+  readonly holder?: string;
+}
+
 /**
- * The one path by which the engine changes task state: lock the workflows (id order), read
+ * The one path by which the engine changes task state: lock the workflows (id order) and
  * their tasks, let the pure machine decide each event in order (`applyTaskEvent`), then write
  * the changed tasks, the changed parents and every transition row in the same transaction.
- * With `skipLocked` (claims), workflows held by another transaction are skipped, not awaited.
+ * With `skipLocked`, workflows held by another transaction are skipped, not awaited.
  */
 export async function applyEvents(
   tx: Transaction<CausewayDatabase>,
   context: ApplyContext,
   requests: readonly EventRequest[],
-  options: {
-    readonly skipLocked?: boolean;
-    readonly workflowCancels?: readonly WorkflowCancelRequest[];
-    /** Workflow ids already known (claims know them), saving a lookup. */
-    readonly workflowIdOf?: ReadonlyMap<string, string>;
-    /** Lease holder written by claims. */
-    readonly holder?: string;
-  } = {},
+  options: ApplyOptions = {},
 ): Promise<ApplyResult> {
   const known = requests.every((request) => request.workflowId !== undefined);
   const workflowIdOf =
@@ -119,38 +122,62 @@ export async function applyEvents(
         ));
   const workflowIds = new Set<string>([...workflowIdOf.values()]);
   for (const cancel of options.workflowCancels ?? []) workflowIds.add(cancel.workflowId);
-  const { workflows, now } = await workflowLockMany(tx, [...workflowIds], {
+  const loaded = await workflowLockWithTasks(tx, [...workflowIds], {
     skipLocked: options.skipLocked ?? false,
   });
-  // Task rows are locked too: a fenced write (boundary, checkpoint) or a lease renewal that
-  // races this decision waits and then sees it, instead of being overwritten by a stale row.
-  const tasks = await taskListByWorkflows(
-    tx,
-    workflows.map((workflow) => workflow.id),
-    { lock: true },
-  );
+  return decideAndWrite(tx, context, loaded, requests, options);
+}
 
+/**
+ * A claim (R8) in two statements: read and lock ready tasks with their workflows
+ * (`taskClaimLoad`), then the machine's `claim` edges for each, written in one statement.
+ * Tasks whose deadline passed are finalized instead (R28).
+ */
+export async function claimTasks(
+  tx: Transaction<CausewayDatabase>,
+  context: ApplyContext,
+  claim: { readonly queue: string; readonly limit: number; readonly holder: string },
+): Promise<ApplyResult & { readonly skipped: number }> {
+  const loaded = await taskClaimLoad(tx, claim.queue, claim.limit);
+  const actor = { kind: 'worker', name: claim.holder } as const;
+  const requests = loaded.candidateIds.map((taskId) => ({
+    taskId,
+    event: { type: 'claim', actor } satisfies TaskEvent,
+  }));
+  const result = await decideAndWrite(tx, context, loaded, requests, { holder: claim.holder });
+  return { ...result, skipped: loaded.skipped };
+}
+
+async function decideAndWrite(
+  tx: Transaction<CausewayDatabase>,
+  context: ApplyContext,
+  loaded: LoadedRuns,
+  requests: readonly EventRequest[],
+  options: ApplyOptions,
+): Promise<ApplyResult> {
+  const { workflows, tasks, now } = loaded;
   const state = new RunState(context, workflows, tasks, now);
   const outcomes: EventOutcome[] = [];
   for (const request of requests) outcomes.push(state.apply(request, options.holder));
   const workflowCancels = (options.workflowCancels ?? []).map((cancel) =>
     state.cancelWorkflow(cancel),
   );
-
   const writes = state.taskWrites();
-  const written = await runChangesWrite(
-    tx,
-    {
-      tasks: writes,
-      workflows: state.workflowChanges(),
-      transitions: state.transitions,
-      wakeQueues: [...state.queuesToWake()],
-    },
-    now,
-  );
-  if (written.tasks !== writes.length) {
-    // Cannot happen while every writer holds the workflow lock; refuse to half-apply if it does.
-    throw new Error(`conditional task update matched ${written.tasks} of ${writes.length} rows`);
+  if (writes.length > 0 || state.transitions.length > 0) {
+    const written = await runChangesWrite(
+      tx,
+      {
+        tasks: writes,
+        workflows: state.workflowChanges(),
+        transitions: state.transitions,
+        wakeQueues: [...state.queuesToWake()],
+      },
+      now,
+    );
+    if (written.tasks !== writes.length) {
+      // Cannot happen while every writer holds the locks; refuse to half-apply if it does.
+      throw new Error(`conditional task update matched ${written.tasks} of ${writes.length} rows`);
+    }
   }
   return {
     outcomes,

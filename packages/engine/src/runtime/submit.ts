@@ -8,17 +8,14 @@ import {
 import type { Kysely, Transaction } from 'kysely';
 import type { CausewayDatabase } from '../db/schema';
 import {
-  databaseNow,
-  type NewTaskRow,
+  type Db,
+  type NewSubmittedTask,
   type NewTransitionRow,
   type NewWorkflowRow,
   queueBacklog,
   queueLockAdmission,
-  queueNotify,
-  taskInsertMany,
-  transitionInsertMany,
+  submissionInsert,
   workflowFindByKey,
-  workflowInsertMany,
 } from '../db/store';
 import { EngineError } from '../errors';
 
@@ -50,14 +47,23 @@ export interface SubmitContext {
 
 interface Prepared {
   readonly definition: WorkflowDefinition;
-  readonly input: unknown;
   readonly inputJson: string;
   readonly idempotencyKey: string | null;
 }
 
+/** The rows of a submission, planned by the pure machine before anything is sent. */
+interface Plan {
+  readonly workflows: NewWorkflowRow[];
+  readonly tasks: NewSubmittedTask[];
+  readonly transitions: NewTransitionRow[];
+  /** Per request, the workflow id it maps to (a key repeated in the batch maps to the first). */
+  readonly requestIds: string[];
+  readonly queues: Set<string>;
+}
+
 /**
  * Admits a batch atomically: every request is checked before anything is written (R34);
- * then one transaction inserts the workflows, their tasks and `submitted` transitions and
+ * then one statement inserts the workflows, their tasks and `submitted` transitions and
  * wakes the workers. A request whose (name, key) exists returns that workflow (R2).
  */
 export async function submitMany(
@@ -69,14 +75,17 @@ export async function submitMany(
     prepare(context, request, requests.length > 1 ? index : null),
   );
   if (options.signal?.aborted) throw abortedError();
-  const run = async (tx: Transaction<CausewayDatabase>) => {
-    const results = await insertAll(tx, context, prepared);
-    if (options.signal?.aborted) throw abortedError();
-    return results;
-  };
+  const plan = planSubmission(prepared);
+  const capped = [...plan.queues]
+    .filter((queue) => context.queueLimits.get(queue)?.maxBacklog !== undefined)
+    .sort();
+  const run = (db: Db) => insertPlan(db, context, plan, capped, options.signal);
   if (options.transaction !== undefined) {
     return run(options.transaction as unknown as Transaction<CausewayDatabase>);
   }
+  // One statement is atomic by itself; a transaction is needed only to check a cap or a
+  // caller's signal before the commit.
+  if (capped.length === 0 && options.signal === undefined) return run(context.db);
   return context.db.transaction().execute(run);
 }
 
@@ -102,65 +111,63 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
   }
   return {
     definition,
-    input: admission.input,
     inputJson: JSON.stringify(admission.input) ?? 'null',
     idempotencyKey: admission.idempotencyKey,
   };
 }
 
-async function insertAll(
-  tx: Transaction<CausewayDatabase>,
-  context: SubmitContext,
-  prepared: readonly Prepared[],
-): Promise<SubmitResult[]> {
-  const now = await databaseNow(tx);
-  // Within one batch the same (name, key) is one workflow.
-  const firstIndexOfKey = new Map<string, number>();
-  const workflows: NewWorkflowRow[] = [];
-  const tasks: NewTaskRow[] = [];
-  const transitions: NewTransitionRow[] = [];
-  const plannedIds: string[] = [];
-  const plannedState = new Map<string, WorkflowState>();
-  const rootQueues = new Map<string, number>();
-  prepared.forEach((item, index) => {
+/**
+ * The pure machine plans each workflow (`createWorkflowRun`). It is given time zero, so its
+ * run_at and deadlines come out as offsets that the statement adds to database time.
+ */
+function planSubmission(prepared: readonly Prepared[]): Plan {
+  const plan: Plan = {
+    workflows: [],
+    tasks: [],
+    transitions: [],
+    requestIds: [],
+    queues: new Set(),
+  };
+  const firstIdOfKey = new Map<string, string>();
+  const zero = new Date(0);
+  for (const item of prepared) {
     const keyId =
       item.idempotencyKey === null ? null : `${item.definition.name}\u0000${item.idempotencyKey}`;
-    const earlier = keyId === null ? undefined : firstIndexOfKey.get(keyId);
+    const earlier = keyId === null ? undefined : firstIdOfKey.get(keyId);
     if (earlier !== undefined) {
-      plannedIds.push(plannedIds[earlier] as string);
-      return;
+      plan.requestIds.push(earlier);
+      continue;
     }
-    if (keyId !== null) firstIndexOfKey.set(keyId, index);
     const workflowId = randomUUID();
-    plannedIds.push(workflowId);
+    if (keyId !== null) firstIdOfKey.set(keyId, workflowId);
+    plan.requestIds.push(workflowId);
     const taskIds = item.definition.steps.map(() => randomUUID());
-    const created = createWorkflowRun(item.definition, { workflowId, taskIds }, now);
-    plannedState.set(workflowId, created.run.state);
-    workflows.push({
+    const created = createWorkflowRun(item.definition, { workflowId, taskIds }, zero);
+    plan.workflows.push({
       id: workflowId,
       name: item.definition.name,
       state: created.run.state,
       inputJson: item.inputJson,
       idempotencyKey: item.idempotencyKey,
     });
-    created.run.tasks.forEach((task, stepIndex) => {
-      const step = item.definition.steps[stepIndex];
+    created.run.tasks.forEach((task, index) => {
+      const step = item.definition.steps[index];
       if (step === undefined) return;
-      tasks.push({
+      const runNow = task.snapshot.state === 'queued';
+      if (runNow) plan.queues.add(step.queue);
+      plan.tasks.push({
         id: task.taskId,
         workflowId,
         step: task.step,
         queue: step.queue,
         state: task.snapshot.state,
         maxAttempts: step.policy.maxAttempts,
-        runAt: task.snapshot.runAt,
-        deadlineAt: task.snapshot.deadlineAt,
+        runNow,
+        deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
       });
-      if (task.snapshot.state === 'queued')
-        rootQueues.set(step.queue, (rootQueues.get(step.queue) ?? 0) + 1);
     });
     for (const row of created.transitions) {
-      transitions.push(
+      plan.transitions.push(
         row.kind === 'workflow'
           ? {
               workflowId,
@@ -190,66 +197,64 @@ async function insertAll(
             },
       );
     }
-  });
+  }
+  return plan;
+}
 
-  const cappedQueues = [...rootQueues.keys()]
-    .filter((queue) => context.queueLimits.get(queue)?.maxBacklog !== undefined)
-    .sort();
-  for (const queue of cappedQueues) await queueLockAdmission(tx, queue);
-  const inserted = await workflowInsertMany(tx, workflows, now);
-  const results = new Map<string, SubmitResult>();
-  for (const workflow of workflows) {
+async function insertPlan(
+  db: Db,
+  context: SubmitContext,
+  plan: Plan,
+  capped: readonly string[],
+  signal: AbortSignal | undefined,
+): Promise<SubmitResult[]> {
+  const tx = db as Transaction<CausewayDatabase>;
+  // The admission lock taken before the insert makes the cap exact under concurrent submits.
+  for (const queue of capped) await queueLockAdmission(tx, queue);
+  const inserted = await submissionInsert(db, plan);
+  await refuseOverfullQueues(db, context, capped);
+  const answers = new Map<string, SubmitResult>();
+  for (const workflow of plan.workflows) {
     if (inserted.has(workflow.id)) {
-      results.set(workflow.id, {
-        workflow: { id: workflow.id, state: plannedState.get(workflow.id) as WorkflowState },
+      answers.set(workflow.id, {
+        workflow: { id: workflow.id, state: workflow.state as WorkflowState },
         deduplicated: false,
       });
       continue;
     }
-    // ON CONFLICT waited for the other submit to commit, so the existing row is visible.
-    const existing = await workflowFindByKey(tx, workflow.name, workflow.idempotencyKey as string);
-    if (existing === undefined)
+    // ON CONFLICT waited for the other submit to commit, so the existing row is visible now.
+    const existing = await workflowFindByKey(db, workflow.name, workflow.idempotencyKey as string);
+    if (existing === undefined) {
       throw new Error(`workflow with key ${workflow.idempotencyKey} vanished`);
-    results.set(workflow.id, {
+    }
+    answers.set(workflow.id, {
       workflow: { id: existing.id, state: existing.state },
       deduplicated: true,
     });
   }
-  await taskInsertMany(
-    tx,
-    tasks.filter((task) => inserted.has(task.workflowId)),
-    now,
-  );
-  await transitionInsertMany(
-    tx,
-    transitions.filter((row) => inserted.has(row.workflowId)),
-    now,
-  );
-  await refuseOverfullQueues(tx, context, cappedQueues);
-  await queueNotify(tx, [...rootQueues.keys()], inserted);
+  if (signal?.aborted) throw abortedError();
   const seen = new Set<string>();
-  return plannedIds.map((id) => {
-    const result = results.get(id) as SubmitResult;
+  return plan.requestIds.map((id) => {
+    const answer = answers.get(id) as SubmitResult;
     // A repeat of a key within the batch is a deduplicated answer too.
     const repeat = seen.has(id);
     seen.add(id);
-    return repeat ? { ...result, deduplicated: true } : result;
+    return repeat ? { ...answer, deduplicated: true } : answer;
   });
 }
 
 /**
  * Refuses at the door when a capped queue's ready backlog is over its cap once this batch is
- * in: the whole transaction rolls back, so nothing is written. The admission lock taken
- * before the inserts makes the count exact under concurrent submits.
+ * in: the whole transaction rolls back, so nothing is written.
  */
 async function refuseOverfullQueues(
-  tx: Transaction<CausewayDatabase>,
+  db: Db,
   context: SubmitContext,
   queues: readonly string[],
 ): Promise<void> {
   for (const queue of queues) {
     const maxBacklog = context.queueLimits.get(queue)?.maxBacklog as number;
-    const backlog = await queueBacklog(tx, queue);
+    const backlog = await queueBacklog(db, queue);
     if (backlog > maxBacklog) {
       throw new EngineError(
         'queue_full',

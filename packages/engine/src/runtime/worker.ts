@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowDefinition } from '@causeway/workflow';
 import { isRetryableDatabaseError } from '../db/pg-errors';
 import type { TaskRecord } from '../db/rows';
-import { leaseRenewMany, taskClaimCandidates, taskGet } from '../db/store';
-import { type ApplyResult, applyEvents } from './apply-events';
+import { leaseRenewMany, taskGet } from '../db/store';
+import { type ApplyResult, claimTasks } from './apply-events';
 import type { EngineContext } from './context';
 import { Attempt, type ClaimedTask } from './executor';
 import { Settler } from './settler';
@@ -178,28 +178,15 @@ export class Worker implements WorkerHandle {
     limit: number,
   ): Promise<{ claimed: ClaimedTask[]; skipped: number }> {
     return this.context.db.transaction().execute(async (tx) => {
-      const candidates = await taskClaimCandidates(tx, queue, limit);
-      if (candidates.length === 0) return { claimed: [], skipped: 0 };
-      const result = await applyEvents(
-        tx,
-        this.context.apply,
-        candidates.map((candidate) => ({
-          taskId: candidate.id,
-          event: { type: 'claim', actor: { kind: 'worker', name: this.context.holder } },
-        })),
-        {
-          skipLocked: true,
-          holder: this.context.holder,
-          workflowIdOf: new Map(
-            candidates.map((candidate) => [candidate.id, candidate.workflowId]),
-          ),
-        },
-      );
+      const result = await claimTasks(tx, this.context.apply, {
+        queue,
+        limit,
+        holder: this.context.holder,
+      });
       const leased = result.outcomes.flatMap((outcome) =>
         outcome.kind === 'applied' && outcome.edge.to === 'leased' ? [outcome.task] : [],
       );
-      const skipped = result.outcomes.filter((outcome) => outcome.kind === 'skipped').length;
-      return { claimed: leased.map((task) => this.prepare(task, result)), skipped };
+      return { claimed: leased.map((task) => this.prepare(task, result)), skipped: result.skipped };
     });
   }
 
