@@ -128,3 +128,53 @@ describe('engine basics', () => {
     );
   });
 });
+
+describe('prefetch', () => {
+  const slow = defineWorkflow({
+    name: 'slow',
+    input: z.object({ i: z.number() }),
+    steps: {
+      only: step({
+        reentrant: true,
+        run: async (ctx) => {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return { done: ctx.taskId };
+        },
+      }),
+    },
+  });
+
+  it('holds claimed tasks leased beyond concurrency, runs them all, hands waiting ones back at shutdown', async () => {
+    const engine = testEngine(database().url, { workflows: [slow], leaseMs: 1_000 });
+    await engine.migrate();
+    const submitted = await engine.submitMany(
+      Array.from({ length: 6 }, (_, i) => ({ name: 'slow', input: { i } })),
+    );
+    const worker = await engine.startWorker({ concurrency: 1, prefetch: 3 });
+    // One runs, three wait leased: four held at once, never more.
+    const held = await waitFor(async () => {
+      const rows = await query<{ n: number }>(
+        database().url,
+        `select count(*)::int as n from causeway_tasks where state = 'leased'`,
+      );
+      return (rows[0]?.n ?? 0) >= 4 ? rows[0]?.n : undefined;
+    });
+    expect(held).toBe(4);
+    await worker.stop({ drainMs: 2_000 });
+    const states = await query<{ state: string; reason: string }>(
+      database().url,
+      `select t.state, (select reason from causeway_transitions where task_id = t.id order by id desc limit 1) as reason
+         from causeway_tasks t`,
+    );
+    // Nothing stays leased after a graceful stop: finished ones succeeded, waiting ones went back.
+    expect(states.filter((row) => row.state === 'leased')).toEqual([]);
+    expect(states.some((row) => row.reason === 'worker_shutdown')).toBe(true);
+    const again = await engine.startWorker({ concurrency: 2, prefetch: 2 });
+    await waitFor(async () => {
+      const workflows = await Promise.all(submitted.map((s) => engine.getWorkflow(s.workflow.id)));
+      return workflows.every((workflow) => workflow?.state === 'succeeded');
+    });
+    await again.stop();
+    expect(await logMismatches(database().url)).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@ export {
 } from './engine';
 export { EngineError, type EngineErrorCode, engineErrorCodes } from './errors';
 export type { Logger } from './logger';
+export * from './read-model';
 export type {
   ReceiptOutcome,
   Requester,

@@ -34,6 +34,8 @@ export class Attempt {
   readonly controller = new AbortController();
   effectStarted = false;
   readonly logger: Logger;
+  /** Monotonic time of the claim: a prefetched attempt's deadline keeps running while it waits. */
+  private readonly claimedAt = performance.now();
   private settled = false;
 
   constructor(
@@ -67,10 +69,11 @@ export class Attempt {
   /** Runs the step and reports its result; never throws. */
   async run(): Promise<void> {
     const { step, task } = this.claimed;
-    const timeoutMs = Math.min(
-      step.policy.timeoutMs,
-      this.claimed.deadlineInMs ?? Number.POSITIVE_INFINITY,
-    );
+    const deadlineInMs =
+      this.claimed.deadlineInMs === null
+        ? Number.POSITIVE_INFINITY
+        : this.claimed.deadlineInMs - (performance.now() - this.claimedAt);
+    const timeoutMs = Math.min(step.policy.timeoutMs, deadlineInMs);
     const timer = setTimeout(
       () => this.abort(timeoutMs < step.policy.timeoutMs ? 'deadline' : 'attempt_timeout'),
       Math.max(0, timeoutMs),

@@ -14,8 +14,15 @@ export interface WorkerOptions {
   readonly queues?: readonly string[];
   /** Concurrent attempts per queue (R32): one number for all, or per queue. */
   readonly concurrency: number | Readonly<Record<string, number>>;
-  /** Most tasks claimed per statement (default: the queue's concurrency). */
+  /** Most tasks claimed per statement (default: the queue's concurrency plus prefetch). */
   readonly claimBatchSize?: number;
+  /**
+   * Claimed tasks a queue may hold waiting for a free slot, beyond its concurrency (default
+   * 0). Bigger claims mean fewer commits per task; waiting tasks are `leased` (renewed, and
+   * handed back with `worker_shutdown` at shutdown) and their attempt timeout starts when
+   * they run.
+   */
+  readonly prefetch?: number;
   /** Run the sweeper in this worker (default true; safe with many). */
   readonly sweeper?: boolean;
 }
@@ -64,7 +71,10 @@ class Wakeup {
  * wake-ups plus polling (R5), lease renewal on its own timer (R9, R11), and the sweeper.
  */
 export class Worker implements WorkerHandle {
+  /** Attempts executing now. */
   readonly running = new Set<Attempt>();
+  /** Claimed attempts waiting for a slot, per queue (prefetch). */
+  private readonly waiting = new Map<string, Attempt[]>();
   private readonly settler: Settler;
   private readonly sweeper: Sweeper | null;
   private readonly limits: Map<string, number>;
@@ -76,12 +86,17 @@ export class Worker implements WorkerHandle {
   private renewTimer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopped: Promise<void> | null = null;
+  private readonly prefetch: number;
 
   constructor(
     private readonly context: EngineContext,
     private readonly options: WorkerOptions,
   ) {
     this.settler = new Settler(context);
+    this.prefetch = options.prefetch ?? 0;
+    if (!Number.isInteger(this.prefetch) || this.prefetch < 0) {
+      throw new RangeError(`prefetch must be a non-negative integer, got ${options.prefetch}`);
+    }
     this.sweeper = options.sweeper === false ? null : new Sweeper(context);
     const queues = options.queues ?? allQueues(context.definitions);
     this.limits = new Map(
@@ -126,6 +141,10 @@ export class Worker implements WorkerHandle {
     for (const wakeup of this.wakeups.values()) wakeup.wake();
     await Promise.all(this.loops);
     await this.sweeper?.stop();
+    // Prefetched attempts never started: hand them back at once.
+    const waiting = [...this.waiting.values()].flat();
+    for (const queue of this.waiting.keys()) this.waiting.set(queue, []);
+    await Promise.all(waiting.map((attempt) => attempt.release()));
     for (const attempt of this.running) attempt.abort('shutdown');
     const drained = Promise.all(this.attemptsDone);
     const timeout = sleep(drainMs).then(() => 'timeout' as const);
@@ -144,11 +163,12 @@ export class Worker implements WorkerHandle {
 
   private async claimLoop(queue: string): Promise<void> {
     const wakeup = this.wakeups.get(queue) as Wakeup;
-    const limit = this.limits.get(queue) as number;
-    const batchSize = this.options.claimBatchSize ?? limit;
+    const capacity = (this.limits.get(queue) as number) + this.prefetch;
+    const batchSize = this.options.claimBatchSize ?? capacity;
     let failures = 0;
     while (!this.stopping) {
-      const free = limit - (this.runningByQueue.get(queue) ?? 0);
+      const held = (this.runningByQueue.get(queue) ?? 0) + (this.waiting.get(queue)?.length ?? 0);
+      const free = capacity - held;
       if (free <= 0) {
         await wakeup.wait(this.context.pollIntervalMs);
         continue;
@@ -157,7 +177,10 @@ export class Worker implements WorkerHandle {
         const wanted = Math.min(free, batchSize);
         const { claimed, skipped } = await this.claim(queue, wanted);
         failures = 0;
-        for (const task of claimed) this.startAttempt(queue, task);
+        const waiting = this.waiting.get(queue) ?? [];
+        for (const task of claimed) waiting.push(new Attempt(this.context, this.settler, task));
+        this.waiting.set(queue, waiting);
+        this.pump(queue);
         if (claimed.length === wanted) continue; // there may be more
         // Rows skipped because their workflow was busy become claimable in a moment.
         await wakeup.wait(skipped > 0 ? 5 : this.context.pollIntervalMs);
@@ -169,6 +192,18 @@ export class Worker implements WorkerHandle {
           this.context.logger.error({ queue }, 'claims keep failing; still retrying');
         }
       }
+    }
+  }
+
+  /** Starts waiting attempts while the queue has free slots (R32). */
+  private pump(queue: string): void {
+    const limit = this.limits.get(queue) as number;
+    const waiting = this.waiting.get(queue) ?? [];
+    while ((this.runningByQueue.get(queue) ?? 0) < limit && waiting.length > 0) {
+      const attempt = waiting.shift() as Attempt;
+      // A prefetched lease that was lost (or cancelled) while waiting is not run.
+      if (attempt.controller.signal.aborted) continue;
+      this.startAttempt(queue, attempt);
     }
   }
 
@@ -214,14 +249,14 @@ export class Worker implements WorkerHandle {
     };
   }
 
-  private startAttempt(queue: string, claimed: ClaimedTask): void {
-    const attempt = new Attempt(this.context, this.settler, claimed);
+  private startAttempt(queue: string, attempt: Attempt): void {
     this.running.add(attempt);
     this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 0) + 1);
     const done = attempt.run().finally(() => {
       this.running.delete(attempt);
       this.attemptsDone.delete(done);
       this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
+      this.pump(queue);
       this.wakeups.get(queue)?.wake();
     });
     this.attemptsDone.add(done);
@@ -229,7 +264,8 @@ export class Worker implements WorkerHandle {
 
   /** One statement renews every lease this worker holds; a lease it could not renew aborts its step (R9). */
   private async renewLeases(): Promise<void> {
-    const attempts = [...this.running].filter((attempt) => !attempt.controller.signal.aborted);
+    const held = [...this.running, ...[...this.waiting.values()].flat()];
+    const attempts = held.filter((attempt) => !attempt.controller.signal.aborted);
     if (attempts.length === 0) return;
     try {
       const renewed = await leaseRenewMany(

@@ -1,0 +1,218 @@
+import type { Transition } from '@causeway/workflow';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import {
+  type TaskRecord,
+  taskFromRow,
+  transitionFromRow,
+  type WorkflowRecord,
+  workflowFromRow,
+} from './rows';
+import type { CausewayDatabase, WorkflowTable } from './schema';
+
+/**
+ * Read-only queries for the API and other readers: pages, counts, by-id batches (one query for
+ * many ids, so a resolver layer can batch DataLoader-style) and transition log ranges. Nothing
+ * here locks or writes. Ids are checked to be UUIDs before they reach SQL, so a malformed id is
+ * simply not found instead of a cast error.
+ */
+type ReadDb = Kysely<CausewayDatabase>;
+
+/** Filters of a workflow listing; absent means "any". */
+export interface WorkflowFilterRow {
+  readonly states?: readonly string[];
+  readonly name?: string;
+}
+
+/** A keyset position in (created_at, id) order: created_at exact to the microsecond (UTC ISO). */
+export interface WorkflowKey {
+  readonly createdAt: string;
+  readonly id: string;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Only well-formed UUIDs can name a row; the rest are dropped before SQL. */
+export function onlyUuids(ids: readonly string[]): string[] {
+  return [...new Set(ids.filter((id) => typeof id === 'string' && uuidPattern.test(id)))];
+}
+
+function filtered(db: ReadDb, filter: WorkflowFilterRow) {
+  let query = db.selectFrom('causeway_workflows');
+  if (filter.states !== undefined) query = query.where('state', 'in', [...filter.states]);
+  if (filter.name !== undefined) query = query.where('name', '=', filter.name);
+  return query;
+}
+
+/**
+ * One page of workflows in (created_at, id) order after `after` (keyset pagination: a row
+ * inserted meanwhile never shifts a page, so paging neither skips nor repeats existing rows).
+ * Reads `limit + 1` rows to tell whether another page exists.
+ */
+export async function workflowPageRead(
+  db: ReadDb,
+  filter: WorkflowFilterRow,
+  after: WorkflowKey | null,
+  limit: number,
+): Promise<{ rows: { workflow: WorkflowRecord; key: WorkflowKey }[]; hasMore: boolean }> {
+  if (filter.states !== undefined && filter.states.length === 0)
+    return { rows: [], hasMore: false };
+  let query = filtered(db, filter)
+    .selectAll()
+    .select(
+      sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as(
+        'created_key',
+      ),
+    );
+  if (after !== null) {
+    query = query.where(
+      sql<boolean>`(created_at, id) > (${after.createdAt}::timestamptz, ${after.id}::uuid)`,
+    );
+  }
+  const rows = await query
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
+  return {
+    rows: rows.slice(0, limit).map((row) => ({
+      workflow: workflowFromRow(row as Selectable<WorkflowTable>),
+      key: { createdAt: row.created_key, id: row.id },
+    })),
+    hasMore: rows.length > limit,
+  };
+}
+
+/** How many workflows match the filter. */
+export async function workflowCountRead(db: ReadDb, filter: WorkflowFilterRow): Promise<number> {
+  if (filter.states !== undefined && filter.states.length === 0) return 0;
+  const row = await filtered(db, filter)
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Workflows by id, one query for any number of ids. */
+export async function workflowListByIds(
+  db: ReadDb,
+  ids: readonly string[],
+): Promise<WorkflowRecord[]> {
+  const wanted = onlyUuids(ids);
+  if (wanted.length === 0) return [];
+  const rows = await db
+    .selectFrom('causeway_workflows')
+    .selectAll()
+    .where(sql<boolean>`id = any(${wanted}::uuid[])`)
+    .execute();
+  return rows.map(workflowFromRow);
+}
+
+/** Tasks by id, one query for any number of ids. */
+export async function taskListByIds(db: ReadDb, ids: readonly string[]): Promise<TaskRecord[]> {
+  const wanted = onlyUuids(ids);
+  if (wanted.length === 0) return [];
+  const rows = await db
+    .selectFrom('causeway_tasks')
+    .selectAll()
+    .where(sql<boolean>`id = any(${wanted}::uuid[])`)
+    .execute();
+  return rows.map(taskFromRow);
+}
+
+/** The tasks of many workflows, one query, without locks. */
+export async function taskListByWorkflowIds(
+  db: ReadDb,
+  workflowIds: readonly string[],
+): Promise<TaskRecord[]> {
+  const wanted = onlyUuids(workflowIds);
+  if (wanted.length === 0) return [];
+  const rows = await db
+    .selectFrom('causeway_tasks')
+    .selectAll()
+    .where(sql<boolean>`workflow_id = any(${wanted}::uuid[])`)
+    .orderBy('workflow_id')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(taskFromRow);
+}
+
+/** Every log row (workflow and task rows) of many workflows, in log order per workflow. */
+export async function transitionListByWorkflowIds(
+  db: ReadDb,
+  workflowIds: readonly string[],
+): Promise<Transition[]> {
+  const wanted = onlyUuids(workflowIds);
+  if (wanted.length === 0) return [];
+  const rows = await db
+    .selectFrom('causeway_transitions')
+    .selectAll()
+    .where(sql<boolean>`workflow_id = any(${wanted}::uuid[])`)
+    .orderBy('workflow_id')
+    .orderBy('id')
+    .execute();
+  return rows.map(transitionFromRow);
+}
+
+/** The log rows of many tasks, in log order per task. */
+export async function transitionListByTaskIds(
+  db: ReadDb,
+  taskIds: readonly string[],
+): Promise<Transition[]> {
+  const wanted = onlyUuids(taskIds);
+  if (wanted.length === 0) return [];
+  const rows = await db
+    .selectFrom('causeway_transitions')
+    .selectAll()
+    .where(sql<boolean>`task_id = any(${wanted}::uuid[])`)
+    .orderBy('task_id')
+    .orderBy('id')
+    .execute();
+  return rows.map(transitionFromRow);
+}
+
+/**
+ * Log rows with `after < id <= upTo` in id order (optionally of one workflow), at most `limit`.
+ * Callers pass an `upTo` they know to be final (see `transitionLastAllocatedId`).
+ */
+export async function transitionListRange(
+  db: ReadDb,
+  range: { after: bigint; upTo: bigint; workflowId?: string; limit: number },
+): Promise<Transition[]> {
+  if (range.upTo <= range.after) return [];
+  let query = db
+    .selectFrom('causeway_transitions')
+    .selectAll()
+    .where(sql<boolean>`id > ${range.after.toString()}::bigint`)
+    .where(sql<boolean>`id <= ${range.upTo.toString()}::bigint`);
+  if (range.workflowId !== undefined) {
+    const [workflowId] = onlyUuids([range.workflowId]);
+    if (workflowId === undefined) return [];
+    query = query.where('workflow_id', '=', workflowId);
+  }
+  const rows = await query.orderBy('id').limit(range.limit).execute();
+  return rows.map(transitionFromRow);
+}
+
+/**
+ * The highest transition id handed out so far, committed or not (the identity sequence's last
+ * value; 0 before the first row). Sequences are not transactional, so this sees ids of
+ * transactions still in flight: it is the horizon a stream must wait to become final.
+ */
+export async function transitionLastAllocatedId(db: ReadDb): Promise<bigint> {
+  const { rows } = await sql<{ last: string | null }>`
+    select pg_sequence_last_value(
+      pg_get_serial_sequence('causeway_transitions', 'id')::regclass)::text as last`.execute(db);
+  return BigInt(rows[0]?.last ?? '0');
+}
+
+/**
+ * The current snapshot's bounds (xid8): every transaction below `xmin` has finished; every
+ * transaction that had an xid when the snapshot was taken is below `xmax`.
+ */
+export async function snapshotBoundsRead(db: ReadDb): Promise<{ xmin: bigint; xmax: bigint }> {
+  const { rows } = await sql<{ xmin: string; xmax: string }>`
+    select pg_snapshot_xmin(s)::text as xmin, pg_snapshot_xmax(s)::text as xmax
+    from pg_current_snapshot() as s`.execute(db);
+  const row = rows[0] as { xmin: string; xmax: string };
+  return { xmin: BigInt(row.xmin), xmax: BigInt(row.xmax) };
+}

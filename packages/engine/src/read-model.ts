@@ -1,0 +1,204 @@
+import type { Transition, WorkflowState } from '@causeway/workflow';
+import type { Kysely } from 'kysely';
+import {
+  snapshotBoundsRead,
+  taskListByIds,
+  taskListByWorkflowIds,
+  transitionLastAllocatedId,
+  transitionListByTaskIds,
+  transitionListByWorkflowIds,
+  transitionListRange,
+  type WorkflowKey,
+  workflowCountRead,
+  workflowListByIds,
+  workflowPageRead,
+} from './db/read-queries';
+import type { TaskRecord, WorkflowRecord } from './db/rows';
+import type { CausewayDatabase } from './db/schema';
+
+export type { WorkflowKey } from './db/read-queries';
+export type { TaskRecord, WorkflowRecord } from './db/rows';
+export type { CausewayDatabase } from './db/schema';
+
+export interface WorkflowFilter {
+  /** Any of these states; absent means any state. */
+  readonly states?: readonly WorkflowState[];
+  readonly name?: string;
+}
+
+export interface WorkflowPage {
+  /** Each workflow with its keyset position, to build cursors from. */
+  readonly rows: readonly { readonly workflow: WorkflowRecord; readonly key: WorkflowKey }[];
+  readonly hasMore: boolean;
+}
+
+/**
+ * Reads for query layers (the GraphQL API): pages, counts and batches by id, so a page of
+ * workflows with their tasks and transitions costs a fixed number of queries. Every method is
+ * one SQL statement (or none, for empty input); nothing locks.
+ */
+export interface ReadModel {
+  /** Workflows in (created_at, id) order after `after`, at most `limit`. */
+  workflowPage(
+    filter: WorkflowFilter,
+    page: { readonly after?: WorkflowKey | null; readonly limit: number },
+  ): Promise<WorkflowPage>;
+  workflowCount(filter: WorkflowFilter): Promise<number>;
+  workflowsByIds(ids: readonly string[]): Promise<ReadonlyMap<string, WorkflowRecord>>;
+  tasksByIds(ids: readonly string[]): Promise<ReadonlyMap<string, TaskRecord>>;
+  /** Each workflow's tasks (creation order); workflows without tasks map to nothing. */
+  tasksByWorkflowIds(ids: readonly string[]): Promise<ReadonlyMap<string, readonly TaskRecord[]>>;
+  /** Each workflow's log rows, workflow and task rows, in log (id) order. */
+  transitionsByWorkflowIds(
+    ids: readonly string[],
+  ): Promise<ReadonlyMap<string, readonly Transition[]>>;
+  transitionsByTaskIds(ids: readonly string[]): Promise<ReadonlyMap<string, readonly Transition[]>>;
+  /** Log rows with after < id <= upTo in id order, optionally of one workflow. */
+  transitionRange(range: {
+    readonly after: bigint;
+    readonly upTo: bigint;
+    readonly workflowId?: string;
+    readonly limit: number;
+  }): Promise<readonly Transition[]>;
+  /**
+   * A reader of the whole log in id order that only ever returns rows that are final: no
+   * row with a smaller id can commit after it was returned (see `TransitionLogReader`).
+   */
+  transitionLogReader(): TransitionLogReader;
+}
+
+export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
+  return {
+    workflowPage: (filter, page) =>
+      workflowPageRead(db, filter, page.after ?? null, positiveLimit(page.limit)),
+    workflowCount: (filter) => workflowCountRead(db, filter),
+    async workflowsByIds(ids) {
+      return new Map((await workflowListByIds(db, ids)).map((row) => [row.id, row]));
+    },
+    async tasksByIds(ids) {
+      return new Map((await taskListByIds(db, ids)).map((row) => [row.id, row]));
+    },
+    async tasksByWorkflowIds(ids) {
+      return groupBy(await taskListByWorkflowIds(db, ids), (row) => row.workflowId);
+    },
+    async transitionsByWorkflowIds(ids) {
+      return groupBy(await transitionListByWorkflowIds(db, ids), (row) => row.workflowId);
+    },
+    async transitionsByTaskIds(ids) {
+      return groupBy(await transitionListByTaskIds(db, ids), (row) => row.taskId as string);
+    },
+    transitionRange: (range) =>
+      transitionListRange(db, { ...range, limit: positiveLimit(range.limit) }),
+    transitionLogReader: () => new TransitionLogReader(db),
+  };
+}
+
+/**
+ * Reads the transition log in id order, returning a row only once it is final.
+ *
+ * Identity ids are handed out before commit, so ids do not commit in order: a transaction
+ * holding id 19 may commit after one holding id 20. A reader that returned 20 and resumed
+ * "after 20" would skip 19 forever. Filtering on the writer's own transaction id
+ * (`xact_id < pg_snapshot_xmin`) is not enough either: a transaction whose xid is younger can
+ * hold an older id (xids are assigned at a transaction's first write, ids at its insert).
+ *
+ * What is enough: the identity sequence's last value L, read at time t, bounds every id handed
+ * out before t; a transaction that writes a transition already has an xid when it takes its id
+ * (every engine write path locks or inserts a row first), so the holder of any id <= L had its
+ * xid before t and is below the xmax X of any snapshot taken after t. Once a later snapshot's
+ * xmin reaches X, all those transactions have finished, and every id <= L is committed or
+ * never will be: ids up to L are final. The reader keeps such (L, X) pairs and releases rows
+ * up to the highest pair that became final. Cost: a delay while older transactions (of any
+ * database on the server: xids are server-wide) are still open.
+ * Assumes the identity sequence is not cached per session (CACHE 1, PostgreSQL's default).
+ */
+export class TransitionLogReader {
+  /** Rows up to here have been returned (or do not exist). */
+  private cursorId = 0n;
+  /** Ids up to here are final. */
+  private finalId = 0n;
+  private pending: { lastId: bigint; xmax: bigint }[] = [];
+  private started = false;
+
+  constructor(private readonly db: Kysely<CausewayDatabase>) {}
+
+  /** The id up to which every row has been returned: a resume point for new readers. */
+  get position(): bigint {
+    return this.cursorId;
+  }
+
+  /** True while some ids handed out are not final yet (read again soon). */
+  get waiting(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /**
+   * Starts at the log's current end: rows already there are not returned. Resolves once every
+   * id handed out before the call is final, so `position` is a point no row can slip under.
+   */
+  async start(options: { signal?: AbortSignal; pollMs?: number } = {}): Promise<void> {
+    const lastId = await transitionLastAllocatedId(this.db);
+    const bounds = await snapshotBoundsRead(this.db);
+    let xmin = bounds.xmin;
+    while (xmin < bounds.xmax) {
+      options.signal?.throwIfAborted();
+      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 20));
+      xmin = (await snapshotBoundsRead(this.db)).xmin;
+    }
+    this.cursorId = lastId;
+    this.finalId = lastId;
+    this.started = true;
+  }
+
+  /** The next final rows after `position`, in id order, at most `limit`. */
+  async read(limit: number): Promise<readonly Transition[]> {
+    if (!this.started) throw new Error('TransitionLogReader.read() before start()');
+    const lastId = await transitionLastAllocatedId(this.db);
+    if (lastId > this.finalId || this.pending.length > 0) {
+      // This snapshot starts after lastId was read: its xmax bounds the holders of those ids.
+      const { xmin, xmax } = await snapshotBoundsRead(this.db);
+      if (lastId > this.finalId) this.pending.push({ lastId, xmax });
+      const still: { lastId: bigint; xmax: bigint }[] = [];
+      for (const pair of this.pending) {
+        if (pair.xmax <= xmin) {
+          if (pair.lastId > this.finalId) this.finalId = pair.lastId;
+        } else if (pair.lastId > this.finalId) still.push(pair);
+      }
+      // Keep only the newest waiting pair per xmax (older ones are covered by it).
+      this.pending = still.filter(
+        (pair, index) => !still.some((other, j) => j > index && other.xmax <= pair.xmax),
+      );
+      // Bounded while a long transaction holds xmin back: dropping a middle pair only delays
+      // finality (a later pair covers its ids), it never releases a row early.
+      if (this.pending.length > 256) this.pending.splice(1, this.pending.length - 256);
+    }
+    if (this.finalId <= this.cursorId) return [];
+    const rows = await transitionListRange(this.db, {
+      after: this.cursorId,
+      upTo: this.finalId,
+      limit: positiveLimit(limit),
+    });
+    const last = rows.at(-1);
+    // Fewer rows than asked: everything up to finalId is returned (the rest are gaps).
+    this.cursorId = rows.length < limit || last === undefined ? this.finalId : BigInt(last.id);
+    return rows;
+  }
+}
+
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const id = key(row);
+    const group = groups.get(id);
+    if (group === undefined) groups.set(id, [row]);
+    else group.push(row);
+  }
+  return groups;
+}
+
+function positiveLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new RangeError(`limit must be a positive integer, got ${limit}`);
+  }
+  return limit;
+}
