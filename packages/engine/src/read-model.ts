@@ -1,10 +1,9 @@
 import type { Transition, WorkflowState } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
 import {
-  snapshotBoundsRead,
   taskListByIds,
   taskListByWorkflowIds,
-  transitionLastAllocatedId,
+  transitionHorizonProbe,
   transitionListByTaskIds,
   transitionListByWorkflowIds,
   transitionListRange,
@@ -99,25 +98,27 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
  * Identity ids are handed out before commit, so ids do not commit in order: a transaction
  * holding id 19 may commit after one holding id 20. A reader that returned 20 and resumed
  * "after 20" would skip 19 forever. Filtering on the writer's own transaction id
- * (`xact_id < pg_snapshot_xmin`) is not enough either: a transaction whose xid is younger can
- * hold an older id (xids are assigned at a transaction's first write, ids at its insert).
+ * (`xact_id < pg_snapshot_xmin(pg_current_snapshot())`) is not enough: a transaction whose
+ * xid is younger can hold the older id (xids are assigned at a transaction's first write or
+ * lock, ids at its insert), and a running transaction above the snapshot's xmax (the latest
+ * completed xid + 1) does not hold xmin back at all.
  *
  * What is enough: the identity sequence's last value L, read at time t, bounds every id handed
- * out before t; a transaction that writes a transition already has an xid when it takes its id
- * (every engine write path locks or inserts a row first), so the holder of any id <= L had its
- * xid before t and is below the xmax X of any snapshot taken after t. Once a later snapshot's
- * xmin reaches X, all those transactions have finished, and every id <= L is committed or
- * never will be: ids up to L are final. The reader keeps such (L, X) pairs and releases rows
- * up to the highest pair that became final. Cost: a delay while older transactions (of any
- * database on the server: xids are server-wide) are still open.
- * Assumes the identity sequence is not cached per session (CACHE 1, PostgreSQL's default).
+ * out before t. A transaction that appends transitions already has an xid when it takes its
+ * id (every engine write path locks or inserts a row first), so the holder of any id <= L got
+ * its xid before t, below a transaction id B assigned after t. Once a later snapshot's xmin
+ * reaches B, all of them have finished: every id <= L is committed or never will be. The
+ * reader keeps such (L, B) pairs and releases rows up to the highest L whose B was passed.
+ * Cost: one xid per read that finds new ids, and a delay while an older write transaction
+ * (of any database of the server: xids are server-wide) is still open.
+ * Assumes the identity sequence hands out ids one at a time (CACHE 1, PostgreSQL's default).
  */
 export class TransitionLogReader {
   /** Rows up to here have been returned (or do not exist). */
   private cursorId = 0n;
   /** Ids up to here are final. */
   private finalId = 0n;
-  private pending: { lastId: bigint; xmax: bigint }[] = [];
+  private pending: { lastId: bigint; bound: bigint }[] = [];
   private started = false;
 
   constructor(private readonly db: Kysely<CausewayDatabase>) {}
@@ -137,41 +138,37 @@ export class TransitionLogReader {
    * id handed out before the call is final, so `position` is a point no row can slip under.
    */
   async start(options: { signal?: AbortSignal; pollMs?: number } = {}): Promise<void> {
-    const lastId = await transitionLastAllocatedId(this.db);
-    const bounds = await snapshotBoundsRead(this.db);
-    let xmin = bounds.xmin;
-    while (xmin < bounds.xmax) {
+    const first = await transitionHorizonProbe(this.db, -1n);
+    const bound = first.bound as bigint;
+    for (;;) {
+      const { xmin } = await transitionHorizonProbe(this.db, maxBigint);
+      if (xmin >= bound) break;
       options.signal?.throwIfAborted();
-      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 20));
-      xmin = (await snapshotBoundsRead(this.db)).xmin;
+      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 10));
     }
-    this.cursorId = lastId;
-    this.finalId = lastId;
+    this.cursorId = first.lastId;
+    this.finalId = first.lastId;
     this.started = true;
   }
 
   /** The next final rows after `position`, in id order, at most `limit`. */
   async read(limit: number): Promise<readonly Transition[]> {
     if (!this.started) throw new Error('TransitionLogReader.read() before start()');
-    const lastId = await transitionLastAllocatedId(this.db);
-    if (lastId > this.finalId || this.pending.length > 0) {
-      // This snapshot starts after lastId was read: its xmax bounds the holders of those ids.
-      const { xmin, xmax } = await snapshotBoundsRead(this.db);
-      if (lastId > this.finalId) this.pending.push({ lastId, xmax });
-      const still: { lastId: bigint; xmax: bigint }[] = [];
-      for (const pair of this.pending) {
-        if (pair.xmax <= xmin) {
-          if (pair.lastId > this.finalId) this.finalId = pair.lastId;
-        } else if (pair.lastId > this.finalId) still.push(pair);
+    const known = this.pending.at(-1)?.lastId ?? this.finalId;
+    const probe = await transitionHorizonProbe(this.db, known);
+    const still: { lastId: bigint; bound: bigint }[] = [];
+    for (const pair of this.pending) {
+      if (pair.bound <= probe.xmin) {
+        if (pair.lastId > this.finalId) this.finalId = pair.lastId;
+      } else if (pair.lastId > this.finalId) {
+        still.push(pair);
       }
-      // Keep only the newest waiting pair per xmax (older ones are covered by it).
-      this.pending = still.filter(
-        (pair, index) => !still.some((other, j) => j > index && other.xmax <= pair.xmax),
-      );
-      // Bounded while a long transaction holds xmin back: dropping a middle pair only delays
-      // finality (a later pair covers its ids), it never releases a row early.
-      if (this.pending.length > 256) this.pending.splice(1, this.pending.length - 256);
     }
+    if (probe.bound !== null) still.push({ lastId: probe.lastId, bound: probe.bound });
+    // Bounded while a long transaction holds xmin back: dropping a middle pair only delays
+    // finality (a later pair covers its ids), it never releases a row early.
+    if (still.length > 256) still.splice(1, still.length - 256);
+    this.pending = still;
     if (this.finalId <= this.cursorId) return [];
     const rows = await transitionListRange(this.db, {
       after: this.cursorId,
@@ -184,6 +181,8 @@ export class TransitionLogReader {
     return rows;
   }
 }
+
+const maxBigint = 9_223_372_036_854_775_807n;
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();

@@ -194,25 +194,33 @@ export async function transitionListRange(
 }
 
 /**
- * The highest transition id handed out so far, committed or not (the identity sequence's last
- * value; 0 before the first row). Sequences are not transactional, so this sees ids of
- * transactions still in flight: it is the horizon a stream must wait to become final.
+ * One step of the log's finality horizon, in one statement:
+ * - `lastId`: the highest transition id handed out so far, committed or not (the identity
+ *   sequence's last value; sequences are not transactional), 0 before the first row;
+ * - `bound`: only when `lastId > threshold`, a fresh transaction id taken after `lastId` was
+ *   read (the CTE is materialized first). Every transaction that already had an xid when
+ *   `lastId` was read is below it. (`pg_snapshot_xmax` is no such bound: it is the latest
+ *   *completed* xid + 1, and a running transaction can be above it.) Costs one xid.
+ * - `xmin`: the statement snapshot's xmin: every transaction below it has finished.
  */
-export async function transitionLastAllocatedId(db: ReadDb): Promise<bigint> {
-  const { rows } = await sql<{ last: string | null }>`
-    select pg_sequence_last_value(
-      pg_get_serial_sequence('causeway_transitions', 'id')::regclass)::text as last`.execute(db);
-  return BigInt(rows[0]?.last ?? '0');
-}
-
-/**
- * The current snapshot's bounds (xid8): every transaction below `xmin` has finished; every
- * transaction that had an xid when the snapshot was taken is below `xmax`.
- */
-export async function snapshotBoundsRead(db: ReadDb): Promise<{ xmin: bigint; xmax: bigint }> {
-  const { rows } = await sql<{ xmin: string; xmax: string }>`
-    select pg_snapshot_xmin(s)::text as xmin, pg_snapshot_xmax(s)::text as xmax
-    from pg_current_snapshot() as s`.execute(db);
-  const row = rows[0] as { xmin: string; xmax: string };
-  return { xmin: BigInt(row.xmin), xmax: BigInt(row.xmax) };
+export async function transitionHorizonProbe(
+  db: ReadDb,
+  threshold: bigint,
+): Promise<{ lastId: bigint; bound: bigint | null; xmin: bigint }> {
+  const { rows } = await sql<{ last_id: string; bound: string | null; xmin: string }>`
+    with allocated as materialized (
+      select coalesce(pg_sequence_last_value(
+        pg_get_serial_sequence('causeway_transitions', 'id')::regclass), 0) as last_id
+    )
+    select last_id::text as last_id,
+           case when last_id > ${threshold.toString()}::bigint
+                then pg_current_xact_id()::text end as bound,
+           pg_snapshot_xmin(pg_current_snapshot())::text as xmin
+    from allocated`.execute(db);
+  const row = rows[0] as { last_id: string; bound: string | null; xmin: string };
+  return {
+    lastId: BigInt(row.last_id),
+    bound: row.bound === null ? null : BigInt(row.bound),
+    xmin: BigInt(row.xmin),
+  };
 }

@@ -270,7 +270,10 @@ const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input as w_i
 
 /**
  * Locks workflows in id order (one lock order everywhere, so deciders never deadlock),
- * then all their task rows in id order, and reads database time: one round trip.
+ * then all their task rows in id order, and reads database time: one round trip. The main
+ * query locks `w` again (already ours): only a locked row is re-read at its latest version;
+ * a plain join would return the statement snapshot's, stale if a writer we waited for
+ * committed meanwhile.
  * With `skipLocked` a claimer never waits: a workflow another transaction holds is left
  * for the next claim. Task rows are locked too, so a fenced write (boundary, checkpoint)
  * or a renewal racing the decision waits and then sees it instead of being overwritten.
@@ -293,7 +296,7 @@ export async function workflowLockWithTasks(
     join causeway_workflows as w on w.id = t.workflow_id
     where t.workflow_id in (select id from locked)
     order by t.id
-    for update of t`.execute(tx);
+    for update of t, w`.execute(tx);
   return loadedFromRows(rows, rows[0]?.db_now ?? (await databaseNow(tx)));
 }
 
@@ -331,7 +334,7 @@ export async function taskClaimLoad(
     join causeway_workflows as w on w.id = t.workflow_id
     where t.workflow_id in (select id from locked)
     order by t.id
-    for update of t`.execute(tx);
+    for update of t, w`.execute(tx);
   // No rows: nothing ready, or every candidate's workflow was busy (rare; polling covers it).
   if (rows.length === 0) {
     return { workflows: [], tasks: [], now: new Date(0), candidateIds: [], skipped: 0 };

@@ -174,9 +174,12 @@ async function decideAndWrite(
       },
       now,
     );
-    if (written.tasks !== writes.length) {
+    const workflowChanges = state.workflowChanges().length;
+    if (written.tasks !== writes.length || written.workflows !== workflowChanges) {
       // Cannot happen while every writer holds the locks; refuse to half-apply if it does.
-      throw new Error(`conditional task update matched ${written.tasks} of ${writes.length} rows`);
+      throw new Error(
+        `conditional update matched ${written.tasks} of ${writes.length} tasks and ${written.workflows} of ${workflowChanges} workflows`,
+      );
     }
   }
   return {
