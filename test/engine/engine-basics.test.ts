@@ -178,3 +178,59 @@ describe('prefetch', () => {
     expect(await logMismatches(database().url)).toEqual([]);
   });
 });
+
+describe('evidence (R21)', () => {
+  it('re-runs a non-reentrant step whose lease expired after it recorded evidence; the re-run asks instead of resubmitting', async () => {
+    const platform = { submits: 0, queries: 0 };
+    const hang = { release: () => {} };
+    const publish = defineWorkflow({
+      name: 'evidence-publish',
+      input: z.object({}),
+      steps: {
+        post: step({
+          reentrant: false,
+          run: async (ctx) => {
+            if (ctx.evidence !== null) {
+              platform.queries += 1;
+              return { confirmed: ctx.evidence };
+            }
+            platform.submits += 1;
+            await ctx.recordEvidence('acceptance-42');
+            // The worker "dies" after the external call, before the success commit.
+            await new Promise<void>((resolve) => {
+              hang.release = resolve;
+            });
+            return { lateResult: true };
+          },
+        }),
+      },
+    });
+    const engine = testEngine(database().url, { workflows: [publish], leaseMs: 500 });
+    await engine.migrate();
+    const { workflow } = await engine.submit('evidence-publish', {});
+    const first = await engine.startWorker({ concurrency: 1, sweeper: false });
+    await waitFor(
+      async () => (await engine.getWorkflow(workflow.id))?.tasks[0]?.evidence === 'acceptance-42',
+    );
+    // Stop the first worker's renewals without letting its step finish: its lease runs out.
+    const stopping = first.stop({ drainMs: 10 });
+    await waitFor(async () => (await engine.sweep()) > 0, { timeoutMs: 10_000 });
+    const second = await engine.startWorker({ concurrency: 1 });
+    const done = await waitFor(async () => {
+      const current = await engine.getWorkflow(workflow.id);
+      return current?.state === 'succeeded' ? current : undefined;
+    });
+    hang.release();
+    await Promise.all([stopping, second.stop()]);
+    expect(platform).toEqual({ submits: 1, queries: 1 });
+    expect(done.tasks[0]?.output).toEqual({ confirmed: 'acceptance-42' });
+    expect(done.tasks[0]?.transitions.map((row) => row.reason)).toEqual([
+      'submitted',
+      'lease_acquired',
+      'lease_expired',
+      'lease_acquired',
+      'completed',
+    ]);
+    expect(await logMismatches(database().url)).toEqual([]);
+  });
+});

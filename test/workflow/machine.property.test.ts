@@ -255,6 +255,8 @@ interface Model {
   readonly attempts: Map<string, number>;
   /** Whether the current attempt persisted its effect-started marker (R10), as the engine knows. */
   readonly effectMarked: Map<string, boolean>;
+  /** Tasks whose effect has recorded evidence (R21): it persists across attempts. */
+  readonly evidenced: Set<string>;
   /** The parent's state, replayed from the workflow rows. */
   parent: WorkflowState;
 }
@@ -290,6 +292,7 @@ function setup(spec: WorkflowSpec): { model: Model; real: Real } {
     states: new Map(),
     attempts: new Map(),
     effectMarked: new Map(),
+    evidenced: new Set(),
     parent: 'queued',
   };
   const real: Real = { run: created.run, nowMs: acceptedAtMs, leaseExpiresAtMs: new Map() };
@@ -561,8 +564,9 @@ function checkTaskRow(
   // non-reentrant step (uncertainty ends in dead).
   if (model.effectMarked.get(row.taskId) === true) {
     invariant(edge.reason !== 'worker_shutdown', () => `${what()} after the effect started`);
+    // Evidence (R21) makes a re-run safe: it asks for the outcome instead of resubmitting.
     invariant(
-      step.policy.reentrant || edge.reason !== 'lease_expired',
+      step.policy.reentrant || model.evidenced.has(row.taskId) || edge.reason !== 'lease_expired',
       () => `${what()} for a non-reentrant step whose effect started`,
     );
   }
@@ -838,18 +842,26 @@ function moveClockTo(real: Real, ms: number): void {
   real.nowMs = Math.max(real.nowMs, ms);
 }
 
-function markEffectStarted(model: Model, real: Real, taskId: string): void {
+function markEffectStarted(model: Model, real: Real, taskId: string, evidence?: string): void {
   // The engine persists the marker with a fenced write (R7) that only a live lease can make.
   if (snapshotIn(real.run, taskId).state !== 'leased') return;
   real.run = {
     ...real.run,
     tasks: real.run.tasks.map((task) =>
       task.taskId === taskId
-        ? { ...task, snapshot: { ...task.snapshot, effectStarted: true } }
+        ? {
+            ...task,
+            snapshot: {
+              ...task.snapshot,
+              effectStarted: true,
+              ...(evidence === undefined ? {} : { evidence }),
+            },
+          }
         : task,
     ),
   };
   model.effectMarked.set(taskId, true);
+  if (evidence !== undefined) model.evidenced.add(taskId);
   checkRun(model, real);
 }
 
@@ -1043,7 +1055,7 @@ function expireLease(model: Model, real: Real, taskId: string, jitter: number, a
   if (actor !== 'sweeper') return;
   const policy = policyOf(model, taskId);
   const marked = model.effectMarked.get(taskId) === true;
-  const uncertain = marked && !policy.reentrant;
+  const uncertain = marked && !policy.reentrant && !model.evidenced.has(taskId);
   if (outcome.before.state === 'leased') {
     // R10/R35: a non-reentrant step that started its effect is never re-run blindly.
     if (uncertain) return expectEdge(outcome, 'dead', 'lease_expired_effect_uncertain');
@@ -1109,6 +1121,16 @@ const effectStartedCommand = targetArbitrary.map((target) =>
     const logLength = model.log.length;
     markEffectStarted(model, real, task.taskId);
     invariant(model.log.length === logLength, () => 'the effect marker wrote a transition');
+  }),
+);
+
+/** ctx.recordEvidence(id): the effect marker plus the external acceptance id (R21). Not an edge. */
+const recordEvidenceCommand = targetArbitrary.map((target) =>
+  command(`recordEvidence(${show(target)})`, (model, real) => {
+    const task = pickTask(real, target, ['leased']);
+    const logLength = model.log.length;
+    markEffectStarted(model, real, task.taskId, `acceptance-${task.taskId}`);
+    invariant(model.log.length === logLength, () => 'recording evidence wrote a transition');
   }),
 );
 
@@ -1410,6 +1432,7 @@ const machineCommandArbitrary: fc.Arbitrary<MachineCommand> = fc.oneof(
   { arbitrary: leaseExpiryCommand, weight: 4 },
   { arbitrary: workerKilledCommand, weight: 2 },
   { arbitrary: effectStartedCommand, weight: 4 },
+  { arbitrary: recordEvidenceCommand, weight: 2 },
   { arbitrary: boundaryCommand, weight: 3 },
   { arbitrary: cancelTaskCommand, weight: 3 },
   { arbitrary: cancelWorkflowCommand, weight: 1 },
@@ -1498,6 +1521,7 @@ const anySnapshotArbitrary: fc.Arbitrary<TaskSnapshot> = fc.record({
   state: fc.constantFrom(...taskStates),
   attempt: fc.integer({ min: 0, max: 5 }),
   effectStarted: fc.boolean(),
+  evidence: fc.option(fc.constant('acceptance-1'), { nil: null }),
   replayCount: fc.integer({ min: 0, max: 3 }),
   runAt: fc.option(
     fc.integer({ min: 0, max: 60_000 }).map((ms) => new Date(acceptedAtMs + ms)),

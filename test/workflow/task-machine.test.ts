@@ -23,6 +23,7 @@ function task(overrides: Partial<TaskSnapshot> = {}): TaskSnapshot {
     state: 'queued',
     attempt: 0,
     effectStarted: false,
+    evidence: null,
     replayCount: 0,
     runAt: now,
     deadlineAt: null,
@@ -183,6 +184,14 @@ describe('decideTaskEdge', () => {
       to: 'queued',
       reason: 'lease_expired',
     });
+  });
+
+  it('re-queues an expired non-reentrant lease whose effect has evidence: the re-run asks, never resubmits', () => {
+    const { edge } = edgeOf(
+      task({ state: 'leased', attempt: 1, effectStarted: true, evidence: 'acc-7' }),
+      { type: 'lease_expired', actor: sweeper },
+    );
+    expect(edge).toMatchObject({ to: 'queued', reason: 'lease_expired' });
   });
 
   it('cancels before start, requests cancel while leased, and is idempotent', () => {

@@ -35,5 +35,12 @@ export interface StepContext<TInput = unknown> {
   checkpoint(name: string, data?: unknown): Promise<void>;
   /** A side-effect boundary: marks "effect started" and confirms a pending cancel by throwing. */
   boundary(): Promise<void>;
+  /**
+   * Persists the external acceptance id of this step's effect in its own transaction, before
+   * the step goes on (R21). It also marks "effect started".
+   */
+  recordEvidence(externalId: string): Promise<void>;
+  /** Evidence recorded by this or an earlier attempt: ask for that outcome, never resubmit. */
+  readonly evidence: string | null;
   readonly logger: StepLogger;
 }

@@ -12,6 +12,12 @@ export interface TaskSnapshot {
   readonly attempt: number;
   /** The current attempt persisted its "effect started" marker (boundary or checkpoint), R10. */
   readonly effectStarted: boolean;
+  /**
+   * The external system's acceptance id of this task's effect, recorded before anything
+   * else (R21). With it, a re-run asks for the outcome instead of resubmitting, so a lost
+   * lease is no longer "effect uncertain".
+   */
+  readonly evidence: string | null;
   readonly replayCount: number;
   /** When a queued task becomes eligible (database time). */
   readonly runAt: Date | null;
@@ -381,7 +387,8 @@ function decideFailure(
 function decideLeaseExpiry(input: DecideInput): ChoiceOrRefusal {
   const { task, policy } = input;
   const summary = 'the lease expired without renewal (worker stopped or stalled)';
-  const effectUncertain = !policy.reentrant && task.effectStarted;
+  // Evidence turns "maybe sent" into "sent, outcome to be asked": safe to run again.
+  const effectUncertain = !policy.reentrant && task.effectStarted && task.evidence === null;
   if (task.state === 'cancel_requested') {
     // `cancelled` promises no effect happened or will; once one started, even a reentrant
     // step cannot promise that, and it may not run again either: a human decides.

@@ -97,6 +97,7 @@ export function createWorkflowRun(
         state,
         attempt: 0,
         effectStarted: false,
+        evidence: null,
         replayCount: 0,
         runAt: state === 'queued' ? now : null,
         deadlineAt,

@@ -25,6 +25,8 @@ export interface TaskRecord {
   readonly leaseEpoch: number;
   readonly leaseExpiresAt: Date | null;
   readonly effectStarted: boolean;
+  /** External acceptance id of the effect (R21), if recorded. */
+  readonly evidence: string | null;
   readonly checkpoints: Readonly<Record<string, unknown>>;
   readonly progress: unknown;
   readonly output: unknown;
@@ -62,6 +64,7 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
     leaseEpoch: Number(row.lease_epoch),
     leaseExpiresAt: row.lease_expires_at,
     effectStarted: row.effect_started,
+    evidence: row.evidence,
     checkpoints: row.checkpoints ?? {},
     progress: row.progress,
     output: row.output,
@@ -110,6 +113,7 @@ export function snapshotOf(task: TaskRecord): TaskSnapshot {
     state: task.state,
     attempt: task.attempt,
     effectStarted: task.effectStarted,
+    evidence: task.evidence,
     replayCount: task.replayCount,
     runAt: task.runAt,
     deadlineAt: task.deadlineAt,

@@ -41,6 +41,7 @@ export interface TaskTable {
   lease_epoch: ColumnType<string, number | string | undefined, number | string>;
   lease_expires_at: Timestamp | null;
   effect_started: Generated<boolean>;
+  evidence: ColumnType<string | null, string | null | undefined, string | null>;
   checkpoints: ColumnType<Record<string, unknown>, string | undefined, string>;
   progress: ColumnType<unknown, string | null | undefined, string | null>;
   output: ColumnType<unknown, string | null | undefined, string | null>;

@@ -544,6 +544,7 @@ export async function taskWriteFenced(
   fence: LeaseFence,
   change: {
     effectStarted?: boolean;
+    evidence?: string;
     checkpoint?: { name: string; dataJson: string };
     progressJson?: string;
   },
@@ -555,7 +556,8 @@ export async function taskWriteFenced(
       effect_started = effect_started or (${change.effectStarted ?? false} and state = 'leased'),
       checkpoints = case when ${checkpoint?.name ?? null}::text is null then checkpoints
                     else checkpoints || jsonb_build_object(${checkpoint?.name ?? null}::text, ${checkpoint?.dataJson ?? null}::jsonb) end,
-      progress = coalesce(${change.progressJson ?? null}::jsonb, progress)
+      progress = coalesce(${change.progressJson ?? null}::jsonb, progress),
+      evidence = coalesce(${change.evidence ?? null}::text, evidence)
     where id = ${fence.taskId} and lease_holder = ${fence.holder} and lease_epoch = ${fence.epoch}
       and state in ('leased', 'cancel_requested') and lease_expires_at > causeway_now()
     returning state`.execute(db);

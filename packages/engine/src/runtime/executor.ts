@@ -207,6 +207,7 @@ export class Attempt {
   private stepContext(): StepContext<unknown> {
     const { task } = this.claimed;
     const checkpoints: Record<string, unknown> = { ...task.checkpoints };
+    let evidence = task.evidence;
     const fencedWrite = async (change: Parameters<typeof taskWriteFenced>[2]): Promise<void> => {
       if (this.abortReason === 'lease_lost') throw new LeaseLost();
       const state = await taskWriteFenced(this.context.db, this.fence, change);
@@ -250,6 +251,22 @@ export class Attempt {
       },
       boundary: async () => {
         await fencedWrite({ effectStarted: true });
+      },
+      get evidence() {
+        return evidence;
+      },
+      recordEvidence: async (externalId) => {
+        if (
+          typeof externalId !== 'string' ||
+          externalId.length === 0 ||
+          externalId.length > 1_000
+        ) {
+          throw new TypeError('recordEvidence needs an external id of 1 to 1,000 characters');
+        }
+        const problem = jsonStorageProblem(externalId);
+        if (problem !== null) throw new TypeError(`the evidence cannot be stored: ${problem}`);
+        await fencedWrite({ effectStarted: true, evidence: externalId });
+        evidence = externalId;
       },
     };
   }
