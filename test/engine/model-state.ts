@@ -184,7 +184,16 @@ export class EngineModel {
     const { task, columns } = this.task(taskId);
     return {
       kind: 'applied',
-      rows: decision.transitions.map((row) => logRow(workflow.id, row)),
+      rows: decision.transitions.map((row) => {
+        const logged = logRow(workflow.id, row);
+        // The engine records the receipt an edge into awaiting_receipt waits for (R23).
+        return row.kind === 'task' &&
+          row.taskId === taskId &&
+          row.edge.to === 'awaiting_receipt' &&
+          cause.receipt !== undefined
+          ? { ...logged, detail: { ...(row.edge.detail ?? {}), receiptId: cause.receipt.id } }
+          : logged;
+      }),
       state: task.snapshot.state,
       reason: columns.lastReason,
     };

@@ -72,6 +72,7 @@ export function createShared(url: string, engine: Engine): Shared {
       pollIntervalMs: 1_000,
       // Never subscribed to, so it never connects.
       notifier: new Notifier(url, logger),
+      channels: new Map(),
     },
   };
 }

@@ -7,6 +7,7 @@ import {
 } from '@causeway/workflow';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import type { Channel } from './channels';
 import { migrateToLatest } from './db/migrate';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
@@ -56,6 +57,8 @@ export interface EngineOptions {
   readonly poolSize?: number;
   /** The service's root signal (R6): aborting it shuts every worker down gracefully. */
   readonly signal?: AbortSignal;
+  /** Outbox channels that steps may `send(...)` to (R22), e.g. `httpChannel({...})`. */
+  readonly channels?: readonly Channel[];
 }
 
 export interface TaskView extends Omit<TaskRecord, 'receiptDeadlineAt'> {
@@ -127,6 +130,7 @@ export function createEngine(options: EngineOptions): Engine {
     sweepIntervalMs,
     pollIntervalMs,
     notifier,
+    channels: new Map((options.channels ?? []).map((channel) => [channel.name, channel])),
   };
   const queueLimits = new Map(Object.entries(options.queues ?? {}));
   const workers = new Set<Worker>();

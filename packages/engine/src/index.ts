@@ -1,4 +1,11 @@
 export {
+  type Channel,
+  type DeliveryResult,
+  type HttpChannelOptions,
+  httpChannel,
+  type OutboxMessage,
+} from './channels';
+export {
   createEngine,
   type Engine,
   type EngineOptions,

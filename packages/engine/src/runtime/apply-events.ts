@@ -17,6 +17,7 @@ import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../db/rows';
 import type { CausewayDatabase } from '../db/schema';
 import {
   type LoadedRuns,
+  type NewOutboxRow,
   type NewTransitionRow,
   runChangesWrite,
   type TaskWrite,
@@ -37,10 +38,18 @@ export interface EventRequest {
    * stale (a lost lease, an already-settled sweep) and nothing is written for this request.
    */
   readonly precondition?: (task: TaskRecord, now: Date) => boolean;
-  /** Columns that go with the edge: the step's output, the receipt to wait for. */
+  /**
+   * What goes with the edge: the step's output, the receipt to wait for, and a send request
+   * for the outbox, written in the same transaction as the edge (R22).
+   */
   readonly extra?: {
     readonly outputJson?: string;
     readonly receipt?: { id: string; timeoutMs: number };
+    readonly outbox?: {
+      readonly id: string;
+      readonly channel: string;
+      readonly payloadJson: string;
+    };
   };
 }
 
@@ -171,6 +180,7 @@ async function decideAndWrite(
         workflows: state.workflowChanges(),
         transitions: state.transitions,
         wakeQueues: [...state.queuesToWake()],
+        outbox: state.outbox,
       },
       now,
     );
@@ -201,6 +211,8 @@ class RunState {
   private readonly changedTaskIds = new Set<string>();
   private readonly outputJsonById = new Map<string, string>();
   private readonly wake = new Set<string>();
+  /** Send requests of edges into awaiting_receipt (R22). */
+  readonly outbox: NewOutboxRow[] = [];
   /** Locked workflows whose definition this engine does not have, by id. */
   readonly undefinedNames = new Map<string, string>();
 
@@ -373,6 +385,10 @@ class RunState {
       const isCause = cause !== null && cause.request.taskId === row.taskId;
       const outputJson = isCause ? cause.request.extra?.outputJson : undefined;
       if (outputJson !== undefined) this.outputJsonById.set(row.taskId, outputJson);
+      const send = isCause ? cause.request.extra?.outbox : undefined;
+      if (send !== undefined && row.edge.to === 'awaiting_receipt') {
+        this.outbox.push({ ...send, taskId: row.taskId, workflowId: run.workflowId });
+      }
       this.tasks.set(
         row.taskId,
         this.nextRecord(before, row.edge, snapshot, isCause ? cause : null),
@@ -389,7 +405,7 @@ class RunState {
         errorSummary: row.edge.errorSummary,
         actor: row.edge.actor,
         attempt: row.edge.attempt,
-        detail: row.edge.detail,
+        detail: withReceipt(row.edge, isCause ? cause.request.extra : undefined),
       });
       if (row.edge.to === 'queued' && (snapshot.runAt === null || snapshot.runAt <= this.now)) {
         this.wake.add(before.queue);
@@ -439,4 +455,17 @@ class RunState {
             : null,
     };
   }
+}
+
+/** The receipt an edge into `awaiting_receipt` waits for (and the outbox channel), in its detail. */
+function withReceipt(
+  edge: TaskEdge,
+  extra: EventRequest['extra'] | undefined,
+): Readonly<Record<string, unknown>> | null {
+  if (edge.to !== 'awaiting_receipt' || extra?.receipt === undefined) return edge.detail;
+  return {
+    ...edge.detail,
+    receiptId: extra.receipt.id,
+    ...(extra.outbox === undefined ? {} : { outboxChannel: extra.outbox.channel }),
+  };
 }

@@ -1,5 +1,6 @@
 import type { WorkflowDefinition } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
+import type { Channel } from '../channels';
 import type { CausewayDatabase } from '../db/schema';
 import type { Logger } from '../logger';
 import type { ApplyContext } from './apply-events';
@@ -20,4 +21,6 @@ export interface EngineContext {
   readonly sweepIntervalMs: number;
   readonly pollIntervalMs: number;
   readonly notifier: Notifier;
+  /** Outbox channels by name (R22). */
+  readonly channels: ReadonlyMap<string, Channel>;
 }

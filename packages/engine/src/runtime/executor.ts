@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   type Actor,
   classifyError,
@@ -16,6 +17,9 @@ import type { EventRequest } from './apply-events';
 import type { EngineContext } from './context';
 import type { Settler } from './settler';
 import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';
+
+/** How long a sent effect may wait for its receipt when the channel does not say. */
+const defaultReceiptTimeoutMs = 24 * 3_600_000;
 
 /** A task this worker claimed, with what its step needs to run. */
 export interface ClaimedTask {
@@ -100,12 +104,7 @@ export class Attempt {
 
   private async reportResult(result: unknown): Promise<void> {
     if (isSendRequest(result)) {
-      await this.report({
-        type: 'fail',
-        actor: this.actor(),
-        category: 'invalid_argument',
-        summary: 'send() needs the outbox, which this engine does not run yet',
-      });
+      await this.reportSend(result.channel, result.payload);
       return;
     }
     if (isAwaitReceipt(result)) {
@@ -131,6 +130,39 @@ export class Attempt {
     await this.report(
       { type: 'complete', actor: this.actor() },
       { outputJson: JSON.stringify(output) },
+    );
+  }
+
+  /**
+   * A send request (R22): the edge to `awaiting_receipt` and the outbox row commit together;
+   * the dispatcher delivers after commit with the outbox id as idempotency key.
+   */
+  private async reportSend(channelName: string, payload: unknown): Promise<void> {
+    const channel = this.context.channels.get(channelName);
+    const problem =
+      channel === undefined
+        ? `the step sent to channel "${channelName}", which this engine does not have`
+        : jsonStorageProblem(payload === undefined ? null : payload);
+    if (problem !== null) {
+      await this.report({
+        type: 'fail',
+        actor: this.actor(),
+        category: 'invalid_argument',
+        summary: problem,
+      });
+      return;
+    }
+    const outboxId = randomUUID();
+    await this.report(
+      { type: 'await_receipt', actor: this.actor() },
+      {
+        receipt: { id: outboxId, timeoutMs: channel?.receiptTimeoutMs ?? defaultReceiptTimeoutMs },
+        outbox: {
+          id: outboxId,
+          channel: channelName,
+          payloadJson: JSON.stringify(payload === undefined ? null : payload),
+        },
+      },
     );
   }
 

@@ -2,10 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowDefinition } from '@causeway/workflow';
 import { isRetryableDatabaseError } from '../db/pg-errors';
 import type { TaskRecord } from '../db/rows';
-import { leaseRenewMany, taskGet } from '../db/store';
+import { leaseRenewMany, outboxWakeup, taskGet } from '../db/store';
 import { type ApplyResult, claimTasks } from './apply-events';
 import type { EngineContext } from './context';
 import { Attempt, type ClaimedTask } from './executor';
+import { OutboxDispatcher } from './outbox-dispatcher';
 import { Settler } from './settler';
 import { Sweeper } from './sweeper';
 
@@ -25,6 +26,8 @@ export interface WorkerOptions {
   readonly prefetch?: number;
   /** Run the sweeper in this worker (default true; safe with many). */
   readonly sweeper?: boolean;
+  /** Run the outbox dispatcher in this worker (default: when the engine has channels). */
+  readonly outbox?: boolean;
 }
 
 export interface StopOptions {
@@ -77,6 +80,7 @@ export class Worker implements WorkerHandle {
   private readonly waiting = new Map<string, Attempt[]>();
   private readonly settler: Settler;
   private readonly sweeper: Sweeper | null;
+  private readonly dispatcher: OutboxDispatcher | null;
   private readonly limits: Map<string, number>;
   private readonly runningByQueue = new Map<string, number>();
   private readonly wakeups = new Map<string, Wakeup>();
@@ -98,6 +102,8 @@ export class Worker implements WorkerHandle {
       throw new RangeError(`prefetch must be a non-negative integer, got ${options.prefetch}`);
     }
     this.sweeper = options.sweeper === false ? null : new Sweeper(context);
+    this.dispatcher =
+      (options.outbox ?? context.channels.size > 0) ? new OutboxDispatcher(context) : null;
     const queues = options.queues ?? allQueues(context.definitions);
     this.limits = new Map(
       queues.map((queue) => {
@@ -121,6 +127,7 @@ export class Worker implements WorkerHandle {
       this.runningByQueue.set(queue, 0);
     }
     this.unsubscribe = await this.context.notifier.subscribe((queue) => {
+      if (queue === outboxWakeup || queue === '*') this.dispatcher?.wake();
       if (queue === '*') for (const wakeup of this.wakeups.values()) wakeup.wake();
       else this.wakeups.get(queue)?.wake();
     });
@@ -128,6 +135,7 @@ export class Worker implements WorkerHandle {
     const renewEveryMs = Math.max(50, Math.floor(this.context.leaseMs / 3));
     this.renewTimer = setInterval(() => void this.renewLeases(), renewEveryMs);
     this.sweeper?.start();
+    this.dispatcher?.start();
     this.context.logger.info({ queues: Object.fromEntries(this.limits) }, 'worker started');
   }
 
@@ -141,6 +149,7 @@ export class Worker implements WorkerHandle {
     for (const wakeup of this.wakeups.values()) wakeup.wake();
     await Promise.all(this.loops);
     await this.sweeper?.stop();
+    await this.dispatcher?.stop();
     // Prefetched attempts never started: hand them back at once.
     const waiting = [...this.waiting.values()].flat();
     for (const queue of this.waiting.keys()) this.waiting.set(queue, []);
