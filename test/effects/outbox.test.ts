@@ -171,3 +171,40 @@ describe('transactional outbox (R22)', () => {
     expect(platform?.stats().postsPublished).toBe(1);
   });
 });
+
+describe('a cancel after the submission was accepted (R14)', () => {
+  it('answers that it came too late, records who asked, and the explanation says so', async () => {
+    const engine = await engineWithPlatform({ confirm: 'receipt' });
+    const { workflow } = await engine.submit('outbox-publish', { noteId: 'late', version: 1 });
+    const worker = await engine.startWorker({ concurrency: 1, outbox: false });
+    const waiting = await waitFor(async () => {
+      const current = await engine.getWorkflow(workflow.id);
+      return current?.tasks[0]?.state === 'awaiting_receipt' ? current : undefined;
+    });
+    // While the message is not delivered yet, the task is "submitted, sending", never failed.
+    expect(waiting.tasks[0]).toMatchObject({
+      sending: true,
+      outbox: [{ state: 'pending', channel: 'platform' }],
+    });
+    const taskId = waiting.tasks[0]?.id as string;
+    const answer = await engine.cancelTask(taskId, { operator: 'alice' });
+    expect(answer).toMatchObject({
+      state: 'awaiting_receipt',
+      changed: false,
+      refusal: 'effect_already_submitted',
+      reason: 'submitted_awaiting_receipt',
+    });
+    const again = await engine.cancelWorkflow(workflow.id, { operator: 'bob' });
+    expect(again.changed).toBe(false);
+    await engine.recordReceipt(taskId, { ok: true });
+    await worker.stop();
+    const done = await engine.getWorkflow(workflow.id);
+    expect(done?.state).toBe('succeeded');
+    expect(done?.tasks[0]).toMatchObject({ cancelAskedBy: 'operator:alice' });
+    const explanation = await engine.explain(workflow.id);
+    expect(explanation.text).toContain(
+      'cancel asked by operator:alice after the submission was accepted: the cancel came too late',
+    );
+    expect(explanation.summary).toBe('publish succeeded');
+  });
+});

@@ -11,7 +11,12 @@ import type { Channel } from './channels';
 import { migrateToLatest } from './db/migrate';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
-import { taskListByWorkflows, transitionListByWorkflow, workflowGet } from './db/store';
+import {
+  outboxListByTasks,
+  taskListByWorkflows,
+  transitionListByWorkflow,
+  workflowGet,
+} from './db/store';
 import { EngineError } from './errors';
 import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
@@ -61,9 +66,20 @@ export interface EngineOptions {
   readonly channels?: readonly Channel[];
 }
 
-export interface TaskView extends Omit<TaskRecord, 'receiptDeadlineAt'> {
-  readonly receiptDeadlineAt: Date | null;
+/** An outbox message of a task (R22): while `pending`, the task is "submitted, sending". */
+export interface OutboxView {
+  readonly id: string;
+  readonly channel: string;
+  readonly state: string;
+  readonly attempts: number;
+  readonly lastError: string | null;
+}
+
+export interface TaskView extends TaskRecord {
   readonly transitions: readonly Transition[];
+  readonly outbox: readonly OutboxView[];
+  /** Submitted and still being delivered: never shown as failed (R22). */
+  readonly sending: boolean;
 }
 
 export interface WorkflowView extends WorkflowRecord {
@@ -182,6 +198,10 @@ export function createEngine(options: EngineOptions): Engine {
         taskListByWorkflows(db, [workflowId]),
         transitionListByWorkflow(db, workflowId),
       ]);
+      const outbox = await outboxListByTasks(
+        db,
+        tasks.map((task) => task.id),
+      );
       const order = new Map(
         definitions.get(workflow.name)?.steps.map((step, index) => [step.name, index]),
       );
@@ -189,10 +209,19 @@ export function createEngine(options: EngineOptions): Engine {
         ...workflow,
         tasks: tasks
           .sort((a, b) => (order.get(a.step) ?? 0) - (order.get(b.step) ?? 0))
-          .map((task) => ({
-            ...task,
-            transitions: transitions.filter((row) => row.taskId === task.id),
-          })),
+          .map((task) => {
+            const messages = outbox
+              .filter((message) => message.taskId === task.id)
+              .map(({ taskId: _taskId, ...message }) => message);
+            return {
+              ...task,
+              transitions: transitions.filter((row) => row.taskId === task.id),
+              outbox: messages,
+              sending:
+                task.state === 'awaiting_receipt' &&
+                messages.some((message) => message.state === 'pending'),
+            };
+          }),
         transitions,
       };
     },
@@ -201,7 +230,22 @@ export function createEngine(options: EngineOptions): Engine {
       if ((await workflowGet(db, workflowId)) === undefined) {
         throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
       }
-      return explain(await transitionListByWorkflow(db, workflowId));
+      const [transitions, tasks] = await Promise.all([
+        transitionListByWorkflow(db, workflowId),
+        taskListByWorkflows(db, [workflowId]),
+      ]);
+      const notes = tasks.flatMap((task) =>
+        task.cancelAskedAt === null
+          ? []
+          : [
+              {
+                at: task.cancelAskedAt,
+                step: task.step,
+                text: `cancel asked by ${task.cancelAskedBy ?? 'client'} after the submission was accepted: the cancel came too late`,
+              },
+            ],
+      );
+      return explain(transitions, notes);
     },
     async startWorker(workerOptions) {
       assertOpen();

@@ -9,6 +9,7 @@ export {
   createEngine,
   type Engine,
   type EngineOptions,
+  type OutboxView,
   type TaskView,
   type WorkflowView,
 } from './engine';

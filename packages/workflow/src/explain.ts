@@ -2,6 +2,13 @@ import { parseActor } from './actors';
 import type { ReasonCode } from './reason-codes';
 import type { Transition } from './transition';
 
+/** Something that happened to a task without being an edge (e.g. a cancel that came too late, R14). */
+export interface ExplanationNote {
+  readonly at: Date;
+  readonly step: string;
+  readonly text: string;
+}
+
 /** A workflow's history told as a narrative (R27). */
 export interface Explanation {
   /** One line per edge, oldest first. */
@@ -19,14 +26,23 @@ export interface Explanation {
  * narrative: "render: leased by host/41/ab12 (attempt 1)", "render: failed (timeout: …),
  * retry at 10:00:07", …, and a one-line summary.
  */
-export function explain(transitions: readonly Transition[]): Explanation {
+export function explain(
+  transitions: readonly Transition[],
+  notes: readonly ExplanationNote[] = [],
+): Explanation {
   // Database time first; rows of one transaction share it, so their log id breaks the tie.
   const ordered = [...transitions].sort(
     (a, b) => a.at.getTime() - b.at.getTime() || compareIds(a.id, b.id),
   );
-  const lines = ordered.map(
-    (row) => `${clock(row.at)} ${row.step ?? 'workflow'}: ${describe(row)}`,
-  );
+  const entries = [
+    ...ordered.map((row) => ({
+      at: row.at,
+      line: `${clock(row.at)} ${row.step ?? 'workflow'}: ${describe(row)}`,
+    })),
+    ...notes.map((note) => ({ at: note.at, line: `${clock(note.at)} ${note.step}: ${note.text}` })),
+  ];
+  // Notes go after the edges of the same instant (stable sort keeps the log order).
+  const lines = entries.sort((a, b) => a.at.getTime() - b.at.getTime()).map((entry) => entry.line);
   const lastByStep = new Map<string, Transition>();
   let workflowState: string | null = null;
   for (const row of ordered) {

@@ -34,6 +34,9 @@ export interface TaskRecord {
   readonly receiptDeadlineAt: Date | null;
   readonly lastErrorCategory: ErrorCategory | null;
   readonly lastError: string | null;
+  /** A cancel asked after the submission was accepted (R14): recorded, not an edge. */
+  readonly cancelAskedAt: Date | null;
+  readonly cancelAskedBy: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -72,6 +75,8 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
     receiptDeadlineAt: row.receipt_deadline_at,
     lastErrorCategory: row.last_error_category as ErrorCategory | null,
     lastError: row.last_error,
+    cancelAskedAt: row.cancel_asked_at,
+    cancelAskedBy: row.cancel_asked_by,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

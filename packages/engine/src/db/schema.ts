@@ -49,6 +49,8 @@ export interface TaskTable {
   receipt_deadline_at: Timestamp | null;
   last_error_category: string | null;
   last_error: string | null;
+  cancel_asked_at: Timestamp | null;
+  cancel_asked_by: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -67,6 +69,4 @@ export interface TransitionTable {
   attempt: number;
   at: Timestamp;
   detail: ColumnType<Record<string, unknown> | null, string | null, never>;
-  /** The writing transaction (xid8, as text): streams deliver in commit order by it. */
-  xact_id: Generated<string>;
 }

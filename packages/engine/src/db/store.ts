@@ -811,3 +811,21 @@ export async function outboxListByTasks(
     lastError: row.last_error,
   }));
 }
+
+/**
+ * Records a cancel that came after the submission was accepted (R14): only while the task
+ * still awaits its receipt; the first ask is kept. Returns whether the task was waiting.
+ */
+export async function taskRecordLateCancel(
+  db: Db,
+  taskId: string,
+  actor: string,
+): Promise<boolean> {
+  const { rows } = await sql<{ id: string }>`
+    update causeway_tasks
+    set cancel_asked_at = coalesce(cancel_asked_at, causeway_now()),
+        cancel_asked_by = coalesce(cancel_asked_by, ${actor})
+    where id = ${taskId} and state = 'awaiting_receipt'
+    returning id`.execute(db);
+  return rows.length === 1;
+}

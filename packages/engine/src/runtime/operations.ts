@@ -1,6 +1,7 @@
 import {
   type Actor,
   type ErrorCategory,
+  formatActor,
   isErrorCategory,
   type ReasonCode,
   reasonCodes,
@@ -8,7 +9,7 @@ import {
   type TaskState,
   type WorkflowState,
 } from '@causeway/workflow';
-import { taskLastReason, taskListDeadByReason } from '../db/store';
+import { taskLastReason, taskListDeadByReason, taskRecordLateCancel } from '../db/store';
 import { EngineError } from '../errors';
 import { applyEvents, type EventOutcome } from './apply-events';
 import type { EngineContext } from './context';
@@ -101,10 +102,13 @@ export async function cancelTask(
   taskId: string,
   requester: Requester,
 ): Promise<TaskAnswer> {
-  return answer(
-    context,
-    await applyOne(context, taskId, { type: 'cancel', actor: requesterActor(requester) }),
-  );
+  const actor = requesterActor(requester);
+  const outcome = await applyOne(context, taskId, { type: 'cancel', actor });
+  if (outcome.kind === 'refused' && outcome.refusal.code === 'effect_already_submitted') {
+    // R14: the cancel did not catch the submission; it is recorded, not an edge.
+    await taskRecordLateCancel(context.db, taskId, formatActor(actor));
+  }
+  return answer(context, outcome);
 }
 
 export interface WorkflowCancelAnswer {
@@ -127,6 +131,11 @@ export async function cancelWorkflow(
       applyEvents(tx, context.apply, [], { workflowCancels: [{ workflowId, actor }] }),
     );
   const cancel = result.workflowCancels[0];
+  for (const task of result.tasks.values()) {
+    if (task.workflowId === workflowId && task.state === 'awaiting_receipt') {
+      await taskRecordLateCancel(context.db, task.id, formatActor(actor));
+    }
+  }
   if (cancel?.state === undefined)
     throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
   return { workflowId, state: cancel.state, changed: cancel.edges > 0 };
