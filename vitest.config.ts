@@ -4,6 +4,12 @@ import { defineConfig } from 'vitest/config';
 const jsonReportFile = process.env.CAUSEWAY_TEST_REPORT;
 
 export default defineConfig({
+  resolve: {
+    // graphql 16 has no "exports" map: Node (and so graphql-yoga, which Node loads) gets its
+    // CommonJS build, while Vite would give transformed code the ESM build ("module"). Two
+    // copies of graphql break its instanceof checks, so transformed code gets the same file.
+    alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // One PostgreSQL server per run (embedded unless DATABASE_URL is set).

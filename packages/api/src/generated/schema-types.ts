@@ -1,0 +1,361 @@
+// Generated from schema.graphql by packages/api/src/codegen. Do not edit: run
+// `pnpm exec tsx packages/api/src/codegen/main.ts` (test/api/schema-types.test.ts checks it).
+/* eslint-disable */
+
+export type Maybe<T> = T | null | undefined;
+
+/** TypeScript values of the scalars (custom ones as the resolvers parse and serialize them). */
+export interface Scalars {
+  ID: string;
+  String: string;
+  Int: number;
+  Float: number;
+  Boolean: boolean;
+  DateTime: Date;
+  JSON: unknown;
+}
+
+/** GraphQL enum ErrorCategory, as the domain's lowercase codes. */
+export type ErrorCategory =
+  | 'timeout'
+  | 'throttled'
+  | 'network'
+  | 'unavailable'
+  | 'db_conflict'
+  | 'invalid_argument'
+  | 'not_found'
+  | 'unauthorized'
+  | 'conflict'
+  | 'unknown';
+export const errorCategoryGraphQLValues = [
+  'TIMEOUT',
+  'THROTTLED',
+  'NETWORK',
+  'UNAVAILABLE',
+  'DB_CONFLICT',
+  'INVALID_ARGUMENT',
+  'NOT_FOUND',
+  'UNAUTHORIZED',
+  'CONFLICT',
+  'UNKNOWN',
+] as const;
+
+/** GraphQL enum ReasonCode, as the domain's lowercase codes. */
+export type ReasonCode =
+  | 'submitted'
+  | 'upstream_succeeded'
+  | 'cancelled_before_start'
+  | 'lease_acquired'
+  | 'deadline_exceeded_before_start'
+  | 'completed'
+  | 'retry_scheduled'
+  | 'lease_expired'
+  | 'worker_shutdown'
+  | 'non_retryable_error'
+  | 'attempts_exhausted'
+  | 'lease_expired_effect_uncertain'
+  | 'deadline_exceeded'
+  | 'submitted_awaiting_receipt'
+  | 'cancel_requested'
+  | 'cancel_confirmed'
+  | 'cancel_after_submit'
+  | 'receipt_confirmed'
+  | 'receipt_rejected'
+  | 'receipt_timeout'
+  | 'manual_replay'
+  | 'bulk_requeue';
+export const reasonCodeGraphQLValues = [
+  'SUBMITTED',
+  'UPSTREAM_SUCCEEDED',
+  'CANCELLED_BEFORE_START',
+  'LEASE_ACQUIRED',
+  'DEADLINE_EXCEEDED_BEFORE_START',
+  'COMPLETED',
+  'RETRY_SCHEDULED',
+  'LEASE_EXPIRED',
+  'WORKER_SHUTDOWN',
+  'NON_RETRYABLE_ERROR',
+  'ATTEMPTS_EXHAUSTED',
+  'LEASE_EXPIRED_EFFECT_UNCERTAIN',
+  'DEADLINE_EXCEEDED',
+  'SUBMITTED_AWAITING_RECEIPT',
+  'CANCEL_REQUESTED',
+  'CANCEL_CONFIRMED',
+  'CANCEL_AFTER_SUBMIT',
+  'RECEIPT_CONFIRMED',
+  'RECEIPT_REJECTED',
+  'RECEIPT_TIMEOUT',
+  'MANUAL_REPLAY',
+  'BULK_REQUEUE',
+] as const;
+
+/** GraphQL enum ReceiptOutcome, as the domain's lowercase codes. */
+export type ReceiptOutcome = 'confirmed' | 'rejected';
+export const receiptOutcomeGraphQLValues = ['CONFIRMED', 'REJECTED'] as const;
+
+/** GraphQL enum TaskState, as the domain's lowercase codes. */
+export type TaskState =
+  | 'pending'
+  | 'queued'
+  | 'leased'
+  | 'awaiting_receipt'
+  | 'cancel_requested'
+  | 'succeeded'
+  | 'cancelled'
+  | 'dead';
+export const taskStateGraphQLValues = [
+  'PENDING',
+  'QUEUED',
+  'LEASED',
+  'AWAITING_RECEIPT',
+  'CANCEL_REQUESTED',
+  'SUCCEEDED',
+  'CANCELLED',
+  'DEAD',
+] as const;
+
+/** GraphQL enum WorkflowState, as the domain's lowercase codes. */
+export type WorkflowState =
+  | 'queued'
+  | 'running'
+  | 'cancel_requested'
+  | 'succeeded'
+  | 'cancelled'
+  | 'dead';
+export const workflowStateGraphQLValues = [
+  'QUEUED',
+  'RUNNING',
+  'CANCEL_REQUESTED',
+  'SUCCEEDED',
+  'CANCELLED',
+  'DEAD',
+] as const;
+
+/** Every enum of the schema with its GraphQL values. */
+export const graphQLEnums = {
+  ErrorCategory: errorCategoryGraphQLValues,
+  ReasonCode: reasonCodeGraphQLValues,
+  ReceiptOutcome: receiptOutcomeGraphQLValues,
+  TaskState: taskStateGraphQLValues,
+  WorkflowState: workflowStateGraphQLValues,
+} as const;
+
+export interface MutationSubmitWorkflowArgs {
+  readonly name: Scalars['String'];
+  readonly input: Scalars['JSON'];
+  readonly idempotencyKey?: Scalars['String'] | null;
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface MutationCancelWorkflowArgs {
+  readonly id: Scalars['ID'];
+  readonly reason?: Scalars['String'] | null;
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface MutationCancelTaskArgs {
+  readonly id: Scalars['ID'];
+  readonly reason?: Scalars['String'] | null;
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface MutationReplayTaskArgs {
+  readonly id: Scalars['ID'];
+  readonly reason: Scalars['String'];
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface MutationRequeueDeadArgs {
+  readonly reasonCode: ReasonCode;
+  readonly from: Scalars['DateTime'];
+  readonly to: Scalars['DateTime'];
+  readonly reason: Scalars['String'];
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface MutationRecordReceiptArgs {
+  readonly taskId: Scalars['ID'];
+  readonly outcome: ReceiptOutcome;
+  readonly errorCategory?: ErrorCategory | null;
+  readonly message?: Scalars['String'] | null;
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface QueryWorkflowArgs {
+  readonly id: Scalars['ID'];
+}
+
+export interface QueryWorkflowsArgs {
+  readonly state?: readonly WorkflowState[] | null;
+  readonly name?: Scalars['String'] | null;
+  readonly first?: Scalars['Int'] | null;
+  readonly after?: Scalars['String'] | null;
+}
+
+export interface QueryTaskArgs {
+  readonly id: Scalars['ID'];
+}
+
+export interface SubscriptionTransitionsArgs {
+  readonly workflowId?: Scalars['ID'] | null;
+  readonly after?: Scalars['ID'] | null;
+}
+
+export type ObjectTypeName =
+  | 'CancelWorkflowPayload'
+  | 'Mutation'
+  | 'PageInfo'
+  | 'Query'
+  | 'RequeueDeadPayload'
+  | 'RetryPolicy'
+  | 'StepDefinition'
+  | 'StepEdge'
+  | 'SubmitWorkflowPayload'
+  | 'Subscription'
+  | 'Task'
+  | 'TaskOperationPayload'
+  | 'TaskOperationResult'
+  | 'Transition'
+  | 'Workflow'
+  | 'WorkflowConnection'
+  | 'WorkflowDefinition'
+  | 'WorkflowEdge';
+
+/** The TypeScript value each object type resolves from (the "parent" of its fields). */
+export type ModelMap = { readonly [Name in ObjectTypeName]: unknown };
+
+/** Every object field: its arguments and the value its resolver must produce. */
+export interface SchemaFields<M extends ModelMap> {
+  CancelWorkflowPayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    workflowId: { args: Record<string, never>; result: Scalars['ID'] };
+    state: { args: Record<string, never>; result: WorkflowState };
+    changed: { args: Record<string, never>; result: Scalars['Boolean'] };
+    workflow: { args: Record<string, never>; result: M['Workflow'] };
+  };
+  Mutation: {
+    submitWorkflow: { args: MutationSubmitWorkflowArgs; result: M['SubmitWorkflowPayload'] };
+    cancelWorkflow: { args: MutationCancelWorkflowArgs; result: M['CancelWorkflowPayload'] };
+    cancelTask: { args: MutationCancelTaskArgs; result: M['TaskOperationPayload'] };
+    replayTask: { args: MutationReplayTaskArgs; result: M['TaskOperationPayload'] };
+    requeueDead: { args: MutationRequeueDeadArgs; result: M['RequeueDeadPayload'] };
+    recordReceipt: { args: MutationRecordReceiptArgs; result: M['TaskOperationPayload'] };
+  };
+  PageInfo: {
+    hasNextPage: { args: Record<string, never>; result: Scalars['Boolean'] };
+    endCursor: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+  };
+  Query: {
+    workflow: { args: QueryWorkflowArgs; result: Maybe<M['Workflow']> };
+    workflows: { args: QueryWorkflowsArgs; result: M['WorkflowConnection'] };
+    task: { args: QueryTaskArgs; result: Maybe<M['Task']> };
+    definitions: { args: Record<string, never>; result: readonly M['WorkflowDefinition'][] };
+  };
+  RequeueDeadPayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    results: { args: Record<string, never>; result: readonly M['TaskOperationResult'][] };
+  };
+  RetryPolicy: {
+    maxAttempts: { args: Record<string, never>; result: Scalars['Int'] };
+    reentrant: { args: Record<string, never>; result: Scalars['Boolean'] };
+    timeoutMs: { args: Record<string, never>; result: Scalars['Int'] };
+    deadlineMs: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
+    initialIntervalMs: { args: Record<string, never>; result: Scalars['Int'] };
+    backoffCoefficient: { args: Record<string, never>; result: Scalars['Float'] };
+    maximumIntervalMs: { args: Record<string, never>; result: Scalars['Int'] };
+  };
+  StepDefinition: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    after: { args: Record<string, never>; result: readonly Scalars['String'][] };
+    queue: { args: Record<string, never>; result: Scalars['String'] };
+    retryPolicy: { args: Record<string, never>; result: M['RetryPolicy'] };
+  };
+  StepEdge: {
+    from: { args: Record<string, never>; result: Scalars['String'] };
+    to: { args: Record<string, never>; result: Scalars['String'] };
+  };
+  SubmitWorkflowPayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    workflow: { args: Record<string, never>; result: M['Workflow'] };
+    deduplicated: { args: Record<string, never>; result: Scalars['Boolean'] };
+  };
+  Subscription: {
+    transitions: { args: SubscriptionTransitionsArgs; result: M['Transition'] };
+  };
+  Task: {
+    id: { args: Record<string, never>; result: Scalars['ID'] };
+    workflowId: { args: Record<string, never>; result: Scalars['ID'] };
+    workflow: { args: Record<string, never>; result: M['Workflow'] };
+    step: { args: Record<string, never>; result: Scalars['String'] };
+    queue: { args: Record<string, never>; result: Scalars['String'] };
+    state: { args: Record<string, never>; result: TaskState };
+    attempt: { args: Record<string, never>; result: Scalars['Int'] };
+    maxAttempts: { args: Record<string, never>; result: Scalars['Int'] };
+    runAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+    leaseHolder: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    leaseExpiresAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+    lastErrorCategory: { args: Record<string, never>; result: Maybe<ErrorCategory> };
+    lastError: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    progress: { args: Record<string, never>; result: Maybe<Scalars['JSON']> };
+    replayCount: { args: Record<string, never>; result: Scalars['Int'] };
+    output: { args: Record<string, never>; result: Maybe<Scalars['JSON']> };
+    createdAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    updatedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    transitions: { args: Record<string, never>; result: readonly M['Transition'][] };
+  };
+  TaskOperationPayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    result: { args: Record<string, never>; result: M['TaskOperationResult'] };
+  };
+  TaskOperationResult: {
+    taskId: { args: Record<string, never>; result: Scalars['ID'] };
+    state: { args: Record<string, never>; result: TaskState };
+    changed: { args: Record<string, never>; result: Scalars['Boolean'] };
+    reason: { args: Record<string, never>; result: ReasonCode };
+    refusal: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    message: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    task: { args: Record<string, never>; result: M['Task'] };
+  };
+  Transition: {
+    id: { args: Record<string, never>; result: Scalars['ID'] };
+    workflowId: { args: Record<string, never>; result: Scalars['ID'] };
+    taskId: { args: Record<string, never>; result: Maybe<Scalars['ID']> };
+    step: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    from: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    to: { args: Record<string, never>; result: Scalars['String'] };
+    reason: { args: Record<string, never>; result: ReasonCode };
+    errorCategory: { args: Record<string, never>; result: Maybe<ErrorCategory> };
+    errorSummary: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    actor: { args: Record<string, never>; result: Scalars['String'] };
+    attempt: { args: Record<string, never>; result: Scalars['Int'] };
+    at: { args: Record<string, never>; result: Scalars['DateTime'] };
+    detail: { args: Record<string, never>; result: Maybe<Scalars['JSON']> };
+  };
+  Workflow: {
+    id: { args: Record<string, never>; result: Scalars['ID'] };
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    state: { args: Record<string, never>; result: WorkflowState };
+    input: { args: Record<string, never>; result: Scalars['JSON'] };
+    idempotencyKey: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    createdAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    updatedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    tasks: { args: Record<string, never>; result: readonly M['Task'][] };
+    transitions: { args: Record<string, never>; result: readonly M['Transition'][] };
+    explanation: { args: Record<string, never>; result: Scalars['String'] };
+  };
+  WorkflowConnection: {
+    edges: { args: Record<string, never>; result: readonly M['WorkflowEdge'][] };
+    pageInfo: { args: Record<string, never>; result: M['PageInfo'] };
+    totalCount: { args: Record<string, never>; result: Scalars['Int'] };
+  };
+  WorkflowDefinition: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    deadlineMs: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
+    steps: { args: Record<string, never>; result: readonly M['StepDefinition'][] };
+    edges: { args: Record<string, never>; result: readonly M['StepEdge'][] };
+  };
+  WorkflowEdge: {
+    cursor: { args: Record<string, never>; result: Scalars['String'] };
+    node: { args: Record<string, never>; result: M['Workflow'] };
+  };
+}

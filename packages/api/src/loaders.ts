@@ -1,0 +1,57 @@
+import type { ReadModel, TaskRecord, WorkflowRecord } from '@causeway/engine';
+import type { Transition } from '@causeway/workflow';
+import DataLoader from 'dataloader';
+
+/**
+ * Per-request batch loaders: every `load` in one tick becomes one SQL query, so a page of
+ * workflows with tasks and transitions costs a fixed number of queries (no N+1).
+ */
+export interface Loaders {
+  readonly workflow: DataLoader<string, WorkflowRecord | null>;
+  readonly task: DataLoader<string, TaskRecord | null>;
+  readonly tasksByWorkflow: DataLoader<string, readonly TaskRecord[]>;
+  readonly transitionsByWorkflow: DataLoader<string, readonly Transition[]>;
+}
+
+const maxBatchSize = 1_000;
+
+export function createLoaders(readModel: ReadModel): Loaders {
+  return {
+    workflow: new DataLoader(
+      async (ids) => {
+        const found = await readModel.workflowsByIds(ids);
+        return ids.map((id) => found.get(id) ?? null);
+      },
+      { maxBatchSize },
+    ),
+    task: new DataLoader(
+      async (ids) => {
+        const found = await readModel.tasksByIds(ids);
+        return ids.map((id) => found.get(id) ?? null);
+      },
+      { maxBatchSize },
+    ),
+    tasksByWorkflow: new DataLoader(
+      async (ids) => {
+        const found = await readModel.tasksByWorkflowIds(ids);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
+    transitionsByWorkflow: new DataLoader(
+      async (ids) => {
+        const found = await readModel.transitionsByWorkflowIds(ids);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
+  };
+}
+
+/** Forgets everything loaded so far (after a mutation, later fields must see its effect). */
+export function clearLoaders(loaders: Loaders): void {
+  loaders.workflow.clearAll();
+  loaders.task.clearAll();
+  loaders.tasksByWorkflow.clearAll();
+  loaders.transitionsByWorkflow.clearAll();
+}

@@ -1,0 +1,49 @@
+import type { TaskAnswer, TaskRecord, WorkflowFilter, WorkflowRecord } from '@causeway/engine';
+import type { RetryPolicy, Transition, WorkflowDefinition, WorkflowStep } from '@causeway/workflow';
+import type { ApiContext } from './context';
+import type { ModelMap } from './generated/schema-types';
+import type { Resolvers } from './resolver-types';
+
+/** The TypeScript value each GraphQL object type resolves from. */
+export interface Models extends ModelMap {
+  readonly Query: unknown;
+  readonly Mutation: unknown;
+  readonly Subscription: unknown;
+  readonly Workflow: WorkflowRecord;
+  readonly Task: TaskRecord;
+  readonly Transition: Transition;
+  readonly WorkflowConnection: {
+    readonly edges: readonly { readonly cursor: string; readonly node: WorkflowRecord }[];
+    readonly pageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };
+    readonly filter: WorkflowFilter;
+  };
+  readonly WorkflowEdge: { readonly cursor: string; readonly node: WorkflowRecord };
+  readonly PageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };
+  // biome-ignore lint/suspicious/noExplicitAny: each definition has its own input schema type.
+  readonly WorkflowDefinition: WorkflowDefinition<any>;
+  readonly StepDefinition: WorkflowStep<unknown>;
+  readonly StepEdge: { readonly from: string; readonly to: string };
+  readonly RetryPolicy: RetryPolicy;
+  readonly SubmitWorkflowPayload: {
+    readonly clientMutationId: string | null;
+    readonly workflowId: string;
+    readonly deduplicated: boolean;
+  };
+  readonly CancelWorkflowPayload: {
+    readonly clientMutationId: string | null;
+    readonly workflowId: string;
+    readonly state: WorkflowRecord['state'];
+    readonly changed: boolean;
+  };
+  readonly TaskOperationResult: TaskAnswer;
+  readonly TaskOperationPayload: {
+    readonly clientMutationId: string | null;
+    readonly result: TaskAnswer;
+  };
+  readonly RequeueDeadPayload: {
+    readonly clientMutationId: string | null;
+    readonly results: readonly TaskAnswer[];
+  };
+}
+
+export type ApiResolvers = Resolvers<Models, ApiContext>;

@@ -1,0 +1,208 @@
+import { EngineError, type TaskAnswer } from '@causeway/engine';
+import type { ApiContext } from '../context';
+import { ApiError } from '../errors';
+import { clearLoaders } from '../loaders';
+import type { ApiResolvers } from '../models';
+
+/**
+ * Operator mutations: each is the engine's operation (never a re-implementation), run as the
+ * operator named by the verified token. Repeats with the same clientMutationId get the first
+ * answer (MutationMemo); the engine's own idempotency covers repeats without one.
+ */
+export const mutationResolvers: Pick<
+  ApiResolvers,
+  | 'Mutation'
+  | 'SubmitWorkflowPayload'
+  | 'CancelWorkflowPayload'
+  | 'TaskOperationPayload'
+  | 'TaskOperationResult'
+  | 'RequeueDeadPayload'
+> = {
+  Mutation: {
+    submitWorkflow: (_root, args, context) =>
+      remembered(context, 'submitWorkflow', args, async () => {
+        const result = await context.services.engine.submit(args.name, args.input, {
+          ...(args.idempotencyKey === null || args.idempotencyKey === undefined
+            ? {}
+            : { idempotencyKey: args.idempotencyKey }),
+          // R6: the client going away matters only until the insert commits.
+          ...(context.signal === undefined ? {} : { signal: context.signal }),
+        });
+        return {
+          clientMutationId: args.clientMutationId ?? null,
+          workflowId: result.workflow.id,
+          deduplicated: result.deduplicated,
+        };
+      }),
+    cancelWorkflow: (_root, args, context) =>
+      remembered(context, 'cancelWorkflow', args, async () => {
+        optionalReason(args.reason);
+        const answer = await context.services.engine.cancelWorkflow(args.id, {
+          operator: operatorOf(context),
+        });
+        return {
+          clientMutationId: args.clientMutationId ?? null,
+          workflowId: answer.workflowId,
+          state: answer.state,
+          changed: answer.changed,
+        };
+      }),
+    cancelTask: (_root, args, context) =>
+      remembered(context, 'cancelTask', args, async () => {
+        optionalReason(args.reason);
+        const result = await context.services.engine.cancelTask(args.id, {
+          operator: operatorOf(context),
+        });
+        return { clientMutationId: args.clientMutationId ?? null, result };
+      }),
+    replayTask: (_root, args, context) =>
+      remembered(context, 'replayTask', args, async () => {
+        const operator = operatorOf(context);
+        try {
+          const result = await context.services.engine.replayTask(args.id, {
+            operator,
+            reason: args.reason,
+          });
+          return { clientMutationId: args.clientMutationId ?? null, result };
+        } catch (error) {
+          const repeat = await repeatedReplay(context, error, args.id, operator, args.reason);
+          if (repeat === null) throw error;
+          return { clientMutationId: args.clientMutationId ?? null, result: repeat };
+        }
+      }),
+    requeueDead: (_root, args, context) =>
+      remembered(context, 'requeueDead', args, async () => {
+        const results = await context.services.engine.requeueDead({
+          reasonCode: args.reasonCode,
+          from: args.from,
+          to: args.to,
+          operator: operatorOf(context),
+          reason: args.reason,
+        });
+        return { clientMutationId: args.clientMutationId ?? null, results };
+      }),
+    recordReceipt: (_root, args, context) =>
+      remembered(context, 'recordReceipt', args, async () => {
+        operatorOf(context);
+        if (args.outcome === 'rejected') {
+          if (args.errorCategory === null || args.errorCategory === undefined) {
+            throw new ApiError('BAD_USER_INPUT', 'a REJECTED receipt needs an errorCategory', {
+              argument: 'errorCategory',
+            });
+          }
+          const message = args.message ?? '';
+          if (message.length > 1_000) {
+            throw new ApiError('BAD_USER_INPUT', 'message is at most 1,000 characters', {
+              argument: 'message',
+            });
+          }
+          const result = await context.services.engine.recordReceipt(args.taskId, {
+            ok: false,
+            category: args.errorCategory,
+            message,
+          });
+          return { clientMutationId: args.clientMutationId ?? null, result };
+        }
+        const result = await context.services.engine.recordReceipt(args.taskId, { ok: true });
+        return { clientMutationId: args.clientMutationId ?? null, result };
+      }),
+  },
+  SubmitWorkflowPayload: {
+    workflow: (payload, _args, context) => present(context, payload.workflowId),
+  },
+  CancelWorkflowPayload: {
+    workflow: (payload, _args, context) => present(context, payload.workflowId),
+  },
+  TaskOperationPayload: {},
+  TaskOperationResult: {
+    task: async (answer, _args, context) => {
+      const task = await context.loaders.task.load(answer.taskId);
+      if (task === null) throw new Error(`task ${answer.taskId} vanished`);
+      return task;
+    },
+  },
+  RequeueDeadPayload: {},
+};
+
+/** The operator named by the verified token; mutations refuse without one. */
+export function operatorOf(context: ApiContext): string {
+  if (context.operator === null) {
+    throw new ApiError(
+      'UNAUTHENTICATED',
+      'mutations need an operator token: send Authorization: Bearer <token>',
+    );
+  }
+  return context.operator;
+}
+
+async function remembered<T>(
+  context: ApiContext,
+  mutation: string,
+  args: { readonly clientMutationId?: string | null },
+  action: () => Promise<T>,
+): Promise<T> {
+  const operator = operatorOf(context);
+  const { clientMutationId, ...rest } = args;
+  try {
+    return await context.services.memo.run(
+      operator,
+      clientMutationId,
+      `${mutation}:${stableJson(rest)}`,
+      action,
+    );
+  } finally {
+    // Fields after this mutation (its payload, later mutations) must see what it changed.
+    clearLoaders(context.loaders);
+  }
+}
+
+function optionalReason(reason: string | null | undefined): void {
+  if (reason !== null && reason !== undefined && reason.length > 1_000) {
+    throw new ApiError('BAD_USER_INPUT', 'reason is at most 1,000 characters', {
+      argument: 'reason',
+    });
+  }
+}
+
+async function present(context: ApiContext, workflowId: string) {
+  const workflow = await context.loaders.workflow.load(workflowId);
+  if (workflow === null) throw new Error(`workflow ${workflowId} vanished`);
+  return workflow;
+}
+
+/**
+ * A replay refused because the task is no longer dead is a repeat when this operator's latest
+ * replay of it, with the same reason, is what took it out of `dead`: answer what that replay
+ * answered (one transition, same answer), instead of CONFLICT.
+ */
+async function repeatedReplay(
+  context: ApiContext,
+  error: unknown,
+  taskId: string,
+  operator: string,
+  reason: string,
+): Promise<TaskAnswer | null> {
+  if (!(error instanceof EngineError) || error.code !== 'conflict') return null;
+  const rows = await context.services.readModel.transitionsByTaskIds([taskId]);
+  const history = rows.get(taskId) ?? [];
+  const lastDead = history.findLastIndex((row) => row.to === 'dead');
+  const lastReplay = history.findLastIndex((row) => row.reason === 'manual_replay');
+  const replay = history[lastReplay];
+  if (
+    replay === undefined ||
+    lastReplay < lastDead ||
+    replay.actor !== `operator:${operator}` ||
+    replay.detail?.operatorReason !== reason.trim()
+  ) {
+    return null;
+  }
+  return { taskId, state: 'queued', changed: false, reason: 'manual_replay' };
+}
+
+function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item) && !(item instanceof Date)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))
+      : item,
+  );
+}

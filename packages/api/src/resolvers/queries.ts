@@ -1,0 +1,124 @@
+import type { TaskRecord, WorkflowFilter } from '@causeway/engine';
+import { explain } from '@causeway/workflow';
+import type { ApiContext } from '../context';
+import { decodeWorkflowCursor, encodeWorkflowCursor } from '../cursor';
+import { ApiError } from '../errors';
+import type { QueryWorkflowsArgs } from '../generated/schema-types';
+import type { ApiResolvers, Models } from '../models';
+
+/** Query fields and the object types they return. */
+export const queryResolvers: Pick<
+  ApiResolvers,
+  | 'Query'
+  | 'Workflow'
+  | 'Task'
+  | 'Transition'
+  | 'WorkflowConnection'
+  | 'WorkflowEdge'
+  | 'PageInfo'
+  | 'WorkflowDefinition'
+  | 'StepDefinition'
+  | 'StepEdge'
+  | 'RetryPolicy'
+> = {
+  Query: {
+    workflow: (_root, { id }, context) => context.loaders.workflow.load(id),
+    task: (_root, { id }, context) => context.loaders.task.load(id),
+    workflows: (_root, args, context) => workflowConnection(args, context),
+    definitions: (_root, _args, context) => [...context.services.definitions.values()],
+  },
+  Workflow: {
+    tasks: async (workflow, _args, context) =>
+      inStepOrder(
+        await context.loaders.tasksByWorkflow.load(workflow.id),
+        context.services.definitions.get(workflow.name)?.steps.map((step) => step.name) ?? [],
+      ),
+    transitions: (workflow, _args, context) =>
+      context.loaders.transitionsByWorkflow.load(workflow.id),
+    explanation: async (workflow, _args, context) =>
+      explain(await context.loaders.transitionsByWorkflow.load(workflow.id)).text,
+  },
+  Task: {
+    workflow: async (task, _args, context) => {
+      const workflow = await context.loaders.workflow.load(task.workflowId);
+      if (workflow === null) throw new Error(`task ${task.id} has no workflow row`);
+      return workflow;
+    },
+    transitions: async (task, _args, context) =>
+      (await context.loaders.transitionsByWorkflow.load(task.workflowId)).filter(
+        (row) => row.taskId === task.id,
+      ),
+  },
+  Transition: {
+    // Task or workflow states, spelled like the enums (UPPER_SNAKE).
+    from: (row) => row.from?.toUpperCase() ?? null,
+    to: (row) => row.to.toUpperCase(),
+  },
+  WorkflowConnection: {
+    totalCount: (connection, _args, context) =>
+      context.services.readModel.workflowCount(connection.filter),
+  },
+  WorkflowEdge: {},
+  PageInfo: {},
+  WorkflowDefinition: {
+    edges: (definition) =>
+      definition.steps.flatMap((step: Models['StepDefinition']) =>
+        step.after.map((upstream) => ({ from: upstream, to: step.name })),
+      ),
+  },
+  StepDefinition: {
+    retryPolicy: (step) => step.policy,
+  },
+  StepEdge: {},
+  RetryPolicy: {
+    initialIntervalMs: (policy) => policy.backoff.initialIntervalMs,
+    backoffCoefficient: (policy) => policy.backoff.backoffCoefficient,
+    maximumIntervalMs: (policy) => policy.backoff.maximumIntervalMs,
+  },
+};
+
+async function workflowConnection(
+  args: QueryWorkflowsArgs,
+  context: ApiContext,
+): Promise<Models['WorkflowConnection']> {
+  const { maxPageSize, defaultPageSize } = context.services.limits;
+  const first = args.first ?? defaultPageSize;
+  if (!Number.isInteger(first) || first < 0 || first > maxPageSize) {
+    throw new ApiError('BAD_USER_INPUT', `first must be from 0 to ${maxPageSize}, got ${first}`, {
+      argument: 'first',
+      max: maxPageSize,
+    });
+  }
+  if (args.name !== null && args.name !== undefined && args.name.length > 200) {
+    throw new ApiError('BAD_USER_INPUT', 'name is at most 200 characters', { argument: 'name' });
+  }
+  const after =
+    args.after === null || args.after === undefined ? null : decodeWorkflowCursor(args.after);
+  const filter: WorkflowFilter = {
+    ...(args.state === null || args.state === undefined ? {} : { states: args.state }),
+    ...(args.name === null || args.name === undefined ? {} : { name: args.name }),
+  };
+  const page = await context.services.readModel.workflowPage(filter, {
+    after,
+    limit: Math.max(first, 1),
+  });
+  const rows = page.rows.slice(0, first);
+  for (const row of rows) context.loaders.workflow.prime(row.workflow.id, row.workflow);
+  const edges = rows.map((row) => ({ cursor: encodeWorkflowCursor(row.key), node: row.workflow }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: first === 0 ? page.rows.length > 0 : page.hasMore,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+    filter,
+  };
+}
+
+/** Tasks in the definition's step order (topological); steps it does not know go last. */
+function inStepOrder(tasks: readonly TaskRecord[], steps: readonly string[]): TaskRecord[] {
+  const order = new Map(steps.map((name, index) => [name, index]));
+  return [...tasks].sort(
+    (a, b) => (order.get(a.step) ?? steps.length) - (order.get(b.step) ?? steps.length),
+  );
+}

@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import type { GraphQLSchema } from 'graphql';
+import { createSchema } from 'graphql-yoga';
+import type { ApiContext } from './context';
+import type { ApiResolvers } from './models';
+import { enumResolvers } from './resolvers/enums';
+import { mutationResolvers } from './resolvers/mutations';
+import { queryResolvers } from './resolvers/queries';
+import { subscriptionResolvers } from './resolvers/subscriptions';
+import { DateTimeScalar, JSONScalar } from './scalars';
+
+/** `schema.graphql` at the repository root: the contract (schema-first). */
+export const schemaFileUrl = new URL('../../../schema.graphql', import.meta.url);
+
+export function readSchemaSource(): string {
+  return readFileSync(schemaFileUrl, 'utf8');
+}
+
+/** Every object type's resolvers, typed against the generated schema types. */
+export const resolvers: ApiResolvers = {
+  ...queryResolvers,
+  ...mutationResolvers,
+  ...subscriptionResolvers,
+};
+
+/**
+ * The executable schema: the SDL plus resolvers. graphql-tools refuses a resolver for a field
+ * the SDL does not have, so the two cannot drift silently.
+ */
+export function buildApiSchema(typeDefs: string = readSchemaSource()): GraphQLSchema {
+  return createSchema<ApiContext>({
+    typeDefs,
+    resolvers: [resolvers as never, enumResolvers, { DateTime: DateTimeScalar, JSON: JSONScalar }],
+    resolverValidationOptions: {
+      requireResolversToMatchSchema: 'error',
+      requireResolversForResolveType: 'error',
+    },
+  });
+}

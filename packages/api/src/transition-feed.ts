@@ -1,0 +1,308 @@
+import type { Logger, ReadModel, TransitionLogReader } from '@causeway/engine';
+import type { Transition } from '@causeway/workflow';
+import pg from 'pg';
+import { ApiError } from './errors';
+
+export const transitionsChannel = 'causeway_transitions';
+
+export interface TransitionFeedOptions {
+  readonly readModel: ReadModel;
+  /** The LISTEN connection's database (one connection per API process). */
+  readonly databaseUrl: string;
+  readonly logger: Logger;
+  /** Reads the log this often even without a notification (R5: a NOTIFY is only a wake-up). Default 1 s. */
+  readonly pollIntervalMs?: number;
+  /** Rows per read. Default 500. */
+  readonly batchSize?: number;
+  /** Rows a subscriber may have waiting before it is dropped with SUBSCRIPTION_OVERFLOW. Default 10,000. */
+  readonly maxBuffered?: number;
+}
+
+/**
+ * Live transitions for every subscriber of this API process. One LISTEN connection wakes one
+ * reader of the log (`TransitionLogReader`, which releases rows only once no smaller id can
+ * still commit); each row is offered to every subscriber in id order. A subscriber resuming
+ * `after` an id first reads what it missed from the log, up to the point where live delivery
+ * took over, so it sees every row exactly once.
+ */
+export class TransitionFeed {
+  private readonly reader: TransitionLogReader;
+  private readonly subscribers = new Set<TransitionSubscription>();
+  private readonly pollIntervalMs: number;
+  readonly batchSize: number;
+  readonly maxBuffered: number;
+  private client: pg.Client | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private reading = false;
+  private readAgain = false;
+  private waitDelayMs = 5;
+  private failures = 0;
+  private started: Promise<void> | null = null;
+  private readerStarted = false;
+  closed = false;
+
+  constructor(private readonly options: TransitionFeedOptions) {
+    this.reader = options.readModel.transitionLogReader();
+    this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    this.batchSize = options.batchSize ?? 500;
+    this.maxBuffered = options.maxBuffered ?? 10_000;
+  }
+
+  /** Connects LISTEN and finds the log's end. Idempotent; subscriptions wait for it. */
+  start(): Promise<void> {
+    this.started ??= (async () => {
+      await this.connect();
+      await this.reader.start();
+      this.readerStarted = true;
+      this.schedule(0);
+    })();
+    return this.started;
+  }
+
+  /** The id up to which every row has been offered to subscribers. */
+  get position(): bigint {
+    return this.reader.position;
+  }
+
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /**
+   * Transitions from now on (or after `after`, from the log first), optionally of one workflow.
+   */
+  async subscribe(filter: {
+    readonly workflowId?: string;
+    readonly after?: bigint;
+  }): Promise<AsyncIterableIterator<Transition>> {
+    if (this.closed) throw new ApiError('SERVICE_UNAVAILABLE', 'the API is shutting down');
+    await this.start();
+    if (this.closed) throw new ApiError('SERVICE_UNAVAILABLE', 'the API is shutting down');
+    // Registering and reading the position happen in one synchronous step: every row above
+    // the position will be offered to this subscriber, every row at or below it is in the log.
+    const subscription = new TransitionSubscription(this, filter, this.reader.position);
+    this.subscribers.add(subscription);
+    return subscription;
+  }
+
+  /** Ends every subscription (their streams complete) and the LISTEN connection. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.reconnectTimer !== null) clearTimeout(this.reconnectTimer);
+    for (const subscription of [...this.subscribers]) subscription.end();
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** @internal */
+  remove(subscription: TransitionSubscription): void {
+    this.subscribers.delete(subscription);
+  }
+
+  /** @internal Log rows in (after, upTo] for a catching-up subscriber. */
+  readRange(after: bigint, upTo: bigint, workflowId: string | undefined) {
+    return this.options.readModel.transitionRange({
+      after,
+      upTo,
+      ...(workflowId === undefined ? {} : { workflowId }),
+      limit: this.batchSize,
+    });
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed || !this.readerStarted) return;
+    if (this.reading) {
+      if (delayMs === 0) this.readAgain = true;
+      return;
+    }
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.readAll();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async readAll(): Promise<void> {
+    if (this.closed || this.reading) return;
+    this.reading = true;
+    let next = this.pollIntervalMs;
+    try {
+      do {
+        this.readAgain = false;
+        for (;;) {
+          const rows = await this.reader.read(this.batchSize);
+          for (const row of rows) {
+            for (const subscription of this.subscribers) subscription.offer(row);
+          }
+          if (rows.length < this.batchSize || this.closed) break;
+        }
+      } while (this.readAgain && !this.closed);
+      this.failures = 0;
+      if (this.reader.waiting) {
+        // Some ids are not final yet: look again soon (their transactions are short).
+        next = this.waitDelayMs;
+        this.waitDelayMs = Math.min(this.waitDelayMs * 2, 200);
+      } else {
+        this.waitDelayMs = 5;
+      }
+    } catch (error) {
+      this.failures += 1;
+      next = Math.min(this.pollIntervalMs * this.failures, 10_000);
+      if (!this.closed) {
+        this.options.logger.warn({ err: error }, 'reading the transition log failed; retrying');
+      }
+    } finally {
+      this.reading = false;
+    }
+    this.schedule(this.readAgain ? 0 : next);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.options.databaseUrl });
+    client.on('notification', (message) => {
+      if (message.channel === transitionsChannel) this.schedule(0);
+    });
+    client.on('error', (error) => {
+      this.options.logger.warn(
+        { err: error },
+        'transition LISTEN connection failed; polling covers until it is back',
+      );
+      this.dropAndReconnect(client);
+    });
+    client.on('end', () => this.dropAndReconnect(client));
+    try {
+      await client.connect();
+      await client.query(`listen ${transitionsChannel}`);
+      if (this.closed) {
+        await client.end();
+        return;
+      }
+      this.client = client;
+      // Anything announced while disconnected was missed: read the log now.
+      this.schedule(0);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'could not LISTEN for transitions; retrying');
+      this.dropAndReconnect(client);
+    }
+  }
+
+  private dropAndReconnect(client: pg.Client): void {
+    if (this.client === client) this.client = null;
+    client.end().catch(() => undefined);
+    if (this.closed || this.reconnectTimer !== null) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      void this.connect();
+    }, 1_000);
+    this.reconnectTimer.unref();
+  }
+}
+
+/**
+ * One subscriber's stream: first the rows it missed (from the log), then live rows, never a
+ * row twice. `return()` (the client went away) ends it at once, even while it waits.
+ */
+class TransitionSubscription implements AsyncIterableIterator<Transition> {
+  private live: Transition[] = [];
+  private backlog: Transition[] = [];
+  private catchUpAfter: bigint | null;
+  private readonly catchUpTo: bigint;
+  private lastId: bigint;
+  private wake: (() => void) | null = null;
+  private ended = false;
+  private failure: ApiError | null = null;
+  private readonly workflowId: string | undefined;
+
+  constructor(
+    private readonly feed: TransitionFeed,
+    filter: { readonly workflowId?: string; readonly after?: bigint },
+    position: bigint,
+  ) {
+    this.workflowId = filter.workflowId;
+    this.catchUpTo = position;
+    this.catchUpAfter = filter.after !== undefined && filter.after < position ? filter.after : null;
+    this.lastId = filter.after !== undefined && filter.after > position ? filter.after : position;
+  }
+
+  /** A live row from the feed (ids only grow). */
+  offer(row: Transition): void {
+    if (this.ended || this.failure !== null) return;
+    if (this.workflowId !== undefined && row.workflowId !== this.workflowId) return;
+    if (this.live.length >= this.feed.maxBuffered) {
+      this.failure = new ApiError(
+        'SUBSCRIPTION_OVERFLOW',
+        'this subscriber fell too far behind; subscribe again with `after` set to the last id it received',
+      );
+      this.live = [];
+      this.feed.remove(this);
+    } else {
+      this.live.push(row);
+    }
+    this.wake?.();
+  }
+
+  async next(): Promise<IteratorResult<Transition>> {
+    for (;;) {
+      if (this.ended) return { done: true, value: undefined };
+      const fromLog = this.backlog.shift();
+      if (fromLog !== undefined) return { done: false, value: fromLog };
+      if (this.catchUpAfter !== null) {
+        const rows = await this.feed.readRange(this.catchUpAfter, this.catchUpTo, this.workflowId);
+        const last = rows.at(-1);
+        this.catchUpAfter =
+          rows.length < this.feed.batchSize || last === undefined ? null : BigInt(last.id);
+        this.backlog = [...rows];
+        continue;
+      }
+      const row = this.live.shift();
+      if (row !== undefined) {
+        const id = BigInt(row.id);
+        if (id <= this.lastId) continue;
+        this.lastId = id;
+        return { done: false, value: row };
+      }
+      if (this.failure !== null) {
+        const failure = this.failure;
+        this.end();
+        throw failure;
+      }
+      if (this.feed.closed) {
+        this.end();
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = null;
+    }
+  }
+
+  async return(): Promise<IteratorResult<Transition>> {
+    this.end();
+    return { done: true, value: undefined };
+  }
+
+  async throw(error?: unknown): Promise<IteratorResult<Transition>> {
+    this.end();
+    throw error;
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.live = [];
+    this.backlog = [];
+    this.feed.remove(this);
+    this.wake?.();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Transition> {
+    return this;
+  }
+}
