@@ -194,6 +194,20 @@ describe('decideTaskEdge', () => {
     expect(edge).toMatchObject({ to: 'queued', reason: 'lease_expired' });
   });
 
+  it("keeps the requester's reason on cancel edges", () => {
+    expect(
+      edgeOf(task({ state: 'queued' }), { type: 'cancel', actor: alice, reason: ' wrong note ' })
+        .edge.detail,
+    ).toEqual({ operatorReason: 'wrong note' });
+    expect(
+      edgeOf(task({ state: 'leased', attempt: 1 }), {
+        type: 'cancel',
+        actor: alice,
+        reason: 'stop',
+      }).edge.detail,
+    ).toEqual({ operatorReason: 'stop' });
+  });
+
   it('cancels before start, requests cancel while leased, and is idempotent', () => {
     expect(edgeOf(task({ state: 'pending' }), { type: 'cancel', actor: alice }).edge.reason).toBe(
       'cancelled_before_start',

@@ -112,6 +112,8 @@ export interface Engine {
   close(options?: { drainMs?: number }): Promise<void>;
   /** host/pid/boot id of this engine. */
   readonly holder: string;
+  /** The workflow definitions this engine runs, by name. */
+  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
   /** The Kysely instance (for a caller's own transactions around `submit`). */
   readonly db: Kysely<CausewayDatabase>;
 }
@@ -169,6 +171,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   return {
     holder,
+    definitions,
     db,
     migrate: () => migrateToLatest(db),
     async submit(name, input, submitOptions = {}) {

@@ -78,7 +78,7 @@ function describe(row: Transition): string {
       row.to === 'pending' ? 'accepted, waiting for upstream steps' : 'accepted and queued',
     upstream_succeeded: () => 'upstream steps succeeded, queued',
     cancelled_before_start: () =>
-      `cancelled before start${by}${typeof row.detail?.cascadedFrom === 'string' ? ` (after ${row.detail.cascadedFrom} was cancelled)` : ''}`,
+      `cancelled before start${by}${operatorReason(row)}${typeof row.detail?.cascadedFrom === 'string' ? ` (after ${row.detail.cascadedFrom} was cancelled)` : ''}`,
     lease_acquired: () => `leased${by} (attempt ${row.attempt})`,
     deadline_exceeded_before_start: () => 'deadline passed before it started: dead',
     completed: () => 'succeeded',
@@ -94,7 +94,7 @@ function describe(row: Transition): string {
       'lease expired after its effect started: effect uncertain, dead (needs a human)',
     deadline_exceeded: () => `deadline exceeded${error}: dead`,
     submitted_awaiting_receipt: () => 'effect submitted, lease released, awaiting receipt',
-    cancel_requested: () => `cancel requested${by}`,
+    cancel_requested: () => `cancel requested${by}${operatorReason(row)}`,
     cancel_confirmed: () => `cancel confirmed${by}: cancelled`,
     cancel_after_submit: () =>
       `cancel came too late, the effect was already submitted: ${row.to.replaceAll('_', ' ')}`,

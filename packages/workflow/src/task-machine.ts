@@ -51,7 +51,8 @@ export type TaskEvent =
   | { readonly type: 'release'; readonly actor: Actor }
   /** The step reached a side-effect boundary: a pending cancel is confirmed here. */
   | { readonly type: 'boundary'; readonly actor: Actor }
-  | { readonly type: 'cancel'; readonly actor: Actor }
+  /** `reason`: the requester's words, kept on the edge's detail. */
+  | { readonly type: 'cancel'; readonly actor: Actor; readonly reason?: string }
   | { readonly type: 'receipt_confirmed'; readonly actor: Actor }
   | {
       readonly type: 'receipt_rejected';
@@ -265,9 +266,12 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
       switch (task.state) {
         case 'pending':
         case 'queued':
-          return choose('cancelled', 'cancelled_before_start', { patch: { runAt: null } });
+          return choose('cancelled', 'cancelled_before_start', {
+            patch: { runAt: null },
+            ...requesterReason(event.reason),
+          });
         case 'leased':
-          return choose('cancel_requested', 'cancel_requested');
+          return choose('cancel_requested', 'cancel_requested', requesterReason(event.reason));
         case 'cancel_requested':
           return refuse(
             task,
@@ -472,4 +476,13 @@ function notApplicable(
   eventType: TaskEventType,
 ): { ok: false; refusal: Refusal } {
   return refuse(task, 'not_applicable', `${eventType} does not apply to a ${task.state} task`);
+}
+
+/** The requester's reason, when given, as the edge's detail. */
+function requesterReason(reason: string | undefined): {
+  detail?: Readonly<Record<string, unknown>>;
+} {
+  return reason === undefined || reason.trim() === ''
+    ? {}
+    : { detail: { operatorReason: reason.trim() } };
 }

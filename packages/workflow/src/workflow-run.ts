@@ -160,6 +160,7 @@ export function cancelWorkflowRun(
   run: WorkflowRun,
   actor: Actor,
   clock: RunClock,
+  reason?: string,
 ): { readonly run: WorkflowRun; readonly transitions: readonly PlannedTransition[] } {
   const tasks = new Map(run.tasks.map((candidate) => [candidate.taskId, candidate]));
   const transitions: PlannedTransition[] = [];
@@ -171,7 +172,7 @@ export function cancelWorkflowRun(
     const decision = decideTaskEdge({
       task: current.snapshot,
       policy: step.policy,
-      event: { type: 'cancel', actor },
+      event: reason === undefined ? { type: 'cancel', actor } : { type: 'cancel', actor, reason },
       ...clock,
     });
     if (!decision.ok) continue;

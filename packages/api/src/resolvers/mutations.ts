@@ -39,6 +39,7 @@ export const mutationResolvers: Pick<
         optionalReason(args.reason);
         const answer = await context.services.engine.cancelWorkflow(args.id, {
           operator: operatorOf(context),
+          ...(args.reason == null ? {} : { reason: args.reason }),
         });
         return {
           clientMutationId: args.clientMutationId ?? null,
@@ -52,6 +53,7 @@ export const mutationResolvers: Pick<
         optionalReason(args.reason);
         const result = await context.services.engine.cancelTask(args.id, {
           operator: operatorOf(context),
+          ...(args.reason == null ? {} : { reason: args.reason }),
         });
         return { clientMutationId: args.clientMutationId ?? null, result };
       }),

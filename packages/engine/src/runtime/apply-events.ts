@@ -57,6 +57,7 @@ export interface EventRequest {
 export interface WorkflowCancelRequest {
   readonly workflowId: string;
   readonly actor: Actor;
+  readonly reason?: string | undefined;
 }
 
 export type EventOutcome =
@@ -288,10 +289,13 @@ class RunState {
     }
     const entry = this.workflows.get(request.workflowId);
     if (entry === undefined) return { workflowId: request.workflowId, edges: 0, state: undefined };
-    const decided = cancelWorkflowRun(this.definitionOf(entry.record), entry.run, request.actor, {
-      now: this.now,
-      random: this.context.random,
-    });
+    const decided = cancelWorkflowRun(
+      this.definitionOf(entry.record),
+      entry.run,
+      request.actor,
+      { now: this.now, random: this.context.random },
+      request.reason,
+    );
     this.absorb(entry, decided.run, decided.transitions, null);
     return {
       workflowId: request.workflowId,

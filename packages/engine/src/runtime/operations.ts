@@ -17,6 +17,8 @@ import type { EngineContext } from './context';
 /** Who asked: an operator by name, or a client. */
 export interface Requester {
   readonly operator?: string;
+  /** Why, in the requester's words: kept on the edge as `detail.operatorReason`. */
+  readonly reason?: string;
 }
 
 export interface TaskAnswer {
@@ -103,7 +105,12 @@ export async function cancelTask(
   requester: Requester,
 ): Promise<TaskAnswer> {
   const actor = requesterActor(requester);
-  const outcome = await applyOne(context, taskId, { type: 'cancel', actor });
+  const reason = requesterReasonText(requester);
+  const outcome = await applyOne(
+    context,
+    taskId,
+    reason === undefined ? { type: 'cancel', actor } : { type: 'cancel', actor, reason },
+  );
   if (outcome.kind === 'refused' && outcome.refusal.code === 'effect_already_submitted') {
     // R14: the cancel did not catch the submission; it is recorded, not an edge.
     await taskRecordLateCancel(context.db, taskId, formatActor(actor));
@@ -125,11 +132,11 @@ export async function cancelWorkflow(
 ): Promise<WorkflowCancelAnswer> {
   assertUuid(workflowId, 'workflow');
   const actor = requesterActor(requester);
-  const result = await context.db
-    .transaction()
-    .execute((tx) =>
-      applyEvents(tx, context.apply, [], { workflowCancels: [{ workflowId, actor }] }),
-    );
+  const result = await context.db.transaction().execute((tx) =>
+    applyEvents(tx, context.apply, [], {
+      workflowCancels: [{ workflowId, actor, reason: requesterReasonText(requester) }],
+    }),
+  );
   const cancel = result.workflowCancels[0];
   for (const task of result.tasks.values()) {
     if (task.workflowId === workflowId && task.state === 'awaiting_receipt') {
@@ -272,4 +279,12 @@ export function assertUuid(id: string, what: 'task' | 'workflow'): void {
   if (typeof id !== 'string' || !uuidPattern.test(id)) {
     throw new EngineError('not_found', `no ${what} has the id ${JSON.stringify(id)}`);
   }
+}
+
+function requesterReasonText(requester: Requester): string | undefined {
+  if (requester.reason === undefined) return undefined;
+  if (typeof requester.reason !== 'string' || requester.reason.length > 1_000) {
+    throw new EngineError('invalid_request', 'a reason must be at most 1,000 characters');
+  }
+  return requester.reason.trim() === '' ? undefined : requester.reason.trim();
 }
