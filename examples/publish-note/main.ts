@@ -1,23 +1,31 @@
 /**
  * `pnpm start`: Causeway's main job. Starts PostgreSQL (an embedded server whose data is
- * kept in ./.data, or DATABASE_URL), applies migrations, starts workers for publish-note,
- * submits a few workflows and prints their transitions live until they settle.
+ * kept in ./.data, or DATABASE_URL), applies migrations, starts the fake publishing platform,
+ * workers for publish-note and the GraphQL API, submits a few workflows and prints their
+ * transitions live until they settle. Then it keeps serving the API until Ctrl-C (or exits
+ * at once with CAUSEWAY_DEMO_EXIT=1).
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createEngine } from '@causeway/engine';
-import { describeWorkflow, explain, type Transition, workflowMermaid } from '@causeway/workflow';
+import { createEngine, type Engine } from '@causeway/engine';
+import { startPlatform } from '@causeway/example-platform/server.ts';
+import {
+  describeWorkflow,
+  type ErrorCategory,
+  explain,
+  type Transition,
+  workflowMermaid,
+} from '@causeway/workflow';
 import pg from 'pg';
 import { pino } from 'pino';
 import { startEmbeddedPostgres } from '../../scripts/embedded-postgres';
-import { publishNote } from './workflow';
+import { serveApi } from './serve';
+import { platformChannel, publishNoteWithPlatform } from './with-platform';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const dataFolder = `${repoRoot}.data`;
 mkdirSync(dataFolder, { recursive: true });
-
-console.log(describeWorkflow(publishNote));
-console.log(`\n${workflowMermaid(publishNote)}\n`);
+const service = new AbortController(); // the service's root signal (R6)
 
 const embedded =
   process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === ''
@@ -28,16 +36,52 @@ const databaseUrl =
     ? (process.env.DATABASE_URL as string)
     : await ensureDatabase(embedded.url, 'causeway');
 
+// The platform stands in for the outside world; its review receipts come back through the engine.
+let engine: Engine | undefined;
+const platform = await startPlatform({
+  endpoints: { requestReview: { receipt: { delayMs: 300 } } },
+  callback: async (receipt) => {
+    if (engine === undefined || receipt.reference === null) return;
+    const answer = await engine.recordReceipt(
+      receipt.reference,
+      receipt.outcome === 'ok'
+        ? { ok: true }
+        : {
+            ok: false,
+            category: (receipt.category ?? 'invalid_argument') as ErrorCategory,
+            message: receipt.message ?? 'rejected',
+          },
+    );
+    // A receipt that beat its own edge into awaiting_receipt: make the platform deliver again.
+    if (!answer.changed && answer.state === 'leased')
+      throw new Error('task is not awaiting its receipt yet');
+  },
+});
+const publishNote = publishNoteWithPlatform({ url: platform.url });
+
+console.log(describeWorkflow(publishNote));
+console.log(`\n${workflowMermaid(publishNote)}\n`);
+
 // Engine logs are pino JSON (workflow id, task id, attempt, holder on every line); here they
 // go to a file so that the terminal shows the story.
 const logFile = `${dataFolder}/causeway.log`;
 const logger = pino({ level: 'info' }, pino.destination({ dest: logFile, sync: false }));
-const engine = createEngine({ databaseUrl, workflows: [publishNote], logger, pollIntervalMs: 500 });
+engine = createEngine({
+  databaseUrl,
+  workflows: [publishNote],
+  channels: [platformChannel({ url: platform.url })],
+  logger,
+  pollIntervalMs: 500,
+  signal: service.signal,
+});
 const applied = await engine.migrate();
 console.log(
   `database ready (${embedded === null ? 'DATABASE_URL' : 'embedded'}); migrations applied now: ${applied.length === 0 ? 'none' : applied.join(', ')}`,
 );
+console.log(`publishing platform (fake) on ${platform.url}`);
 const worker = await engine.startWorker({ concurrency: { cpu: 2, default: 2, network: 4 } });
+const api = await serveApi({ engine, databaseUrl, logger, signal: service.signal });
+console.log(`${api.banner}\n`);
 
 const run = Date.now().toString(36);
 const submissions = [
@@ -55,7 +99,10 @@ for (const input of submissions) {
   if (!ids.includes(result.workflow.id)) ids.push(result.workflow.id);
 }
 const withdrawn = ids[ids.length - 1] as string;
-const cancel = await engine.cancelWorkflow(withdrawn, { operator: 'demo' });
+const cancel = await engine.cancelWorkflow(withdrawn, {
+  operator: 'demo',
+  reason: 'withdrawn by the author',
+});
 console.log(`cancelled ${withdrawn} as operator "demo": now ${cancel.state}\n`);
 
 // Print each workflow's new transitions as they land, until every workflow has settled.
@@ -81,11 +128,28 @@ for (const id of ids) {
   const rows: Transition[] = workflow?.transitions ? [...workflow.transitions] : [];
   console.log(`  ${labels.get(id)} ${id}: ${workflow?.state} — ${explain(rows).summary}`);
 }
-console.log(`\nengine log (pino JSON): ${logFile}`);
+const effects = platform.stats();
+console.log(
+  `platform effects: ${effects.assetsUploaded} assets uploaded, ${effects.reviewsRequested} reviews, ${effects.postsPublished} posts published`,
+);
+console.log(`engine log (pino JSON): ${logFile}`);
 
-await worker.stop({ drainMs: 5_000 });
-await engine.close();
-await embedded?.stop();
+const shutdown = async () => {
+  service.abort(); // stops the API and the engine's workers (graceful, R31)
+  await worker.stop({ drainMs: 5_000 });
+  await api.close();
+  await engine?.close();
+  await platform.close();
+  await embedded?.stop();
+};
+if (process.env.CAUSEWAY_DEMO_EXIT === '1') {
+  await shutdown();
+} else {
+  console.log(`\nserving the API on ${api.url} — Ctrl-C to stop`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void shutdown().then(() => process.exit(0)));
+  }
+}
 
 /** Creates `name` on the embedded server if needed; returns its URL. */
 async function ensureDatabase(adminUrl: string, name: string): Promise<string> {

@@ -19,7 +19,7 @@ export interface StepContext<TInput = unknown> {
   readonly step: string;
   /** The workflow's input, validated at admission and frozen (R30). */
   readonly input: TInput;
-  /** Outputs of the upstream steps, by step name. */
+  /** Outputs of the upstream steps (direct or not), by step name. */
   readonly results: Readonly<Record<string, unknown>>;
   /** 1 for the first run, counting within the current replay round. */
   readonly attempt: number;

@@ -241,9 +241,11 @@ export class Worker implements WorkerHandle {
     const step = definition.steps.find((candidate) => candidate.name === task.step);
     if (step === undefined)
       throw new Error(`workflow "${workflow.name}" has no step "${task.step}"`);
+    // Outputs of every upstream step, direct or not (they all succeeded, or this would not run).
+    const upstream = upstreamSteps(definition, step.name);
     const results: Record<string, unknown> = {};
     for (const sibling of result.tasks.values()) {
-      if (sibling.workflowId === task.workflowId && step.after.includes(sibling.step)) {
+      if (sibling.workflowId === task.workflowId && upstream.has(sibling.step)) {
         results[sibling.step] = sibling.output;
       }
     }
@@ -307,4 +309,19 @@ function allQueues(definitions: ReadonlyMap<string, WorkflowDefinition>): string
   for (const definition of definitions.values())
     for (const step of definition.steps) queues.add(step.queue);
   return [...queues].sort();
+}
+
+/** The steps a step runs after, directly or through others. */
+function upstreamSteps(definition: WorkflowDefinition, name: string): Set<string> {
+  const found = new Set<string>();
+  const visit = (stepName: string) => {
+    const step = definition.steps.find((candidate) => candidate.name === stepName);
+    for (const upstream of step?.after ?? []) {
+      if (found.has(upstream)) continue;
+      found.add(upstream);
+      visit(upstream);
+    }
+  };
+  visit(name);
+  return found;
 }
