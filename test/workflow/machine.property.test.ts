@@ -824,7 +824,7 @@ function expectRetryOrDead(
       expectEdge(outcome, 'dead', reasons.pastDeadline);
     } else {
       expectEdge(outcome, 'queued', reasons.retry);
-      const ceiling = Math.max(retryAfterMs, policy.backoff.maximumIntervalMs);
+      const ceiling = retryAfterMs + policy.backoff.maximumIntervalMs;
       const at = outcome.after.runAt?.getTime() ?? Number.NaN;
       invariant(
         at === runAt.getTime() && at >= nowMs + retryAfterMs && at <= nowMs + ceiling,

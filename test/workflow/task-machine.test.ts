@@ -96,7 +96,7 @@ describe('decideTaskEdge', () => {
     expect(next.runAt?.toISOString()).toBe('2026-03-01T10:00:01.000Z');
   });
 
-  it('respects Retry-After as the minimum delay', () => {
+  it('waits Retry-After, with the jitter on top of it', () => {
     const { next } = edgeOf(task({ state: 'leased', attempt: 1 }), {
       type: 'fail',
       actor: worker,
@@ -104,7 +104,8 @@ describe('decideTaskEdge', () => {
       summary: '429',
       retryAfterMs: 30_000,
     });
-    expect(next.runAt?.toISOString()).toBe('2026-03-01T10:00:30.000Z');
+    // Retry-After (30 s) plus the jitter (0.5 × 1 s ceiling) on top.
+    expect(next.runAt?.toISOString()).toBe('2026-03-01T10:00:30.500Z');
   });
 
   it('never retries unauthorized', () => {

@@ -84,9 +84,11 @@ function describe(row: Transition): string {
     completed: () => 'succeeded',
     retry_scheduled: () => `failed${error},${retryAt}`,
     lease_expired: () =>
-      row.to === 'cancelled'
-        ? 'lease expired with no effect started: cancelled'
-        : `lease expired, queued again${retryAt ? ` (${retryAt.trim()})` : ''}`,
+      typeof row.detail?.evidence === 'string'
+        ? `lease expired after the effect was accepted (evidence ${row.detail.evidence}): queued again to ask for its outcome, not to resubmit${retryAt ? ` (${retryAt.trim()})` : ''}`
+        : row.to === 'cancelled'
+          ? 'lease expired with no effect started: cancelled'
+          : `lease expired, queued again${retryAt ? ` (${retryAt.trim()})` : ''}`,
     worker_shutdown: () => `released at shutdown${by} before any side effect, queued again`,
     non_retryable_error: () => `failed${error}, not retryable: dead`,
     attempts_exhausted: () => `failed${error} on attempt ${row.attempt}, the last allowed: dead`,

@@ -72,8 +72,9 @@ export function backoffDelayMs(
 }
 
 /**
- * When the next attempt may start: `now` plus the jittered backoff, and never earlier than
- * `minimumDelayMs` (a platform's Retry-After).
+ * When the next attempt may start: `now` plus `minimumDelayMs` (a platform's Retry-After)
+ * plus the jittered backoff. The jitter goes on top of Retry-After, not under it: a storm
+ * told "retry after 1 s" must not all come back in the same instant one second later.
  */
 export function nextRunAt(
   attempt: number,
@@ -82,7 +83,7 @@ export function nextRunAt(
   random: () => number,
   minimumDelayMs = 0,
 ): Date {
-  const delay = Math.max(minimumDelayMs, backoffDelayMs(attempt, backoff, random));
+  const delay = minimumDelayMs + backoffDelayMs(attempt, backoff, random);
   return new Date(now.getTime() + delay);
 }
 

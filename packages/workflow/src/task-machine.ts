@@ -405,13 +405,17 @@ function decideLeaseExpiry(input: DecideInput): ChoiceOrRefusal {
   }
   if (task.state !== 'leased') return notApplicable(task, 'lease_expired');
   if (effectUncertain) return dead('lease_expired_effect_uncertain', 'unknown', summary);
-  return retryOrDead(input, {
+  const decided = retryOrDead(input, {
     retryReason: 'lease_expired',
     deadReason: 'attempts_exhausted',
     deadlineReason: 'deadline_exceeded',
     category: 'unknown',
     summary,
   });
+  // The log says why a non-reentrant step may run again: its effect has evidence (R21).
+  return task.evidence !== null && task.effectStarted && decided.to === 'queued'
+    ? { ...decided, detail: { ...decided.detail, evidence: task.evidence } }
+    : decided;
 }
 
 interface RetryOrDead {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelayMs, defaultBackoff, type TaskEvent } from '@causeway/workflow';
 import type { DeliveryResult } from '../channels';
 import { type OutboxDue, outboxRecordDelivery, outboxTakeDue } from '../db/store';
@@ -9,6 +10,10 @@ const batchSize = 20;
 /** A taken row is the dispatcher's for this long; past it, another may send it (same key). */
 const visibilityMs = 30_000;
 const defaultMaxAttempts = 10;
+/** Deliveries one dispatcher runs at once. */
+const maxInFlight = 50;
+/** How long stop() waits for deliveries in flight. */
+const stopBudgetMs = 5_000;
 
 /**
  * Delivers outbox rows after their edge committed (R22): one per worker process, safe with
@@ -21,6 +26,7 @@ export class OutboxDispatcher {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private readonly abort = new AbortController();
+  private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
 
   constructor(private readonly context: EngineContext) {}
@@ -47,13 +53,35 @@ export class OutboxDispatcher {
     if (this.timer !== null) clearInterval(this.timer);
     this.abort.abort();
     await this.running;
+    // A channel that ignores its abort signal must not hold shutdown forever: its row comes
+    // due again after the visibility timeout and is resent with the same idempotency key.
+    await Promise.race([Promise.all(this.inFlight), sleep(stopBudgetMs)]);
   }
 
+  /**
+   * Takes due rows while there is room and starts their deliveries without waiting for them,
+   * so one slow or hung receiver never holds up the others.
+   */
   private async dispatchAll(): Promise<void> {
     while (!this.stopped) {
-      const due = await outboxTakeDue(this.context.db, batchSize, visibilityMs);
-      await Promise.all(due.map((message) => this.deliver(message)));
-      if (due.length < batchSize) return;
+      const room = Math.min(batchSize, maxInFlight - this.inFlight.size);
+      if (room <= 0) return; // a finished delivery wakes the next pass
+      const due = await outboxTakeDue(this.context.db, room, visibilityMs);
+      for (const message of due) {
+        const delivery: Promise<void> = this.deliver(message)
+          .catch((error: unknown) =>
+            this.context.logger.warn(
+              { err: error, outboxId: message.id },
+              'outbox delivery failed; it comes due again',
+            ),
+          )
+          .finally(() => {
+            this.inFlight.delete(delivery);
+            this.wake();
+          });
+        this.inFlight.add(delivery);
+      }
+      if (due.length < room) return;
     }
   }
 
@@ -108,10 +136,8 @@ export class OutboxDispatcher {
           : null;
     const retryInMs =
       result.kind === 'retry'
-        ? Math.max(
-            result.retryAfterMs ?? 0,
-            backoffDelayMs(message.attempt, defaultBackoff, Math.random),
-          )
+        ? // Retry-After, with the jitter on top (a storm must not return in one instant).
+          (result.retryAfterMs ?? 0) + backoffDelayMs(message.attempt, defaultBackoff, Math.random)
         : null;
     const recorded = await this.context.db.transaction().execute(async (tx) => {
       const owned = await outboxRecordDelivery(tx, {
