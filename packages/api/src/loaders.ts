@@ -1,4 +1,4 @@
-import type { ReadModel, TaskRecord, WorkflowRecord } from '@causeway/engine';
+import type { OutboxMessageRecord, ReadModel, TaskRecord, WorkflowRecord } from '@causeway/engine';
 import type { Transition } from '@causeway/workflow';
 import DataLoader from 'dataloader';
 
@@ -11,6 +11,7 @@ export interface Loaders {
   readonly task: DataLoader<string, TaskRecord | null>;
   readonly tasksByWorkflow: DataLoader<string, readonly TaskRecord[]>;
   readonly transitionsByWorkflow: DataLoader<string, readonly Transition[]>;
+  readonly outboxByTask: DataLoader<string, readonly OutboxMessageRecord[]>;
 }
 
 const maxBatchSize = 1_000;
@@ -45,6 +46,13 @@ export function createLoaders(readModel: ReadModel): Loaders {
       },
       { maxBatchSize },
     ),
+    outboxByTask: new DataLoader(
+      async (ids) => {
+        const found = await readModel.outboxByTaskIds(ids);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
   };
 }
 
@@ -54,4 +62,5 @@ export function clearLoaders(loaders: Loaders): void {
   loaders.task.clearAll();
   loaders.tasksByWorkflow.clearAll();
   loaders.transitionsByWorkflow.clearAll();
+  loaders.outboxByTask.clearAll();
 }

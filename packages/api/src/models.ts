@@ -1,4 +1,10 @@
-import type { TaskAnswer, TaskRecord, WorkflowFilter, WorkflowRecord } from '@causeway/engine';
+import type {
+  OutboxMessageRecord,
+  TaskAnswer,
+  TaskRecord,
+  WorkflowFilter,
+  WorkflowRecord,
+} from '@causeway/engine';
 import type { RetryPolicy, Transition, WorkflowDefinition, WorkflowStep } from '@causeway/workflow';
 import type { ApiContext } from './context';
 import type { ModelMap } from './generated/schema-types';
@@ -12,6 +18,7 @@ export interface Models extends ModelMap {
   readonly Workflow: WorkflowRecord;
   readonly Task: TaskRecord;
   readonly Transition: Transition;
+  readonly OutboxMessage: OutboxMessageRecord;
   readonly WorkflowConnection: {
     readonly edges: readonly { readonly cursor: string; readonly node: WorkflowRecord }[];
     readonly pageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };

@@ -14,6 +14,7 @@ import {
 } from './db/read-queries';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
+import { outboxListByTasks } from './db/store';
 
 export type { WorkflowKey } from './db/read-queries';
 export type { TaskRecord, WorkflowRecord } from './db/rows';
@@ -52,6 +53,10 @@ export interface ReadModel {
     ids: readonly string[],
   ): Promise<ReadonlyMap<string, readonly Transition[]>>;
   transitionsByTaskIds(ids: readonly string[]): Promise<ReadonlyMap<string, readonly Transition[]>>;
+  /** Each task's outbox messages (R22), oldest first. */
+  outboxByTaskIds(
+    ids: readonly string[],
+  ): Promise<ReadonlyMap<string, readonly OutboxMessageRecord[]>>;
   /** Log rows with after < id <= upTo in id order, optionally of one workflow. */
   transitionRange(range: {
     readonly after: bigint;
@@ -64,6 +69,16 @@ export interface ReadModel {
    * row with a smaller id can commit after it was returned (see `TransitionLogReader`).
    */
   transitionLogReader(): TransitionLogReader;
+}
+
+/** An outbox message of a task, as queries show it ("submitted, sending" while pending). */
+export interface OutboxMessageRecord {
+  readonly taskId: string;
+  readonly id: string;
+  readonly channel: string;
+  readonly state: string;
+  readonly attempts: number;
+  readonly lastError: string | null;
 }
 
 export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
@@ -85,6 +100,9 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     },
     async transitionsByTaskIds(ids) {
       return groupBy(await transitionListByTaskIds(db, ids), (row) => row.taskId as string);
+    },
+    async outboxByTaskIds(ids) {
+      return groupBy(await outboxListByTasks(db, ids), (row) => row.taskId);
     },
     transitionRange: (range) =>
       transitionListRange(db, { ...range, limit: positiveLimit(range.limit) }),

@@ -204,6 +204,7 @@ export interface SubscriptionTransitionsArgs {
 export type ObjectTypeName =
   | 'CancelWorkflowPayload'
   | 'Mutation'
+  | 'OutboxMessage'
   | 'PageInfo'
   | 'Query'
   | 'RequeueDeadPayload'
@@ -240,6 +241,13 @@ export interface SchemaFields<M extends ModelMap> {
     replayTask: { args: MutationReplayTaskArgs; result: M['TaskOperationPayload'] };
     requeueDead: { args: MutationRequeueDeadArgs; result: M['RequeueDeadPayload'] };
     recordReceipt: { args: MutationRecordReceiptArgs; result: M['TaskOperationPayload'] };
+  };
+  OutboxMessage: {
+    id: { args: Record<string, never>; result: Scalars['ID'] };
+    channel: { args: Record<string, never>; result: Scalars['String'] };
+    state: { args: Record<string, never>; result: Scalars['String'] };
+    attempts: { args: Record<string, never>; result: Scalars['Int'] };
+    lastError: { args: Record<string, never>; result: Maybe<Scalars['String']> };
   };
   PageInfo: {
     hasNextPage: { args: Record<string, never>; result: Scalars['Boolean'] };
@@ -302,6 +310,9 @@ export interface SchemaFields<M extends ModelMap> {
     createdAt: { args: Record<string, never>; result: Scalars['DateTime'] };
     updatedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
     transitions: { args: Record<string, never>; result: readonly M['Transition'][] };
+    evidence: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    sending: { args: Record<string, never>; result: Scalars['Boolean'] };
+    outbox: { args: Record<string, never>; result: readonly M['OutboxMessage'][] };
   };
   TaskOperationPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };

@@ -13,6 +13,7 @@ export const queryResolvers: Pick<
   | 'Workflow'
   | 'Task'
   | 'Transition'
+  | 'OutboxMessage'
   | 'WorkflowConnection'
   | 'WorkflowEdge'
   | 'PageInfo'
@@ -48,6 +49,12 @@ export const queryResolvers: Pick<
       (await context.loaders.transitionsByWorkflow.load(task.workflowId)).filter(
         (row) => row.taskId === task.id,
       ),
+    outbox: (task, _args, context) => context.loaders.outboxByTask.load(task.id),
+    sending: async (task, _args, context) =>
+      task.state === 'awaiting_receipt' &&
+      (await context.loaders.outboxByTask.load(task.id)).some(
+        (message) => message.state === 'pending',
+      ),
   },
   Transition: {
     // Task or workflow states, spelled like the enums (UPPER_SNAKE).
@@ -59,6 +66,7 @@ export const queryResolvers: Pick<
       context.services.readModel.workflowCount(connection.filter),
   },
   WorkflowEdge: {},
+  OutboxMessage: {},
   PageInfo: {},
   WorkflowDefinition: {
     edges: (definition) =>
