@@ -9,6 +9,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Channel } from './channels';
 import { migrateToLatest } from './db/migrate';
+import { usePreparedStatements } from './db/prepared-statements';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
 import {
@@ -134,6 +135,7 @@ export function createEngine(options: EngineOptions): Engine {
   const rootLogger = options.logger ?? defaultLogger();
   const logger = engineLogger(rootLogger, holder);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
+  usePreparedStatements(pool);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
   const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
   const notifier = new Notifier(databaseUrl, logger);

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { preparedMarker } from './prepared-statements';
 import {
   type TaskRecord,
   taskFromRow,
@@ -13,6 +14,9 @@ import type { CausewayDatabase, TaskTable, WorkflowTable } from './schema';
  * lock rows take a Transaction. Names are noun-first (River's driver interface).
  */
 export type Db = Kysely<CausewayDatabase> | Transaction<CausewayDatabase>;
+
+/** Marks a hot statement with a fixed text as a named prepared statement (see prepared-statements.ts). */
+const preparedSql = sql.raw(preparedMarker);
 
 /** A claim's fence (R7): every write of that claim is conditional on it. */
 export interface LeaseFence {
@@ -107,6 +111,7 @@ export async function submissionInsert(
   const wakeQueues = [...new Set(tasks.filter((task) => task.runNow).map((task) => task.queue))];
   const logColumn = <T>(pick: (row: NewTransitionRow) => T) => log.map(pick);
   const { rows: inserted } = await sql<{ id: string }>`
+    ${preparedSql}
     with workflow_insert as (
       insert into causeway_workflows (id, name, state, input, idempotency_key, created_at, updated_at)
       select id, name, state, input::jsonb, idempotency_key, causeway_now(), causeway_now()
@@ -264,6 +269,16 @@ function loadedFromRows(rows: readonly TaskWithWorkflowRow[], now: Date): Loaded
   return { workflows: [...workflows.values()], tasks: rows.map(taskFromRow), now };
 }
 
+/**
+ * Task columns by name: a prepared statement with `t.*` would fail ("cached plan must not
+ * change result type") on connections that prepared it before a migration added a column.
+ */
+const taskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, t.max_attempts,
+  t.replay_count, t.run_at, t.deadline_at, t.lease_holder, t.lease_epoch, t.lease_expires_at,
+  t.effect_started, t.evidence, t.checkpoints, t.progress, t.output, t.receipt_id,
+  t.receipt_deadline_at, t.last_error_category, t.last_error, t.cancel_asked_at,
+  t.cancel_asked_by, t.created_at, t.updated_at`;
+
 const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input as w_input,
   w.idempotency_key as w_idempotency_key, w.created_at as w_created_at,
   w.updated_at as w_updated_at, causeway_now() as db_now`;
@@ -285,13 +300,14 @@ export async function workflowLockWithTasks(
 ): Promise<LoadedRuns> {
   if (workflowIds.length === 0) return { workflows: [], tasks: [], now: await databaseNow(tx) };
   const { rows } = await sql<TaskWithWorkflowRow>`
+    ${preparedSql}
     with locked as materialized (
       select id from causeway_workflows
       where id = any(${[...workflowIds]}::uuid[])
       order by id
       for update ${options.skipLocked ? sql`skip locked` : sql``}
     )
-    select t.*, ${workflowColumns}
+    select ${taskColumns}, ${workflowColumns}
     from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
     where t.workflow_id in (select id from locked)
@@ -314,6 +330,7 @@ export async function taskClaimLoad(
   const { rows } = await sql<
     TaskWithWorkflowRow & { is_candidate: boolean; candidate_count: string }
   >`
+    ${preparedSql}
     with candidates as materialized (
       select id, workflow_id from causeway_tasks
       where state = 'queued' and queue = ${queue} and run_at <= causeway_now()
@@ -327,7 +344,7 @@ export async function taskClaimLoad(
       order by id
       for update skip locked
     )
-    select t.*, ${workflowColumns},
+    select ${taskColumns}, ${workflowColumns},
       t.id in (select id from candidates) as is_candidate,
       (select count(*) from candidates) as candidate_count
     from causeway_tasks as t
@@ -406,6 +423,7 @@ export async function runChangesWrite(
   const outbox = changes.outbox ?? [];
   const logColumn = <T>(pick: (row: NewTransitionRow) => T) => log.map(pick);
   const { rows } = await sql<{ tasks: string; workflows: string }>`
+    ${preparedSql}
     with task_update as (
       update causeway_tasks as t set
         state = v.state,
@@ -543,6 +561,7 @@ export async function leaseRenewMany(
   // Rows are locked in id order, like every multi-row task write, so renewals and
   // decisions cannot deadlock each other.
   const { rows } = await sql<{ id: string }>`
+    ${preparedSql}
     with renewable as (
       select t.id from causeway_tasks as t
       join unnest(
@@ -709,6 +728,7 @@ export async function outboxTakeDue(
     payload: unknown;
     attempts: number;
   }>`
+    ${preparedSql}
     update causeway_outbox as o
     set attempts = o.attempts + 1,
         next_attempt_at = causeway_now() + ${visibilityMs} * interval '1 millisecond'
