@@ -71,7 +71,7 @@ export function createShared(url: string, engine: Engine): Shared {
       sweepIntervalMs: 1_000,
       pollIntervalMs: 1_000,
       // Never subscribed to, so it never connects.
-      notifier: new Notifier(url, logger),
+      notifier: new Notifier(url, logger, 'causeway_wakeup'),
       channels: new Map(),
     },
   };

@@ -1,9 +1,12 @@
-import type { Logger, ReadModel, TransitionLogReader } from '@causeway/engine';
+import {
+  type Logger,
+  Notifier,
+  type ReadModel,
+  type TransitionLogReader,
+  transitionsChannel,
+} from '@causeway/engine';
 import type { Transition } from '@causeway/workflow';
-import pg from 'pg';
 import { ApiError } from './errors';
-
-export const transitionsChannel = 'causeway_transitions';
 
 export interface TransitionFeedOptions {
   readonly readModel: ReadModel;
@@ -31,8 +34,8 @@ export class TransitionFeed {
   private readonly pollIntervalMs: number;
   readonly batchSize: number;
   readonly maxBuffered: number;
-  private client: pg.Client | null = null;
-  private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly notifier: Notifier;
+  private unsubscribe: (() => void) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private reading = false;
   private readAgain = false;
@@ -47,12 +50,14 @@ export class TransitionFeed {
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.batchSize = options.batchSize ?? 500;
     this.maxBuffered = options.maxBuffered ?? 10_000;
+    this.notifier = new Notifier(options.databaseUrl, options.logger, transitionsChannel);
   }
 
   /** Connects LISTEN and finds the log's end. Idempotent; subscriptions wait for it. */
   start(): Promise<void> {
     this.started ??= (async () => {
-      await this.connect();
+      // Any announcement (or a reconnect, when some may have been missed) reads the log now.
+      this.unsubscribe = await this.notifier.subscribe(() => this.schedule(0));
       await this.reader.start();
       this.readerStarted = true;
       this.schedule(0);
@@ -91,11 +96,9 @@ export class TransitionFeed {
     if (this.closed) return;
     this.closed = true;
     if (this.timer !== null) clearTimeout(this.timer);
-    if (this.reconnectTimer !== null) clearTimeout(this.reconnectTimer);
     for (const subscription of [...this.subscribers]) subscription.end();
-    const client = this.client;
-    this.client = null;
-    await client?.end().catch(() => undefined);
+    this.unsubscribe?.();
+    await this.notifier.close();
   }
 
   /** @internal */
@@ -160,47 +163,6 @@ export class TransitionFeed {
       this.reading = false;
     }
     this.schedule(this.readAgain ? 0 : next);
-  }
-
-  private async connect(): Promise<void> {
-    if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.options.databaseUrl });
-    client.on('notification', (message) => {
-      if (message.channel === transitionsChannel) this.schedule(0);
-    });
-    client.on('error', (error) => {
-      this.options.logger.warn(
-        { err: error },
-        'transition LISTEN connection failed; polling covers until it is back',
-      );
-      this.dropAndReconnect(client);
-    });
-    client.on('end', () => this.dropAndReconnect(client));
-    try {
-      await client.connect();
-      await client.query(`listen ${transitionsChannel}`);
-      if (this.closed) {
-        await client.end();
-        return;
-      }
-      this.client = client;
-      // Anything announced while disconnected was missed: read the log now.
-      this.schedule(0);
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'could not LISTEN for transitions; retrying');
-      this.dropAndReconnect(client);
-    }
-  }
-
-  private dropAndReconnect(client: pg.Client): void {
-    if (this.client === client) this.client = null;
-    client.end().catch(() => undefined);
-    if (this.closed || this.reconnectTimer !== null) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
-      void this.connect();
-    }, 1_000);
-    this.reconnectTimer.unref();
   }
 }
 

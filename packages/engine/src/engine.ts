@@ -8,6 +8,7 @@ import {
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Channel } from './channels';
+import { wakeupChannel } from './db/channels';
 import { migrateToLatest } from './db/migrate';
 import { usePreparedStatements } from './db/prepared-statements';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
@@ -138,7 +139,7 @@ export function createEngine(options: EngineOptions): Engine {
   usePreparedStatements(pool);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
   const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
-  const notifier = new Notifier(databaseUrl, logger);
+  const notifier = new Notifier(databaseUrl, logger, wakeupChannel);
   const context: EngineContext = {
     db,
     definitions,

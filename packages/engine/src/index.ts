@@ -5,6 +5,7 @@ export {
   httpChannel,
   type OutboxMessage,
 } from './channels';
+export { transitionsChannel } from './db/channels';
 export {
   createEngine,
   type Engine,
@@ -16,6 +17,7 @@ export {
 export { EngineError, type EngineErrorCode, engineErrorCodes } from './errors';
 export type { Logger } from './logger';
 export * from './read-model';
+export { Notifier } from './runtime/notifier';
 export type {
   ReceiptOutcome,
   Requester,

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { transitionsChannel, wakeupChannel } from './channels';
 import { preparedMarker } from './prepared-statements';
 import {
   type TaskRecord,
@@ -170,11 +171,11 @@ export async function submissionInsert(
       returning 1
     ),
     wake as (
-      select pg_notify('causeway_wakeup', queue) from unnest(${wakeQueues}::text[]) as queue
+      select pg_notify(${wakeupChannel}, queue) from unnest(${wakeQueues}::text[]) as queue
       where exists (select 1 from workflow_insert)
     ),
     announce as (
-      select pg_notify('causeway_transitions', id::text) from workflow_insert
+      select pg_notify(${transitionsChannel}, id::text) from workflow_insert
     )
     select id, (select count(*) from task_insert) as tasks, (select count(*) from log_insert) as log,
       (select count(*) from wake) as wake, (select count(*) from announce) as announce
@@ -511,11 +512,11 @@ export async function runChangesWrite(
       returning 1
     ),
     wake as (
-      select pg_notify('causeway_wakeup', queue)
+      select pg_notify(${wakeupChannel}, queue)
       from unnest(${[...new Set([...changes.wakeQueues, ...(outbox.length > 0 ? [outboxWakeup] : [])])]}::text[]) as queue
     ),
     announce as (
-      select pg_notify('causeway_transitions', workflow_id::text)
+      select pg_notify(${transitionsChannel}, workflow_id::text)
       from unnest(${[...new Set(log.map((row) => row.workflowId))]}::uuid[]) as workflow_id
     )
     select (select count(*) from task_update) as tasks,

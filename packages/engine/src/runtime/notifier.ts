@@ -1,11 +1,12 @@
 import pg from 'pg';
+import { channelListen } from '../db/channels';
 import type { Logger } from '../logger';
 
-export const wakeupChannel = 'causeway_wakeup';
-
 /**
- * One LISTEN connection per engine (R5): notifications only wake workers early; the
- * database stays the truth and polling covers anything lost while disconnected.
+ * One LISTEN connection per channel and process (R5): notifications only wake readers
+ * early; the database stays the truth and polling covers anything lost while disconnected.
+ * Listeners get each payload, and `*` after every (re)connect, when something may have been
+ * missed.
  */
 export class Notifier {
   private client: pg.Client | null = null;
@@ -17,6 +18,7 @@ export class Notifier {
   constructor(
     private readonly connectionString: string,
     private readonly logger: Logger,
+    private readonly channel: string,
   ) {}
 
   /** Subscribes to wake-ups; returns the unsubscribe function. Connects on first use. */
@@ -45,20 +47,20 @@ export class Notifier {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.connectionString });
     client.on('notification', (message) => {
-      if (message.channel !== wakeupChannel) return;
+      if (message.channel !== this.channel) return;
       for (const listener of this.listeners) listener(message.payload ?? '');
     });
     client.on('error', (error) => {
       this.logger.warn(
         { err: error },
-        'wake-up connection failed; polling covers until it is back',
+        `LISTEN ${this.channel} failed; polling covers until it is back`,
       );
       this.dropAndReconnect(client);
     });
     client.on('end', () => this.dropAndReconnect(client));
     try {
       await client.connect();
-      await client.query(`listen ${wakeupChannel}`);
+      await channelListen(client, this.channel);
       if (this.closed) {
         await client.end();
         return;
@@ -67,7 +69,7 @@ export class Notifier {
       // Anything sent while we were away is lost: wake everyone once.
       for (const listener of this.listeners) listener('*');
     } catch (error) {
-      this.logger.warn({ err: error }, 'could not LISTEN for wake-ups; retrying');
+      this.logger.warn({ err: error }, `could not LISTEN ${this.channel}; retrying`);
       this.dropAndReconnect(client);
     }
   }

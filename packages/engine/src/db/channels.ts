@@ -1,0 +1,12 @@
+import type pg from 'pg';
+
+/** Wakes workers (payload: a queue name, or `@outbox`). */
+export const wakeupChannel = 'causeway_wakeup';
+/** Announces new transition rows (payload: the workflow id). */
+export const transitionsChannel = 'causeway_transitions';
+
+/** Subscribes a dedicated connection to a notification channel (one of the names above). */
+export async function channelListen(client: pg.Client, channel: string): Promise<void> {
+  if (!/^[a-z_]+$/.test(channel)) throw new RangeError(`not a channel name: ${channel}`);
+  await client.query(`listen ${channel}`);
+}
