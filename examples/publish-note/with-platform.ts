@@ -6,7 +6,7 @@
  */
 import { type Channel, httpChannel } from '@causeway/engine';
 import { awaitReceipt, defineWorkflow, StepError, send, step } from '@causeway/workflow';
-import { type PublishNoteInput, publishNoteInput } from './workflow';
+import { escapeHtml, type PublishNoteInput, publishNoteInput } from './workflow';
 
 export interface PlatformConnection {
   /** Base URL, e.g. http://127.0.0.1:4100 */
@@ -129,8 +129,4 @@ export function publishNoteWithPlatform(platform: PlatformConnection) {
       }),
     },
   });
-}
-
-function escapeHtml(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

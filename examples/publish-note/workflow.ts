@@ -64,6 +64,7 @@ export const publishNote = defineWorkflow({
   },
 });
 
-function escapeHtml(text: string): string {
+/** Escapes text for the rendered note's HTML. */
+export function escapeHtml(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql, type Transaction } from 'kysely';
 import { transitionsChannel, wakeupChannel } from './channels';
 import { preparedMarker } from './prepared-statements';
 import {
@@ -80,6 +80,38 @@ export async function clockSetOffset(db: Db, offsetMs: number): Promise<void> {
   await db.updateTable('causeway_clock').set({ offset_ms: offsetMs }).execute();
 }
 
+/**
+ * The insert of log rows (R24) in their order, as one fragment of a larger statement; `at`
+ * is the database time to stamp, `filter` an optional condition on the row (`v.`).
+ */
+function logRowsInsert(
+  log: readonly NewTransitionRow[],
+  at: RawBuilder<unknown>,
+  filter: RawBuilder<unknown>,
+) {
+  const column = <T>(pick: (row: NewTransitionRow) => T) => log.map(pick);
+  return sql`insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
+      reason, error_category, error_summary, actor, attempt, at, detail)
+    select workflow_id, task_id, step, from_state, to_state, reason, error_category,
+      error_summary, actor, attempt, ${at}, detail::jsonb
+    from unnest(
+      ${column((row) => row.workflowId)}::uuid[],
+      ${column((row) => row.taskId)}::uuid[],
+      ${column((row) => row.step)}::text[],
+      ${column((row) => row.from)}::text[],
+      ${column((row) => row.to)}::text[],
+      ${column((row) => row.reason)}::text[],
+      ${column((row) => row.errorCategory)}::text[],
+      ${column((row) => row.errorSummary)}::text[],
+      ${column((row) => row.actor)}::text[],
+      ${column((row) => row.attempt)}::integer[],
+      ${column((row) => (row.detail === null ? null : JSON.stringify(row.detail)))}::text[]
+    ) with ordinality as v(workflow_id, task_id, step, from_state, to_state, reason,
+      error_category, error_summary, actor, attempt, detail, position)
+    ${filter}
+    order by position`;
+}
+
 /** A task of a new workflow; times are offsets from the database's now at insert. */
 export interface NewSubmittedTask {
   readonly id: string;
@@ -110,7 +142,6 @@ export async function submissionInsert(
 ): Promise<Set<string>> {
   const { workflows, tasks, transitions: log } = rows;
   const wakeQueues = [...new Set(tasks.filter((task) => task.runNow).map((task) => task.queue))];
-  const logColumn = <T>(pick: (row: NewTransitionRow) => T) => log.map(pick);
   const { rows: inserted } = await sql<{ id: string }>`
     ${preparedSql}
     with workflow_insert as (
@@ -148,26 +179,7 @@ export async function submissionInsert(
       returning 1
     ),
     log_insert as (
-      insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state, reason,
-        error_category, error_summary, actor, attempt, at, detail)
-      select workflow_id, task_id, step, from_state, to_state, reason, error_category,
-        error_summary, actor, attempt, causeway_now(), detail::jsonb
-      from unnest(
-        ${logColumn((row) => row.workflowId)}::uuid[],
-        ${logColumn((row) => row.taskId)}::uuid[],
-        ${logColumn((row) => row.step)}::text[],
-        ${logColumn((row) => row.from)}::text[],
-        ${logColumn((row) => row.to)}::text[],
-        ${logColumn((row) => row.reason)}::text[],
-        ${logColumn((row) => row.errorCategory)}::text[],
-        ${logColumn((row) => row.errorSummary)}::text[],
-        ${logColumn((row) => row.actor)}::text[],
-        ${logColumn((row) => row.attempt)}::integer[],
-        ${logColumn((row) => (row.detail === null ? null : JSON.stringify(row.detail)))}::text[]
-      ) with ordinality as v(workflow_id, task_id, step, from_state, to_state, reason,
-        error_category, error_summary, actor, attempt, detail, position)
-      where v.workflow_id in (select id from workflow_insert)
-      order by position
+      ${logRowsInsert(log, sql`causeway_now()`, sql`where v.workflow_id in (select id from workflow_insert)`)}
       returning 1
     ),
     wake as (
@@ -422,7 +434,6 @@ export async function runChangesWrite(
   const column = <T>(pick: (write: TaskWrite) => T) => tasks.map(pick);
   const log = changes.transitions;
   const outbox = changes.outbox ?? [];
-  const logColumn = <T>(pick: (row: NewTransitionRow) => T) => log.map(pick);
   const { rows } = await sql<{ tasks: string; workflows: string }>`
     ${preparedSql}
     with task_update as (
@@ -477,25 +488,7 @@ export async function runChangesWrite(
       returning 1
     ),
     log_insert as (
-      insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state, reason,
-        error_category, error_summary, actor, attempt, at, detail)
-      select workflow_id, task_id, step, from_state, to_state, reason, error_category,
-        error_summary, actor, attempt, ${now}, detail::jsonb
-      from unnest(
-        ${logColumn((row) => row.workflowId)}::uuid[],
-        ${logColumn((row) => row.taskId)}::uuid[],
-        ${logColumn((row) => row.step)}::text[],
-        ${logColumn((row) => row.from)}::text[],
-        ${logColumn((row) => row.to)}::text[],
-        ${logColumn((row) => row.reason)}::text[],
-        ${logColumn((row) => row.errorCategory)}::text[],
-        ${logColumn((row) => row.errorSummary)}::text[],
-        ${logColumn((row) => row.actor)}::text[],
-        ${logColumn((row) => row.attempt)}::integer[],
-        ${logColumn((row) => (row.detail === null ? null : JSON.stringify(row.detail)))}::text[]
-      ) with ordinality as v(workflow_id, task_id, step, from_state, to_state, reason,
-        error_category, error_summary, actor, attempt, detail, position)
-      order by position
+      ${logRowsInsert(log, sql`${now}`, sql``)}
       returning 1
     ),
     outbox_insert as (

@@ -26,6 +26,7 @@ import {
   workflowLockWithTasks,
 } from '../db/store';
 import { EngineError } from '../errors';
+import { logRowOf } from './log-rows';
 
 /** One event for one task, as the engine asks for it. */
 export interface EventRequest {
@@ -368,19 +369,7 @@ class RunState {
     entry.run = run;
     for (const row of transitions) {
       if (row.kind === 'workflow') {
-        this.transitions.push({
-          workflowId: run.workflowId,
-          taskId: null,
-          step: null,
-          from: row.from,
-          to: row.to,
-          reason: row.reason,
-          errorCategory: null,
-          errorSummary: null,
-          actor: row.actor,
-          attempt: 0,
-          detail: row.step === null ? null : { step: row.step },
-        });
+        this.transitions.push(logRowOf(run.workflowId, row));
         continue;
       }
       const before = this.tasks.get(row.taskId) as TaskRecord;
@@ -399,16 +388,7 @@ class RunState {
       );
       this.changedTaskIds.add(row.taskId);
       this.transitions.push({
-        workflowId: run.workflowId,
-        taskId: row.taskId,
-        step: row.step,
-        from: row.edge.from,
-        to: row.edge.to,
-        reason: row.edge.reason,
-        errorCategory: row.edge.errorCategory,
-        errorSummary: row.edge.errorSummary,
-        actor: row.edge.actor,
-        attempt: row.edge.attempt,
+        ...logRowOf(run.workflowId, row),
         detail: withReceipt(row.edge, isCause ? cause.request.extra : undefined),
       });
       if (row.edge.to === 'queued' && (snapshot.runAt === null || snapshot.runAt <= this.now)) {

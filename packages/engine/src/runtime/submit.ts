@@ -18,6 +18,7 @@ import {
   workflowFindByKey,
 } from '../db/store';
 import { EngineError } from '../errors';
+import { logRowOf } from './log-rows';
 
 export interface SubmitRequest {
   readonly name: string;
@@ -166,37 +167,7 @@ function planSubmission(prepared: readonly Prepared[]): Plan {
         deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
       });
     });
-    for (const row of created.transitions) {
-      plan.transitions.push(
-        row.kind === 'workflow'
-          ? {
-              workflowId,
-              taskId: null,
-              step: null,
-              from: row.from,
-              to: row.to,
-              reason: row.reason,
-              errorCategory: null,
-              errorSummary: null,
-              actor: row.actor,
-              attempt: 0,
-              detail: null,
-            }
-          : {
-              workflowId,
-              taskId: row.taskId,
-              step: row.step,
-              from: row.edge.from,
-              to: row.edge.to,
-              reason: row.edge.reason,
-              errorCategory: row.edge.errorCategory,
-              errorSummary: row.edge.errorSummary,
-              actor: row.edge.actor,
-              attempt: row.edge.attempt,
-              detail: row.edge.detail,
-            },
-      );
-    }
+    for (const row of created.transitions) plan.transitions.push(logRowOf(workflowId, row));
   }
   return plan;
 }
