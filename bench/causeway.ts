@@ -1,0 +1,221 @@
+import { createEngine, type Engine } from '@causeway/engine';
+import { defineWorkflow, step } from '@causeway/workflow';
+import type pg from 'pg';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { historySql } from './causeway-history';
+import type { CausewaySpec, Counts, JobInput, System, WorkerHooks } from './system';
+import { engineRevision, packageVersion } from './versions';
+
+const input = z.object({
+  i: z.number().int().optional(),
+  t: z.number().optional(),
+  warm: z.boolean().optional(),
+});
+
+const names = { job: 'bench-noop', workflow: 'bench-three-step' } as const;
+
+/** The two benchmark workflows; every handler reports to `hooks` first thing, then returns. */
+export function benchWorkflows(hooks: WorkerHooks) {
+  const noop = defineWorkflow({
+    name: names.job,
+    input,
+    steps: {
+      only: step<JobInput>({
+        run: (ctx) => {
+          hooks.onJob(ctx.input);
+          return null;
+        },
+      }),
+    },
+  });
+  const threeStep = defineWorkflow({
+    name: names.workflow,
+    input,
+    steps: {
+      a: step<JobInput>({
+        run: () => {
+          hooks.onStep('a');
+          return null;
+        },
+      }),
+      b: step<JobInput>({
+        after: ['a'],
+        run: () => {
+          hooks.onStep('b');
+          return null;
+        },
+      }),
+      c: step<JobInput>({
+        after: ['b'],
+        run: () => {
+          hooks.onStep('c');
+          hooks.onWorkflowDone();
+          return null;
+        },
+      }),
+    },
+  });
+  return [noop, threeStep];
+}
+
+const noHooks: WorkerHooks = { onJob() {}, onStep() {}, onWorkflowDone() {} };
+
+/**
+ * Transition rows per workflow, as the engine writes them: at submit, a workflow row plus one
+ * row per task; a finished one-step workflow adds claim (task + workflow queued → running)
+ * and completion (task + workflow → succeeded); a three-step one adds those for a, b and c
+ * plus `upstream_succeeded` (pending → queued) for b and c.
+ */
+export const transitionsPerWorkflow = {
+  job: { submitted: 2, finished: 6 },
+  workflow: { submitted: 4, finished: 14 },
+} as const;
+
+export function causewaySystem(spec: CausewaySpec): System {
+  const engineFor = (url: string, hooks: WorkerHooks, poolSize?: number): Engine =>
+    createEngine({
+      databaseUrl: url,
+      workflows: benchWorkflows(hooks),
+      logger: pino({ level: 'silent' }),
+      ...(poolSize === undefined ? {} : { poolSize }),
+      ...(spec.pollIntervalMs === undefined ? {} : { pollIntervalMs: spec.pollIntervalMs }),
+      ...(spec.leaseMs === undefined ? {} : { leaseMs: spec.leaseMs }),
+    });
+  return {
+    label: 'Causeway',
+    version: `@causeway/engine@${packageVersion('@causeway/engine')} (${engineRevision()})`,
+    config: {
+      concurrency: spec.concurrency,
+      claimBatchSize: spec.claimBatchSize ?? 'default (concurrency + prefetch)',
+      prefetch: spec.prefetch ?? 'default (0)',
+      poolSize: spec.poolSize ?? 'default (10)',
+      pollIntervalMs: spec.pollIntervalMs ?? 'default (1000)',
+      leaseMs: spec.leaseMs ?? 'default (30000)',
+      sweeper: 'on (default, every 1000 ms)',
+      logger: "pino({ level: 'silent' })",
+      submit: 'engine.submit()',
+      batchSubmit: 'engine.submitMany()',
+    },
+
+    async setup(url) {
+      const engine = engineFor(url, noHooks, 1);
+      await engine.migrate();
+      await engine.close();
+    },
+
+    async producer(url, connections, mode) {
+      const engine = engineFor(url, noHooks, connections);
+      const name = names[mode];
+      return {
+        async submit(job) {
+          await engine.submit(name, job);
+        },
+        async submitBatch(jobs) {
+          await engine.submitMany(jobs.map((job) => ({ name, input: job })));
+        },
+        close: () => engine.close(),
+      };
+    },
+
+    async worker(url, _mode, hooks) {
+      const engine = engineFor(url, hooks, spec.poolSize);
+      let handle: Awaited<ReturnType<Engine['startWorker']>> | null = null;
+      return {
+        async start() {
+          handle = await engine.startWorker({
+            concurrency: spec.concurrency,
+            ...(spec.claimBatchSize === undefined ? {} : { claimBatchSize: spec.claimBatchSize }),
+            ...(spec.prefetch === undefined ? {} : { prefetch: spec.prefetch }),
+          });
+        },
+        async stop() {
+          await handle?.stop({ drainMs: 1_000 });
+          await engine.close();
+        },
+      };
+    },
+
+    async counts(pool, mode): Promise<Counts> {
+      const { rows } = await pool.query(
+        `select count(*)::int as total,
+                count(*) filter (where state = 'succeeded')::int as done,
+                count(*) filter (where state in ('dead', 'cancelled'))::int as failed
+           from causeway_workflows where name = $1`,
+        [names[mode]],
+      );
+      const row = rows[0];
+      return {
+        total: row.total,
+        done: row.done,
+        failed: row.failed,
+        open: row.total - row.done - row.failed,
+      };
+    },
+
+    async verify(pool, mode, expected) {
+      const checks = await verificationCounts(pool, names[mode]);
+      const perWorkflow = transitionsPerWorkflow[mode];
+      const steps = mode === 'workflow' ? 3 : 1;
+      const open = expected.workflows - expected.finished;
+      const want: Record<string, number> = {
+        workflows: expected.workflows,
+        succeeded: expected.finished,
+        queued: open,
+        tasks: expected.workflows * steps,
+        retried: 0,
+        transitions: expected.finished * perWorkflow.finished + open * perWorkflow.submitted,
+        logMismatches: 0,
+      };
+      const problems = Object.entries(want)
+        .filter(([key, value]) => checks[key] !== value)
+        .map(([key, value]) => `${key}: ${checks[key]}, expected ${value}`);
+      return { ok: problems.length === 0, problems, checks };
+    },
+
+    async insertHistory(pool, rows) {
+      const client = await pool.connect();
+      try {
+        // Untimed setup of rows that are consistent by construction: skip the foreign-key
+        // triggers (superuser only), which would otherwise take most of a minute.
+        await client.query('begin');
+        await client.query('set local session_replication_role = replica');
+        await client.query(historySql, [rows, names.job]);
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+    },
+  };
+}
+
+/**
+ * Counts for `verify`. `logMismatches` is R25: tasks and workflows whose state differs from
+ * the `to` of their last transition row; it skips w2h's history (written a day in the past
+ * by SQL, not by the engine) to keep verification quick.
+ */
+async function verificationCounts(pool: pg.Pool, name: string): Promise<Record<string, number>> {
+  const { rows } = await pool.query(
+    `with w as (select * from causeway_workflows where name = $1),
+          t as (select t.* from causeway_tasks t join w on w.id = t.workflow_id),
+          recent_w as (select * from w where created_at > now() - interval '12 hours'),
+          recent_t as (select * from t where created_at > now() - interval '12 hours')
+     select (select count(*) from w)::int as workflows,
+            (select count(*) from w where state = 'succeeded')::int as succeeded,
+            (select count(*) from w where state = 'queued')::int as queued,
+            (select count(*) from t)::int as tasks,
+            (select count(*) from t where attempt > 1)::int as retried,
+            (select count(*) from causeway_transitions tr join w on w.id = tr.workflow_id)::int
+              as transitions,
+            (select count(*) from recent_t t left join lateral (
+                select to_state from causeway_transitions
+                 where task_id = t.id order by id desc limit 1) last on true
+              where last.to_state is distinct from t.state)::int
+            + (select count(*) from recent_w w left join lateral (
+                select to_state from causeway_transitions
+                 where workflow_id = w.id and task_id is null order by id desc limit 1) last on true
+              where last.to_state is distinct from w.state)::int as "logMismatches"`,
+    [name],
+  );
+  return rows[0];
+}

@@ -1,0 +1,117 @@
+import { parseArgs } from 'node:util';
+import { type WorkloadId, workloadIds } from './workloads';
+
+export interface BenchOptions {
+  readonly workloads: readonly WorkloadId[];
+  readonly reps: number;
+  readonly scale: number;
+  /** Overrides every selected workload's N. */
+  readonly n: number | undefined;
+  /** Worker processes for W2 (each value is its own case); W2h and W4 use the first. */
+  readonly procs: readonly number[];
+  readonly concurrency: number;
+  readonly producers: number;
+  readonly batch: number;
+  readonly intervalMs: number;
+  readonly history: number;
+  readonly timeoutMs: number;
+  readonly systems: readonly ('causeway' | 'floor')[];
+  readonly causeway: {
+    readonly claimBatchSize?: number;
+    readonly prefetch?: number;
+    readonly poolSize?: number;
+    readonly pollIntervalMs?: number;
+    readonly leaseMs?: number;
+  };
+  readonly out: string | undefined;
+}
+
+export const usage = `Usage: pnpm bench [options]
+
+  --workload w1a|w1b|w2|w2h|w3|w4|all   comma-separated (default all)
+  --reps R            repetitions, interleaved: every workload once, then again (default 3)
+  --n N               N for every selected workload (default: w1 20000, w2 20000, w3 500, w4 2000)
+  --scale S           multiply the default N and the w2h history by S (default 1)
+  --procs 1,2         worker processes for W2 (default 1,2; w2h and w4 use the first)
+  --concurrency C     worker concurrency (default 10)
+  --history H         finished workflows already in the tables for w2h (default 200000)
+  --quick             smoke check: --scale 0.05 --reps 1
+  --systems causeway,floor   what to run (default both)
+  Causeway tuning (public engine options; defaults are the engine's):
+  --claim-batch B  --prefetch P  --pool-size P  --poll-ms MS  --lease-ms MS
+  --out FILE          JSON lines (default bench/results/<stamp>.json)
+  --timeout-s S       per run (default 300)
+
+  DATABASE_URL=...    use that server instead of a throwaway embedded PostgreSQL`;
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      workload: { type: 'string', default: 'all' },
+      reps: { type: 'string' },
+      n: { type: 'string' },
+      scale: { type: 'string' },
+      procs: { type: 'string', default: '1,2' },
+      concurrency: { type: 'string', default: '10' },
+      producers: { type: 'string', default: '10' },
+      batch: { type: 'string', default: '1000' },
+      'interval-ms': { type: 'string', default: '10' },
+      history: { type: 'string', default: '200000' },
+      'timeout-s': { type: 'string', default: '300' },
+      systems: { type: 'string', default: 'causeway,floor' },
+      'claim-batch': { type: 'string' },
+      prefetch: { type: 'string' },
+      'pool-size': { type: 'string' },
+      'poll-ms': { type: 'string' },
+      'lease-ms': { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  const int = (name: string, text: string | undefined): number | undefined => {
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be an integer`);
+    return value;
+  };
+  const list = (text: string) => text.split(',').map((item) => item.trim());
+  const selected = values.workload === 'all' ? [...workloadIds] : list(values.workload);
+  for (const id of selected) {
+    if (!(workloadIds as readonly string[]).includes(id)) throw new Error(`unknown workload ${id}`);
+  }
+  const systems = list(values.systems);
+  for (const system of systems) {
+    if (system !== 'causeway' && system !== 'floor') throw new Error(`unknown system ${system}`);
+  }
+  const scale = values.scale === undefined ? (values.quick ? 0.05 : 1) : Number(values.scale);
+  if (!(scale > 0)) throw new Error('--scale must be positive');
+  return {
+    workloads: selected as WorkloadId[],
+    reps: int('reps', values.reps) ?? (values.quick ? 1 : 3),
+    scale,
+    n: int('n', values.n),
+    procs: list(values.procs).map((text) => int('procs', text) as number),
+    concurrency: int('concurrency', values.concurrency) as number,
+    producers: int('producers', values.producers) as number,
+    batch: int('batch', values.batch) as number,
+    intervalMs: int('interval-ms', values['interval-ms']) as number,
+    history: Math.round((int('history', values.history) as number) * scale),
+    timeoutMs: (int('timeout-s', values['timeout-s']) as number) * 1000,
+    systems: systems as ('causeway' | 'floor')[],
+    causeway: {
+      claimBatchSize: int('claim-batch', values['claim-batch']),
+      prefetch: int('prefetch', values.prefetch),
+      poolSize: int('pool-size', values['pool-size']),
+      pollIntervalMs: int('poll-ms', values['poll-ms']),
+      leaseMs: int('lease-ms', values['lease-ms']),
+    },
+    out: values.out,
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * Causeway's benchmark: `pnpm bench [--workload w2 --reps 3 ...]` (see options.ts or --help).
+ * Runs every selected workload for Causeway and for the raw SQL floor (L) of the peers'
+ * harness, repetition by repetition (interleaved), each run in its own fresh database, then
+ * prints markdown tables and writes one JSON line per run to bench/results/<stamp>.json.
+ */
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { type BenchOptions, parseOptions, usage } from './options';
+import type { RunRecord } from './record';
+import { formatReport } from './report';
+import { adminPool, type BenchServer, startServer } from './server';
+import { loadSystem, type SystemSpec } from './system';
+import { engineRevision, repoRoot, sourceDigest } from './versions';
+import { type Workload, type WorkloadId, workloads } from './workloads';
+
+interface Case {
+  readonly workload: Workload;
+  readonly procs: number | undefined;
+  readonly name: string;
+}
+
+function planCases(options: BenchOptions): Case[] {
+  return options.workloads.flatMap((id: WorkloadId): Case[] => {
+    const workload = workloads[id];
+    if (!workload.usesProcs) return [{ workload, procs: undefined, name: id }];
+    const procs = id === 'w2' ? options.procs : options.procs.slice(0, 1);
+    return procs.map((p) => ({ workload, procs: p, name: `${id} ${p}×${options.concurrency}` }));
+  });
+}
+
+async function runOne(
+  server: BenchServer,
+  options: BenchOptions,
+  item: Case,
+  system: 'causeway' | 'floor',
+  rep: number,
+  stamp: string,
+): Promise<RunRecord> {
+  const { workload } = item;
+  const spec: SystemSpec =
+    system === 'causeway'
+      ? { kind: 'causeway', concurrency: options.concurrency, ...options.causeway }
+      : workload.floor(options.concurrency);
+  const target = await loadSystem(spec);
+  const n = options.n ?? Math.max(1, Math.round(workload.defaultN * options.scale));
+  const history = workload.id === 'w2h' ? options.history : 0;
+  const dbName = `bench_cw_${system}_${workload.id}_p${item.procs ?? 0}_r${rep}`;
+  const base = {
+    stamp,
+    date: new Date().toISOString(),
+    system,
+    label: system === 'causeway' ? target.label : workload.floorLabel,
+    version: target.version,
+    config: target.config,
+    workload: workload.id,
+    case: item.name,
+    rep,
+    n,
+    procs: item.procs,
+    concurrency: options.concurrency,
+    history: history > 0 ? history : undefined,
+    server: { kind: server.kind, version: server.version, settings: server.settings },
+    loadavgBefore: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    node: process.version,
+  };
+  const url = await server.createDatabase(dbName);
+  const pool = adminPool(url);
+  try {
+    await target.setup(url);
+    const measured = await workload.run({
+      system: target,
+      spec,
+      url,
+      pool,
+      n,
+      producers: options.producers,
+      batch: options.batch,
+      procs: item.procs ?? 1,
+      intervalMs: options.intervalMs,
+      history,
+      timeoutMs: options.timeoutMs,
+    });
+    return { ...base, ...measured };
+  } catch (error) {
+    return {
+      ...base,
+      verified: false,
+      problems: [],
+      error: String(error instanceof Error ? (error.stack ?? error.message) : error),
+    };
+  } finally {
+    await pool.end();
+    await server.dropDatabase(dbName);
+  }
+}
+
+function describe(record: RunRecord): string {
+  const head = `[${record.case} ${record.system} r${record.rep}]`;
+  if (record.error !== undefined) return `${head} ERROR ${record.error}`;
+  const value =
+    record.latency === undefined
+      ? `${Math.round(record.value ?? Number.NaN)} ${record.metric}`
+      : `p50 ${record.latency.p50.toFixed(2)} ms, p99 ${record.latency.p99.toFixed(2)} ms`;
+  return `${head} ${value}${record.verified ? '' : ` NOT VERIFIED: ${record.problems.join('; ')}`}`;
+}
+
+async function main(): Promise<void> {
+  let options: BenchOptions;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${usage}`);
+    process.exit(2);
+  }
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const out = options.out ?? join(repoRoot, 'bench', 'results', `${stamp}.json`);
+  mkdirSync(dirname(out), { recursive: true });
+  // Ctrl-C: exit through 'exit', where the embedded server is killed.
+  process.on('SIGINT', () => process.exit(130));
+  const revision = engineRevision();
+  const server = await startServer(repoRoot);
+  const cases = planCases(options);
+  process.stderr.write(
+    `bench: ${cases.map((c) => c.name).join(', ')}; ${options.reps} rep(s); ` +
+      `PostgreSQL ${server.version} (${server.kind}); out ${out}\n`,
+  );
+  const records: RunRecord[] = [];
+  try {
+    for (let rep = 1; rep <= options.reps; rep++) {
+      for (const item of cases) {
+        // Alternate which system goes first, so drift over a repetition hits both alike.
+        const order = rep % 2 === 1 ? options.systems : [...options.systems].reverse();
+        for (const system of order) {
+          const record = await runOne(server, options, item, system, rep, stamp);
+          appendFileSync(out, `${JSON.stringify(record)}\n`);
+          records.push(record);
+          process.stderr.write(`${describe(record)}\n`);
+        }
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  let report = formatReport(records);
+  if (!revision.endsWith(sourceDigest())) {
+    // Worker processes load the engine afresh, this process did so once: the runs mixed code.
+    report += `\n\n**Warning: the engine's source changed during this run** (started at ${revision}, now ${sourceDigest()}); the numbers mix versions. Benchmark a tree nobody is editing.`;
+  }
+  writeFileSync(out.replace(/\.json$/, '.md'), `${report}\n`);
+  console.log(report);
+  if (records.some((record) => !record.verified)) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,99 @@
+import type pg from 'pg';
+
+/**
+ * What the benchmark runs: Causeway, or the raw SQL floor. Both get the same workloads
+ * through this small interface (the peers' harness has one adapter per peer, alike).
+ */
+
+/** `job`: one-step workflows (W1–W3); `workflow`: three-step a → b → c (W4). */
+export type Mode = 'job' | 'workflow';
+
+/** The payload of every benchmark workflow: its index, or the submit time for W3. */
+export interface JobInput {
+  readonly i?: number;
+  /** Epoch ms (clock.ts `now()`) taken just before the submit call. */
+  readonly t?: number;
+  readonly warm?: boolean;
+}
+
+export interface CausewaySpec {
+  readonly kind: 'causeway';
+  /** Worker concurrency (`startWorker({ concurrency })`). */
+  readonly concurrency: number;
+  readonly claimBatchSize?: number;
+  /** Claimed tasks held beyond the concurrency (`startWorker({ prefetch })`). */
+  readonly prefetch?: number;
+  readonly poolSize?: number;
+  readonly pollIntervalMs?: number;
+  readonly leaseMs?: number;
+}
+
+export interface RawSpec {
+  readonly kind: 'raw';
+  /** Rows claimed per statement. */
+  readonly k: number;
+  /** Claim loops, each on its own connection. */
+  readonly concurrency: number;
+  readonly notify: boolean;
+  readonly idlePollMs: number;
+}
+
+export type SystemSpec = CausewaySpec | RawSpec;
+
+export interface Producer {
+  submit(input: JobInput): Promise<void>;
+  submitBatch(inputs: readonly JobInput[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Called by the handlers, first thing, so the worker process can count and time them. */
+export interface WorkerHooks {
+  onJob(input: JobInput): void;
+  onStep(step: string): void;
+  onWorkflowDone(): void;
+}
+
+export interface BenchWorker {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface Counts {
+  /** Workflows (jobs) in the database. */
+  readonly total: number;
+  /** Finished successfully (for W4: whole workflows). */
+  readonly done: number;
+  /** Not finished yet. */
+  readonly open: number;
+  /** Finished, but not successfully. */
+  readonly failed: number;
+}
+
+export interface Verification {
+  readonly ok: boolean;
+  readonly problems: readonly string[];
+  readonly checks: Readonly<Record<string, number>>;
+}
+
+export interface System {
+  readonly label: string;
+  readonly version: string;
+  readonly config: Readonly<Record<string, unknown>>;
+  setup(url: string): Promise<void>;
+  producer(url: string, connections: number, mode: Mode): Promise<Producer>;
+  worker(url: string, mode: Mode, hooks: WorkerHooks): Promise<BenchWorker>;
+  counts(pool: pg.Pool, mode: Mode): Promise<Counts>;
+  /** Untimed checks after a run: `finished` of `workflows` ran to success, and nothing else. */
+  verify(
+    pool: pg.Pool,
+    mode: Mode,
+    expected: { workflows: number; finished: number },
+  ): Promise<Verification>;
+  /** Rows that look like `finished` successful one-step workflows of the past (the w2h workload). */
+  insertHistory(pool: pg.Pool, rows: number): Promise<void>;
+}
+
+export async function loadSystem(spec: SystemSpec): Promise<System> {
+  if (spec.kind === 'causeway') return (await import('./causeway')).causewaySystem(spec);
+  return (await import('./raw-floor')).rawFloorSystem(spec);
+}

@@ -1,0 +1,66 @@
+import { now, parallelFor } from '../clock';
+import { checkpoint } from '../server';
+import type { Mode } from '../system';
+import { go, spawnWorkers, stopWorkers, waitForHandlers } from '../workers';
+import { type Measurement, type RunContext, waitForDatabase } from './context';
+
+/**
+ * W2 (mode `job`): drain `n` pre-submitted one-step workflows with `procs` worker processes.
+ * W4 (mode `workflow`): `n` three-step workflows end to end. w2h: W2 with `history` finished
+ * workflows already in the tables. Submitting is untimed, followed by ANALYZE and CHECKPOINT;
+ * the clock starts when the workers are told to start (their start-up is inside the window)
+ * and stops when the handlers have seen all `n` and a database count confirms them finished.
+ */
+export async function runDrain(context: RunContext, mode: Mode): Promise<Measurement> {
+  const { system, pool, n, batch, history } = context;
+  if (history > 0) await system.insertHistory(pool, history);
+  const preSubmitStarted = now();
+  const producer = await system.producer(context.url, 4, mode);
+  await parallelFor(Math.ceil(n / batch), 4, async (chunk) => {
+    const first = chunk * batch;
+    const size = Math.min(batch, n - first);
+    await producer.submitBatch(Array.from({ length: size }, (_, j) => ({ i: first + j })));
+  });
+  await producer.close();
+  const preSubmitMs = now() - preSubmitStarted;
+  await pool.query('analyze');
+  await checkpoint(pool);
+
+  const workers = spawnWorkers({ spec: context.spec, url: context.url, mode }, context.procs);
+  await Promise.all(workers.map((worker) => worker.ready));
+  const started = now();
+  go(workers);
+  const deadline = started + context.timeoutMs;
+  const handlerError = await waitForHandlers(workers, n, deadline);
+  const done = handlerError
+    ? { at: now(), error: handlerError }
+    : await waitForDatabase(context, mode, n + history, deadline);
+  const finals = await stopWorkers(workers);
+  const handled = finals.reduce((sum, final) => sum + (final?.count ?? 0), 0);
+  const verification = await system.verify(pool, mode, {
+    workflows: n + history,
+    finished: n + history,
+  });
+  const problems = [...verification.problems];
+  if (done.error !== null) problems.push(done.error);
+  if (handled !== n) problems.push(`handlers saw ${handled} of ${n}`);
+  const elapsedMs = done.at - started;
+  const firstStart = Math.min(
+    ...finals.map((final) => final?.firstStart ?? Number.POSITIVE_INFINITY),
+  );
+  return {
+    metric: 'workflows/s',
+    value: n / (elapsedMs / 1000),
+    elapsedMs,
+    preSubmitMs,
+    workerStartMs: Math.max(...workers.map((worker) => worker.startedAt ?? Number.NaN)) - started,
+    firstHandlerMs: firstStart - started,
+    perProcess: finals.map((final) => final?.count ?? null),
+    steps:
+      mode === 'workflow' ? finals.reduce((sum, final) => sum + (final?.steps ?? 0), 0) : undefined,
+    stalls: finals.map((final) => final?.stalls ?? []),
+    verified: problems.length === 0,
+    problems,
+    checks: verification.checks,
+  };
+}

@@ -1,0 +1,93 @@
+import type { RawSpec } from '../system';
+import type { Measurement, RunContext } from './context';
+import { runDrain } from './drain';
+import { runPickup } from './pickup';
+import { runSubmit } from './submit';
+
+export const workloadIds = ['w1a', 'w1b', 'w2', 'w2h', 'w3', 'w4'] as const;
+export type WorkloadId = (typeof workloadIds)[number];
+
+export interface Workload {
+  readonly id: WorkloadId;
+  readonly title: string;
+  /** What `value` measures. */
+  readonly unit: string;
+  readonly defaultN: number;
+  /** Whether `--procs` applies (worker processes). */
+  readonly usesProcs: boolean;
+  /** The raw SQL floor this workload is compared with, measured in the same run. */
+  readonly floor: (concurrency: number) => RawSpec;
+  readonly floorLabel: string;
+  readonly run: (context: RunContext) => Promise<Measurement>;
+}
+
+const raw = (k: number) => (concurrency: number) => ({
+  kind: 'raw' as const,
+  k,
+  concurrency,
+  notify: true,
+  idlePollMs: 1_000,
+});
+
+export const workloads: Readonly<Record<WorkloadId, Workload>> = {
+  w1a: {
+    id: 'w1a',
+    title: 'W1a submit one by one (10 producers)',
+    unit: 'workflows/s',
+    defaultN: 20_000,
+    usesProcs: false,
+    floor: raw(1),
+    floorLabel: 'L: INSERT + pg_notify, one statement per job',
+    run: (context) => runSubmit(context, 'one-by-one'),
+  },
+  w1b: {
+    id: 'w1b',
+    title: 'W1b submit batched (1,000 per call)',
+    unit: 'workflows/s',
+    defaultN: 20_000,
+    usesProcs: false,
+    floor: raw(1),
+    floorLabel: 'L: multi-row INSERT + pg_notify (1,000 per statement)',
+    run: (context) => runSubmit(context, 'batched'),
+  },
+  w2: {
+    id: 'w2',
+    title: 'W2 drain one-step workflows',
+    unit: 'workflows/s',
+    defaultN: 20_000,
+    usesProcs: true,
+    floor: raw(50),
+    floorLabel: 'L: raw SQL queue, claim k=50',
+    run: (context) => runDrain(context, 'job'),
+  },
+  w2h: {
+    id: 'w2h',
+    title: 'W2h drain one-step workflows with a history of finished ones',
+    unit: 'workflows/s',
+    defaultN: 20_000,
+    usesProcs: true,
+    floor: raw(50),
+    floorLabel: 'L: raw SQL queue, claim k=50',
+    run: (context) => runDrain(context, 'job'),
+  },
+  w3: {
+    id: 'w3',
+    title: 'W3 pickup latency, idle worker, 1 submit per 10 ms',
+    unit: 'ms',
+    defaultN: 500,
+    usesProcs: false,
+    floor: raw(1),
+    floorLabel: 'L: raw SQL queue, claim k=1 (LISTEN/NOTIFY)',
+    run: runPickup,
+  },
+  w4: {
+    id: 'w4',
+    title: 'W4 three-step workflows a → b → c',
+    unit: 'workflows/s',
+    defaultN: 2_000,
+    usesProcs: true,
+    floor: raw(50),
+    floorLabel: 'L: raw SQL queue, claim k=50, complete + chain in one statement',
+    run: (context) => runDrain(context, 'workflow'),
+  },
+};
