@@ -224,23 +224,18 @@ export async function taskWorkflowIds(
   return new Map(rows.map((row) => [row.id, row.workflow_id]));
 }
 
-/**
- * All tasks of these workflows. With `lock`, the rows are locked in id order (the one order
- * everyone locks task rows in), so a fenced write or a renewal that races this decision
- * waits for it and then sees its result instead of being overwritten by a stale row.
- */
+/** All tasks of these workflows, unlocked (reads; deciders use `workflowLockWithTasks`). */
 export async function taskListByWorkflows(
   db: Db,
   workflowIds: readonly string[],
-  options: { lock?: boolean } = {},
 ): Promise<TaskRecord[]> {
   if (workflowIds.length === 0) return [];
-  const query = db
+  const rows = await db
     .selectFrom('causeway_tasks')
     .selectAll()
     .where('workflow_id', 'in', [...workflowIds])
-    .orderBy('id');
-  const rows = await (options.lock ? query.forUpdate() : query).execute();
+    .orderBy('id')
+    .execute();
   return rows.map(taskFromRow);
 }
 
