@@ -163,6 +163,10 @@ export async function transitionListByTaskIds(
   const rows = await db
     .selectFrom('causeway_transitions')
     .selectAll()
+    // Through the (workflow_id, id) index: the log has no index of its own on task_id.
+    .where(
+      sql<boolean>`workflow_id in (select workflow_id from causeway_tasks where id = any(${wanted}::uuid[]))`,
+    )
     .where(sql<boolean>`task_id = any(${wanted}::uuid[])`)
     .orderBy('task_id')
     .orderBy('id')

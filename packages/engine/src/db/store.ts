@@ -155,7 +155,7 @@ export async function submissionInsert(
         ${workflows.map((row) => row.idempotencyKey)}::text[]
       ) with ordinality as v(id, name, state, input, idempotency_key, position)
       order by position
-      on conflict (name, idempotency_key) do nothing
+      on conflict (name, idempotency_key) where idempotency_key is not null do nothing
       returning id
     ),
     task_insert as (
@@ -641,7 +641,7 @@ export async function taskListDeadByReason(
     select t.id from causeway_tasks t
     cross join lateral (
       select reason, at from causeway_transitions tr
-      where tr.task_id = t.id order by tr.id desc limit 1
+      where tr.workflow_id = t.workflow_id and tr.task_id = t.id order by tr.id desc limit 1
     ) as last
     where t.state = 'dead' and last.reason = ${reason} and last.at between ${from} and ${to}
     order by t.id`.execute(db);
@@ -653,6 +653,10 @@ export async function taskLastReason(db: Db, taskId: string): Promise<string | u
   const row = await db
     .selectFrom('causeway_transitions')
     .select('reason')
+    // Through the (workflow_id, id) index: the log has no index of its own on task_id.
+    .where('workflow_id', '=', (eb) =>
+      eb.selectFrom('causeway_tasks').select('workflow_id').where('id', '=', taskId),
+    )
     .where('task_id', '=', taskId)
     .orderBy('id', 'desc')
     .limit(1)
