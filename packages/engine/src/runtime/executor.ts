@@ -41,6 +41,7 @@ export class Attempt {
   /** Monotonic time of the claim: a prefetched attempt's deadline keeps running while it waits. */
   private readonly claimedAt = performance.now();
   private settled = false;
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly context: EngineContext,
@@ -70,7 +71,11 @@ export class Attempt {
     return reason instanceof StepAbort ? reason.reason : null;
   }
 
-  /** Runs the step and reports its result; never throws. */
+  /**
+   * Runs the step and hands its result to the settler; never throws. Resolves when the
+   * handler is done, before the result is written (see `written`): the worker frees the slot
+   * then, so the next claim overlaps this write.
+   */
   async run(): Promise<void> {
     const { step, task } = this.claimed;
     const deadlineInMs =
@@ -86,14 +91,19 @@ export class Attempt {
     try {
       const result = await step.run(this.stepContext());
       clearTimeout(timer);
-      await this.reportResult(result);
+      this.reportResult(result);
     } catch (error) {
       clearTimeout(timer);
-      await this.reportError(error);
+      this.reportError(error);
     } finally {
       clearTimeout(timer);
       this.logger.debug({ state: task.state }, 'attempt finished');
     }
+  }
+
+  /** Resolves once this attempt's result is written, or given up on (the lease then expires). */
+  get written(): Promise<void> {
+    return this.writing;
   }
 
   /** Hands the task back at shutdown if its effect has not started (R31). */
@@ -102,13 +112,13 @@ export class Attempt {
     await this.report({ type: 'release', actor: this.actor() });
   }
 
-  private async reportResult(result: unknown): Promise<void> {
+  private reportResult(result: unknown): void {
     if (isSendRequest(result)) {
-      await this.reportSend(result.channel, result.payload);
+      this.reportSend(result.channel, result.payload);
       return;
     }
     if (isAwaitReceipt(result)) {
-      await this.report(
+      void this.report(
         { type: 'await_receipt', actor: this.actor() },
         {
           receipt: { id: result.receiptId, timeoutMs: result.timeoutMs },
@@ -119,7 +129,7 @@ export class Attempt {
     const output = result === undefined ? null : result;
     const problem = jsonStorageProblem(output);
     if (problem !== null) {
-      await this.report({
+      void this.report({
         type: 'fail',
         actor: this.actor(),
         category: 'invalid_argument',
@@ -127,7 +137,7 @@ export class Attempt {
       });
       return;
     }
-    await this.report(
+    void this.report(
       { type: 'complete', actor: this.actor() },
       { outputJson: JSON.stringify(output) },
     );
@@ -137,14 +147,14 @@ export class Attempt {
    * A send request (R22): the edge to `awaiting_receipt` and the outbox row commit together;
    * the dispatcher delivers after commit with the outbox id as idempotency key.
    */
-  private async reportSend(channelName: string, payload: unknown): Promise<void> {
+  private reportSend(channelName: string, payload: unknown): void {
     const channel = this.context.channels.get(channelName);
     const problem =
       channel === undefined
         ? `the step sent to channel "${channelName}", which this engine does not have`
         : jsonStorageProblem(payload === undefined ? null : payload);
     if (problem !== null) {
-      await this.report({
+      void this.report({
         type: 'fail',
         actor: this.actor(),
         category: 'invalid_argument',
@@ -153,7 +163,7 @@ export class Attempt {
       return;
     }
     const outboxId = randomUUID();
-    await this.report(
+    void this.report(
       { type: 'await_receipt', actor: this.actor() },
       {
         receipt: { id: outboxId, timeoutMs: channel?.receiptTimeoutMs ?? defaultReceiptTimeoutMs },
@@ -166,7 +176,7 @@ export class Attempt {
     );
   }
 
-  private async reportError(error: unknown): Promise<void> {
+  private reportError(error: unknown): void {
     if (error instanceof CancelConfirmed) return; // already settled at the boundary
     const reason = this.abortReason;
     if (error instanceof LeaseLost || reason === 'lease_lost') {
@@ -175,12 +185,12 @@ export class Attempt {
     }
     if (reason === 'shutdown') {
       // Released if nothing started; otherwise the lease runs out and the sweeper decides.
-      if (!this.effectStarted) await this.report({ type: 'release', actor: this.actor() });
+      if (!this.effectStarted) void this.report({ type: 'release', actor: this.actor() });
       return;
     }
     const classified = classifyError(error);
     const timedOut = reason === 'attempt_timeout' || reason === 'deadline';
-    await this.report({
+    void this.report({
       type: 'fail',
       actor: this.actor(),
       category: timedOut ? 'timeout' : classified.category,
@@ -191,9 +201,15 @@ export class Attempt {
     });
   }
 
-  private async report(event: TaskEvent, extra?: EventRequest['extra']): Promise<void> {
-    if (this.settled) return;
+  /** Queues the attempt's one result for the settler; never rejects. */
+  private report(event: TaskEvent, extra?: EventRequest['extra']): Promise<void> {
+    if (this.settled) return this.writing;
     this.settled = true;
+    this.writing = this.write(event, extra);
+    return this.writing;
+  }
+
+  private async write(event: TaskEvent, extra: EventRequest['extra'] | undefined): Promise<void> {
     try {
       const outcome = await this.settler.settle({
         taskId: this.fence.taskId,

@@ -78,6 +78,8 @@ export class Worker implements WorkerHandle {
   readonly running = new Set<Attempt>();
   /** Claimed attempts waiting for a slot, per queue (prefetch). */
   private readonly waiting = new Map<string, Attempt[]>();
+  /** Attempts whose handler returned and whose result is being written, per queue. */
+  private readonly writing = new Map<string, Set<Attempt>>();
   private readonly settler: Settler;
   private readonly sweeper: Sweeper | null;
   private readonly dispatcher: OutboxDispatcher | null;
@@ -125,6 +127,7 @@ export class Worker implements WorkerHandle {
     for (const queue of this.limits.keys()) {
       this.wakeups.set(queue, new Wakeup());
       this.runningByQueue.set(queue, 0);
+      this.writing.set(queue, new Set());
     }
     this.unsubscribe = await this.context.notifier.subscribe((queue) => {
       if (queue === outboxWakeup || queue === '*') this.dispatcher?.wake();
@@ -172,13 +175,17 @@ export class Worker implements WorkerHandle {
 
   private async claimLoop(queue: string): Promise<void> {
     const wakeup = this.wakeups.get(queue) as Wakeup;
-    const capacity = (this.limits.get(queue) as number) + this.prefetch;
+    const limit = this.limits.get(queue) as number;
+    const capacity = limit + this.prefetch;
     const batchSize = this.options.claimBatchSize ?? capacity;
+    const writing = this.writing.get(queue) as Set<Attempt>;
     let failures = 0;
     while (!this.stopping) {
       const held = (this.runningByQueue.get(queue) ?? 0) + (this.waiting.get(queue)?.length ?? 0);
       const free = capacity - held;
-      if (free <= 0) {
+      // A finished handler frees its slot before its result is written, so the next claim
+      // overlaps that write; at most one pool's worth of results may be unwritten at a time.
+      if (free <= 0 || writing.size >= limit) {
         await wakeup.wait(this.context.pollIntervalMs);
         continue;
       }
@@ -261,21 +268,35 @@ export class Worker implements WorkerHandle {
   }
 
   private startAttempt(queue: string, attempt: Attempt): void {
+    const writing = this.writing.get(queue) as Set<Attempt>;
     this.running.add(attempt);
     this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 0) + 1);
-    const done = attempt.run().finally(() => {
-      this.running.delete(attempt);
-      this.attemptsDone.delete(done);
-      this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
-      this.pump(queue);
-      this.wakeups.get(queue)?.wake();
-    });
+    const done = attempt
+      .run()
+      .then(() => {
+        // The handler returned: its slot is free while the settler writes its result.
+        this.running.delete(attempt);
+        this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
+        writing.add(attempt);
+        this.pump(queue);
+        this.wakeups.get(queue)?.wake();
+        return attempt.written;
+      })
+      .finally(() => {
+        writing.delete(attempt);
+        this.attemptsDone.delete(done);
+        this.wakeups.get(queue)?.wake();
+      });
     this.attemptsDone.add(done);
   }
 
   /** One statement renews every lease this worker holds; a lease it could not renew aborts its step (R9). */
   private async renewLeases(): Promise<void> {
-    const held = [...this.running, ...[...this.waiting.values()].flat()];
+    const held = [
+      ...this.running,
+      ...[...this.waiting.values()].flat(),
+      ...[...this.writing.values()].flatMap((attempts) => [...attempts]),
+    ];
     const attempts = held.filter((attempt) => !attempt.controller.signal.aborted);
     if (attempts.length === 0) return;
     try {
@@ -287,6 +308,8 @@ export class Worker implements WorkerHandle {
       );
       for (const attempt of attempts) {
         if (renewed.has(attempt.fence.taskId)) continue;
+        // Its handler has returned: the result being written is fenced on the lease anyway.
+        if (this.writing.get(attempt.claimed.task.queue)?.has(attempt)) continue;
         const task = await taskGet(this.context.db, attempt.fence.taskId);
         const cancelRequested =
           task?.state === 'cancel_requested' &&
