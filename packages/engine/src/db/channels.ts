@@ -2,7 +2,7 @@ import type pg from 'pg';
 
 /** Wakes workers (payload: a queue name, or `@outbox`). */
 export const wakeupChannel = 'causeway_wakeup';
-/** Announces new transition rows (payload: the workflow id). */
+/** Announces new transition rows: one empty payload per statement (PostgreSQL folds repeats in a transaction); listeners re-read the log. */
 export const transitionsChannel = 'causeway_transitions';
 
 /** Subscribes a dedicated connection to a notification channel (one of the names above). */

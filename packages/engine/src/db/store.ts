@@ -187,7 +187,7 @@ export async function submissionInsert(
       where exists (select 1 from workflow_insert)
     ),
     announce as (
-      select pg_notify(${transitionsChannel}, id::text) from workflow_insert
+      select pg_notify(${transitionsChannel}, '') where exists (select 1 from workflow_insert)
     )
     select id, (select count(*) from task_insert) as tasks, (select count(*) from log_insert) as log,
       (select count(*) from wake) as wake, (select count(*) from announce) as announce
@@ -504,8 +504,7 @@ export async function runChangesWrite(
       from unnest(${[...new Set([...changes.wakeQueues, ...(outbox.length > 0 ? [outboxWakeup] : [])])]}::text[]) as queue
     ),
     announce as (
-      select pg_notify(${transitionsChannel}, workflow_id::text)
-      from unnest(${[...new Set(log.map((row) => row.workflowId))]}::uuid[]) as workflow_id
+      select pg_notify(${transitionsChannel}, '') where ${log.length > 0}::boolean
     )
     select (select count(*) from task_update) as tasks,
            (select count(*) from workflow_update) as workflows,
