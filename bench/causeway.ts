@@ -209,7 +209,7 @@ async function verificationCounts(pool: pg.Pool, name: string): Promise<Record<s
               as transitions,
             (select count(*) from recent_t t left join lateral (
                 select to_state from causeway_transitions
-                 where task_id = t.id order by id desc limit 1) last on true
+                 where workflow_id = t.workflow_id and task_id = t.id order by id desc limit 1) last on true
               where last.to_state is distinct from t.state)::int
             + (select count(*) from recent_w w left join lateral (
                 select to_state from causeway_transitions

@@ -163,7 +163,7 @@ describe('prefetch', () => {
     await worker.stop({ drainMs: 2_000 });
     const states = await query<{ state: string; reason: string }>(
       database().url,
-      `select t.state, (select reason from causeway_transitions where task_id = t.id order by id desc limit 1) as reason
+      `select t.state, (select reason from causeway_transitions where workflow_id = t.workflow_id and task_id = t.id order by id desc limit 1) as reason
          from causeway_tasks t`,
     );
     // Nothing stays leased after a graceful stop: finished ones succeeded, waiting ones went back.

@@ -51,7 +51,7 @@ export async function logMismatches(databaseUrl: string): Promise<Record<string,
   return query(
     databaseUrl,
     `select 'task' as kind, t.id, t.state, last.to_state from causeway_tasks t
-       left join lateral (select to_state from causeway_transitions where task_id = t.id order by id desc limit 1) last on true
+       left join lateral (select to_state from causeway_transitions where workflow_id = t.workflow_id and task_id = t.id order by id desc limit 1) last on true
       where last.to_state is distinct from t.state
      union all
      select 'workflow', w.id, w.state, last.to_state from causeway_workflows w

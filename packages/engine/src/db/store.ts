@@ -144,9 +144,13 @@ export async function submissionInsert(
   const wakeQueues = [...new Set(tasks.filter((task) => task.runNow).map((task) => task.queue))];
   const { rows: inserted } = await sql<{ id: string }>`
     ${preparedSql}
-    with workflow_insert as (
+    with clock as materialized (
+      -- Database time once per statement: causeway_now() per row costs microseconds each.
+      select causeway_now() as at
+    ),
+    workflow_insert as (
       insert into causeway_workflows (id, name, state, input, idempotency_key, created_at, updated_at)
-      select id, name, state, input::jsonb, idempotency_key, causeway_now(), causeway_now()
+      select id, name, state, input::jsonb, idempotency_key, (select at from clock), (select at from clock)
       from unnest(
         ${workflows.map((row) => row.id)}::uuid[],
         ${workflows.map((row) => row.name)}::text[],
@@ -162,9 +166,9 @@ export async function submissionInsert(
       insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
         deadline_at, created_at, updated_at)
       select v.id, v.workflow_id, v.step, v.queue, v.state, v.max_attempts,
-        case when v.run_now then causeway_now() end,
-        causeway_now() + v.deadline_ms * interval '1 millisecond',
-        causeway_now(), causeway_now()
+        case when v.run_now then (select at from clock) end,
+        (select at from clock) + v.deadline_ms * interval '1 millisecond',
+        (select at from clock), (select at from clock)
       from unnest(
         ${tasks.map((task) => task.id)}::uuid[],
         ${tasks.map((task) => task.workflowId)}::uuid[],
@@ -179,7 +183,7 @@ export async function submissionInsert(
       returning 1
     ),
     log_insert as (
-      ${logRowsInsert(log, sql`causeway_now()`, sql`where v.workflow_id in (select id from workflow_insert)`)}
+      ${logRowsInsert(log, sql`(select at from clock)`, sql`where v.workflow_id in (select id from workflow_insert)`)}
       returning 1
     ),
     wake as (
@@ -289,7 +293,7 @@ const taskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt
 
 const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input as w_input,
   w.idempotency_key as w_idempotency_key, w.created_at as w_created_at,
-  w.updated_at as w_updated_at, causeway_now() as db_now`;
+  w.updated_at as w_updated_at, (select causeway_now()) as db_now`;
 
 /**
  * Locks workflows in id order (one lock order everywhere, so deciders never deadlock),
