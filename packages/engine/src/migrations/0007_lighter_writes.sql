@@ -14,7 +14,7 @@ drop index causeway_transitions_task;
 -- an update changes for the update to stay on its page without new index entries. Listing
 -- by state now walks causeway_workflows_created and filters.
 drop index causeway_workflows_state_created;
-alter table causeway_workflows set (fillfactor = 85);
+alter table causeway_workflows set (fillfactor = 70);
 
 -- Most submits have no idempotency key; they need no entry in the key index.
 drop index causeway_workflows_idempotency;

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Transaction } from 'kysely';
 import { isRetryableDatabaseError } from '../db/pg-errors';
+import type { CausewayDatabase } from '../db/schema';
 import { applyEvents, type EventOutcome, type EventRequest } from './apply-events';
 import type { EngineContext } from './context';
 
@@ -10,6 +12,21 @@ interface Pending {
 }
 
 const maxBatch = 500;
+/**
+ * Settle transactions in flight at once. A second one fills the time the first spends in
+ * round trips; workflows are locked in id order in each, so two never deadlock on them.
+ */
+const maxFlushes = 2;
+
+/**
+ * More work for a settle transaction once its results are written: the worker claims tasks
+ * for the slots those results freed, so a cycle of results and replacements is one
+ * transaction. What it took counts only if the transaction commits.
+ */
+export type SettleFollowUp = (
+  tx: Transaction<CausewayDatabase>,
+  settledTaskIds: ReadonlySet<string>,
+) => Promise<{ committed(): void; rolledBack(): void }>;
 const retryDelaysMs = [10, 50, 200, 1_000, 3_000];
 
 /**
@@ -20,10 +37,13 @@ const retryDelaysMs = [10, 50, 200, 1_000, 3_000];
  */
 export class Settler {
   private queue: Pending[] = [];
-  private flushing: Promise<void> | null = null;
+  private readonly flushing = new Set<Promise<void>>();
   private scheduled = false;
 
-  constructor(private readonly context: EngineContext) {}
+  constructor(
+    private readonly context: EngineContext,
+    private readonly followUp: SettleFollowUp | null = null,
+  ) {}
 
   settle(request: EventRequest): Promise<EventOutcome> {
     return new Promise((resolve, reject) => {
@@ -34,47 +54,65 @@ export class Settler {
 
   /** Resolves when everything queued so far is written. */
   async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.flushing !== null) {
-      if (this.flushing !== null) await this.flushing;
-      else await this.flush();
+    while (this.queue.length > 0 || this.flushing.size > 0) {
+      if (this.queue.length > 0 && this.flushing.size < maxFlushes) this.flush();
+      else await Promise.race(this.flushing);
     }
   }
 
   private schedule(): void {
-    if (this.scheduled || this.flushing !== null) return;
+    if (this.scheduled || this.flushing.size >= maxFlushes) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      void this.flush();
+      this.flush();
     });
   }
 
-  private flush(): Promise<void> {
-    if (this.flushing !== null || this.queue.length === 0)
-      return this.flushing ?? Promise.resolve();
+  private flush(): void {
+    if (this.flushing.size >= maxFlushes || this.queue.length === 0) return;
     const batch = this.queue.splice(0, maxBatch);
-    this.flushing = this.write(batch).finally(() => {
-      this.flushing = null;
+    const flushing: Promise<void> = this.write(batch).finally(() => {
+      this.flushing.delete(flushing);
       if (this.queue.length > 0) this.schedule();
     });
-    return this.flushing;
+    this.flushing.add(flushing);
   }
 
   private async write(batch: readonly Pending[]): Promise<void> {
+    let withFollowUp = this.followUp !== null;
     for (let attempt = 0; ; attempt += 1) {
+      let followUp: Awaited<ReturnType<SettleFollowUp>> | null = null;
+      let inFollowUp = false;
       try {
-        const result = await this.context.db.transaction().execute((tx) =>
-          applyEvents(
+        const result = await this.context.db.transaction().execute(async (tx) => {
+          const applied = await applyEvents(
             tx,
             this.context.apply,
             batch.map((item) => item.request),
-          ),
-        );
+          );
+          // Only a first try claims: a retry is about writing the results, nothing more.
+          if (attempt === 0 && withFollowUp && this.followUp !== null) {
+            inFollowUp = true;
+            followUp = await this.followUp(tx, new Set(batch.map((item) => item.request.taskId)));
+            inFollowUp = false;
+          }
+          return applied;
+        });
+        (followUp as Awaited<ReturnType<SettleFollowUp>> | null)?.committed();
         batch.forEach((item, index) => {
           item.resolve(result.outcomes[index] as EventOutcome);
         });
         return;
       } catch (error) {
+        (followUp as Awaited<ReturnType<SettleFollowUp>> | null)?.rolledBack();
+        if (inFollowUp) {
+          // The claim failed, not the results: write them again at once, without claiming.
+          this.context.logger.warn({ err: error }, 'claim alongside results failed');
+          withFollowUp = false;
+          attempt -= 1;
+          continue;
+        }
         const delay = retryDelaysMs[attempt];
         if (!isRetryableDatabaseError(error) && batch.length > 1) {
           // One bad result must not sink the others: write each on its own.

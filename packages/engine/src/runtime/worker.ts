@@ -1,13 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowDefinition } from '@causeway/workflow';
+import type { Transaction } from 'kysely';
 import { isRetryableDatabaseError } from '../db/pg-errors';
 import type { TaskRecord } from '../db/rows';
+import type { CausewayDatabase } from '../db/schema';
 import { leaseRenewMany, outboxWakeup, taskGet } from '../db/store';
 import { type ApplyResult, claimTasks } from './apply-events';
 import type { EngineContext } from './context';
 import { Attempt, type ClaimedTask } from './executor';
 import { OutboxDispatcher } from './outbox-dispatcher';
-import { Settler } from './settler';
+import { type SettleFollowUp, Settler } from './settler';
 import { Sweeper } from './sweeper';
 
 export interface WorkerOptions {
@@ -80,6 +82,8 @@ export class Worker implements WorkerHandle {
   private readonly waiting = new Map<string, Attempt[]>();
   /** Attempts whose handler returned and whose result is being written, per queue. */
   private readonly writing = new Map<string, Set<Attempt>>();
+  /** Slots a claim in flight may fill, per queue (so two claims never overfill a pool). */
+  private readonly reserved = new Map<string, number>();
   private readonly settler: Settler;
   private readonly sweeper: Sweeper | null;
   private readonly dispatcher: OutboxDispatcher | null;
@@ -98,7 +102,7 @@ export class Worker implements WorkerHandle {
     private readonly context: EngineContext,
     private readonly options: WorkerOptions,
   ) {
-    this.settler = new Settler(context);
+    this.settler = new Settler(context, this.claimAlongside);
     this.prefetch = options.prefetch ?? 0;
     if (!Number.isInteger(this.prefetch) || this.prefetch < 0) {
       throw new RangeError(`prefetch must be a non-negative integer, got ${options.prefetch}`);
@@ -128,6 +132,7 @@ export class Worker implements WorkerHandle {
       this.wakeups.set(queue, new Wakeup());
       this.runningByQueue.set(queue, 0);
       this.writing.set(queue, new Set());
+      this.reserved.set(queue, 0);
     }
     this.unsubscribe = await this.context.notifier.subscribe((queue) => {
       if (queue === outboxWakeup || queue === '*') this.dispatcher?.wake();
@@ -178,29 +183,27 @@ export class Worker implements WorkerHandle {
     const limit = this.limits.get(queue) as number;
     const capacity = limit + this.prefetch;
     const batchSize = this.options.claimBatchSize ?? capacity;
-    const writing = this.writing.get(queue) as Set<Attempt>;
     let failures = 0;
     while (!this.stopping) {
-      const held = (this.runningByQueue.get(queue) ?? 0) + (this.waiting.get(queue)?.length ?? 0);
-      const free = capacity - held;
-      // A finished handler frees its slot before its result is written, so the next claim
-      // overlaps that write; at most one pool's worth of results may be unwritten at a time.
-      if (free <= 0 || writing.size >= limit) {
+      const free = this.freeSlots(queue);
+      if (free <= 0) {
         await wakeup.wait(this.context.pollIntervalMs);
         continue;
       }
+      const wanted = Math.min(free, batchSize);
+      this.reserve(queue, wanted);
       try {
-        const wanted = Math.min(free, batchSize);
-        const { claimed, skipped } = await this.claim(queue, wanted);
+        const { claimed, skipped } = await this.context.db
+          .transaction()
+          .execute((tx) => this.claimWithin(tx, queue, wanted));
         failures = 0;
-        const waiting = this.waiting.get(queue) ?? [];
-        for (const task of claimed) waiting.push(new Attempt(this.context, this.settler, task));
-        this.waiting.set(queue, waiting);
-        this.pump(queue);
+        this.reserve(queue, -wanted);
+        this.enqueue(queue, claimed);
         if (claimed.length === wanted) continue; // there may be more
         // Rows skipped because their workflow was busy become claimable in a moment.
         await wakeup.wait(skipped > 0 ? 5 : this.context.pollIntervalMs);
       } catch (error) {
+        this.reserve(queue, -wanted);
         failures += 1;
         this.context.logger.error({ err: error, queue }, 'claim failed');
         await wakeup.wait(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
@@ -223,23 +226,98 @@ export class Worker implements WorkerHandle {
     }
   }
 
-  /** One claim transaction: candidates with SKIP LOCKED, then the machine's `claim` edges. */
-  private async claim(
+  /**
+   * How many tasks a claim may take for a queue now. Running, waiting and being-claimed
+   * attempts fill the pool plus prefetch. A finished handler frees its slot before its result
+   * is written, so the next claim overlaps that write; but at most one pool's worth of
+   * results may be unwritten, so a worker never holds more than 2 × pool + prefetch leases.
+   * `writtenWithClaim` are results that commit with the claim asking (they no longer count).
+   */
+  private freeSlots(queue: string, writtenWithClaim = 0): number {
+    const limit = this.limits.get(queue) as number;
+    const held =
+      (this.runningByQueue.get(queue) ?? 0) +
+      (this.waiting.get(queue)?.length ?? 0) +
+      (this.reserved.get(queue) ?? 0);
+    const unwritten = (this.writing.get(queue)?.size ?? 0) - writtenWithClaim;
+    return limit + this.prefetch - held - Math.max(0, unwritten - limit);
+  }
+
+  private reserve(queue: string, slots: number): void {
+    this.reserved.set(queue, (this.reserved.get(queue) ?? 0) + slots);
+  }
+
+  /** Claimed tasks wait for a slot, and start at once where one is free. */
+  private enqueue(queue: string, claimed: readonly ClaimedTask[]): void {
+    if (this.stopping) {
+      // A claim that committed while the worker stops: hand its tasks straight back (R31).
+      for (const task of claimed) {
+        const released = new Attempt(this.context, this.settler, task).release();
+        this.attemptsDone.add(released);
+        void released.finally(() => this.attemptsDone.delete(released));
+      }
+      return;
+    }
+    const waiting = this.waiting.get(queue) ?? [];
+    for (const task of claimed) waiting.push(new Attempt(this.context, this.settler, task));
+    this.waiting.set(queue, waiting);
+    this.pump(queue);
+  }
+
+  /** A claim in the caller's transaction: candidates with SKIP LOCKED, then the machine's `claim` edges. */
+  private async claimWithin(
+    tx: Transaction<CausewayDatabase>,
     queue: string,
     limit: number,
   ): Promise<{ claimed: ClaimedTask[]; skipped: number }> {
-    return this.context.db.transaction().execute(async (tx) => {
-      const result = await claimTasks(tx, this.context.apply, {
-        queue,
-        limit,
-        holder: this.context.holder,
-      });
-      const leased = result.outcomes.flatMap((outcome) =>
-        outcome.kind === 'applied' && outcome.edge.to === 'leased' ? [outcome.task] : [],
-      );
-      return { claimed: leased.map((task) => this.prepare(task, result)), skipped: result.skipped };
+    const result = await claimTasks(tx, this.context.apply, {
+      queue,
+      limit,
+      holder: this.context.holder,
     });
+    const leased = result.outcomes.flatMap((outcome) =>
+      outcome.kind === 'applied' && outcome.edge.to === 'leased' ? [outcome.task] : [],
+    );
+    return { claimed: leased.map((task) => this.prepare(task, result)), skipped: result.skipped };
   }
+
+  /**
+   * The settler's follow-up: in the transaction that wrote results, claim for the slots of
+   * every queue that has room, so results and replacements commit together (and a next step
+   * made ready by a result is claimed without waiting for a wake-up).
+   */
+  private readonly claimAlongside: SettleFollowUp = async (tx, settledTaskIds) => {
+    const taken: { queue: string; wanted: number; claimed: ClaimedTask[] }[] = [];
+    const release = () => {
+      for (const entry of taken) this.reserve(entry.queue, -entry.wanted);
+    };
+    try {
+      for (const queue of this.limits.keys()) {
+        if (this.stopping) break;
+        const batchSize = this.options.claimBatchSize ?? Number.POSITIVE_INFINITY;
+        let writtenWithClaim = 0;
+        for (const attempt of this.writing.get(queue) ?? []) {
+          if (settledTaskIds.has(attempt.fence.taskId)) writtenWithClaim += 1;
+        }
+        const wanted = Math.min(this.freeSlots(queue, writtenWithClaim), batchSize);
+        if (wanted <= 0) continue;
+        this.reserve(queue, wanted);
+        const entry = { queue, wanted, claimed: [] as ClaimedTask[] };
+        taken.push(entry);
+        entry.claimed = (await this.claimWithin(tx, queue, wanted)).claimed;
+      }
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return {
+      committed: () => {
+        release();
+        for (const entry of taken) this.enqueue(entry.queue, entry.claimed);
+      },
+      rolledBack: release,
+    };
+  };
 
   private prepare(task: TaskRecord, result: ApplyResult): ClaimedTask {
     const workflow = result.workflows.get(task.workflowId);
@@ -274,12 +352,12 @@ export class Worker implements WorkerHandle {
     const done = attempt
       .run()
       .then(() => {
-        // The handler returned: its slot is free while the settler writes its result.
+        // The handler returned: its slot is free while the settler writes its result, and
+        // the settler's transaction claims for it (so the claim loop is not woken here).
         this.running.delete(attempt);
         this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
         writing.add(attempt);
         this.pump(queue);
-        this.wakeups.get(queue)?.wake();
         return attempt.written;
       })
       .finally(() => {
