@@ -8,7 +8,7 @@ import {
   type WorkflowRecord,
   workflowFromRow,
 } from './rows';
-import type { CausewayDatabase, TaskTable, WorkflowTable } from './schema';
+import type { CausewayDatabase, TaskTable } from './schema';
 
 /**
  * The engine's store: every SQL statement Causeway runs lives in this folder. Functions that

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   type Actor,
   classifyError,
@@ -12,6 +11,7 @@ import {
 } from '@causeway/workflow';
 import type { TaskRecord } from '../db/rows';
 import { type LeaseFence, taskWriteFenced } from '../db/store';
+import { newId } from '../ids';
 import { type Logger, taskLogger } from '../logger';
 import type { EventRequest } from './apply-events';
 import type { EngineContext } from './context';
@@ -162,7 +162,7 @@ export class Attempt {
       });
       return;
     }
-    const outboxId = randomUUID();
+    const outboxId = newId();
     void this.report(
       { type: 'await_receipt', actor: this.actor() },
       {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   checkAdmission,
   createWorkflowRun,
@@ -18,6 +17,7 @@ import {
   workflowFindByKey,
 } from '../db/store';
 import { EngineError } from '../errors';
+import { newId } from '../ids';
 import { logRowOf } from './log-rows';
 
 export interface SubmitRequest {
@@ -139,10 +139,10 @@ function planSubmission(prepared: readonly Prepared[]): Plan {
       plan.requestIds.push(earlier);
       continue;
     }
-    const workflowId = randomUUID();
+    const workflowId = newId();
     if (keyId !== null) firstIdOfKey.set(keyId, workflowId);
     plan.requestIds.push(workflowId);
-    const taskIds = item.definition.steps.map(() => randomUUID());
+    const taskIds = item.definition.steps.map(() => newId());
     const created = createWorkflowRun(item.definition, { workflowId, taskIds }, zero);
     plan.workflows.push({
       id: workflowId,
