@@ -218,7 +218,7 @@ describe('what an edge writes', () => {
     await scratch?.drop();
   });
 
-  it('updates workflow rows in place (HOT) and checks no foreign keys on log rows', async () => {
+  it('updates workflow rows in place (HOT) and checks no foreign keys on task or log rows', async () => {
     // A database of its own, so the table statistics count only this run.
     scratch = await createTestDatabase();
     const noop = defineWorkflow({
@@ -259,7 +259,8 @@ describe('what an edge writes', () => {
     const foreignKeys = await query<{ name: string }>(
       scratch.url,
       `select conname as name from pg_constraint
-        where conrelid = 'causeway_transitions'::regclass and contype = 'f'`,
+        where conrelid in ('causeway_transitions'::regclass, 'causeway_tasks'::regclass)
+          and contype = 'f'`,
     );
     expect(foreignKeys).toEqual([]);
     await expectLogIsSound(scratch.url);

@@ -7,6 +7,10 @@
 alter table causeway_transitions drop constraint causeway_transitions_workflow_id_fkey;
 alter table causeway_transitions drop constraint causeway_transitions_task_id_fkey;
 
+-- The same holds for tasks: the submission statement inserts them with their workflow (only
+-- for a workflow row it inserted), and neither is ever deleted.
+alter table causeway_tasks drop constraint causeway_tasks_workflow_id_fkey;
+
 -- A task's history is read through its workflow's index (a workflow has a handful of tasks).
 drop index causeway_transitions_task;
 
