@@ -84,6 +84,8 @@ export class Worker implements WorkerHandle {
   private readonly writing = new Map<string, Set<Attempt>>();
   /** Slots a claim in flight may fill, per queue (so two claims never overfill a pool). */
   private readonly reserved = new Map<string, number>();
+  /** Queues whose last claim alongside results found fewer ready tasks than it wanted. */
+  private readonly drained = new Set<string>();
   private readonly settler: Settler;
   private readonly sweeper: Sweeper | null;
   private readonly dispatcher: OutboxDispatcher | null;
@@ -300,6 +302,7 @@ export class Worker implements WorkerHandle {
           if (settledTaskIds.has(attempt.fence.taskId)) writtenWithClaim += 1;
         }
         const wanted = Math.min(this.freeSlots(queue, writtenWithClaim), batchSize);
+        this.drained.delete(queue);
         if (wanted <= 0) continue;
         this.reserve(queue, wanted);
         const entry = { queue, wanted, claimed: [] as ClaimedTask[] };
@@ -313,9 +316,15 @@ export class Worker implements WorkerHandle {
     return {
       committed: () => {
         release();
-        for (const entry of taken) this.enqueue(entry.queue, entry.claimed);
+        for (const entry of taken) {
+          if (entry.claimed.length < entry.wanted) this.drained.add(entry.queue);
+          this.enqueue(entry.queue, entry.claimed);
+        }
       },
-      rolledBack: release,
+      rolledBack: () => {
+        release();
+        for (const entry of taken) this.drained.delete(entry.queue);
+      },
     };
   };
 
@@ -363,7 +372,9 @@ export class Worker implements WorkerHandle {
       .finally(() => {
         writing.delete(attempt);
         this.attemptsDone.delete(done);
-        this.wakeups.get(queue)?.wake();
+        // Written: the claim loop may have room again, unless the claim that went with the
+        // results just found the queue empty (new work announces itself with a wake-up).
+        if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
       });
     this.attemptsDone.add(done);
   }
