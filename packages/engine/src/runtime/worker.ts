@@ -86,6 +86,8 @@ export class Worker implements WorkerHandle {
   private readonly reserved = new Map<string, number>();
   /** Queues whose last claim alongside results found fewer ready tasks than it wanted. */
   private readonly drained = new Set<string>();
+  /** Wake-ups received per queue, so a claim can tell whether work was announced meanwhile. */
+  private readonly announced = new Map<string, number>();
   private readonly settler: Settler;
   private readonly sweeper: Sweeper | null;
   private readonly dispatcher: OutboxDispatcher | null;
@@ -138,8 +140,10 @@ export class Worker implements WorkerHandle {
     }
     this.unsubscribe = await this.context.notifier.subscribe((queue) => {
       if (queue === outboxWakeup || queue === '*') this.dispatcher?.wake();
-      if (queue === '*') for (const wakeup of this.wakeups.values()) wakeup.wake();
-      else this.wakeups.get(queue)?.wake();
+      for (const name of queue === '*' ? this.wakeups.keys() : [queue]) {
+        this.announced.set(name, (this.announced.get(name) ?? 0) + 1);
+        this.wakeups.get(name)?.wake();
+      }
     });
     for (const queue of this.limits.keys()) this.loops.push(this.claimLoop(queue));
     const renewEveryMs = Math.max(50, Math.floor(this.context.leaseMs / 3));
@@ -289,7 +293,8 @@ export class Worker implements WorkerHandle {
    * made ready by a result is claimed without waiting for a wake-up).
    */
   private readonly claimAlongside: SettleFollowUp = async (tx, settledTaskIds) => {
-    const taken: { queue: string; wanted: number; claimed: ClaimedTask[] }[] = [];
+    const taken: { queue: string; wanted: number; claimed: ClaimedTask[]; announced: number }[] =
+      [];
     const release = () => {
       for (const entry of taken) this.reserve(entry.queue, -entry.wanted);
     };
@@ -305,7 +310,12 @@ export class Worker implements WorkerHandle {
         this.drained.delete(queue);
         if (wanted <= 0) continue;
         this.reserve(queue, wanted);
-        const entry = { queue, wanted, claimed: [] as ClaimedTask[] };
+        const entry = {
+          queue,
+          wanted,
+          claimed: [] as ClaimedTask[],
+          announced: this.announced.get(queue) ?? 0,
+        };
         taken.push(entry);
         entry.claimed = (await this.claimWithin(tx, queue, wanted)).claimed;
       }
@@ -317,13 +327,21 @@ export class Worker implements WorkerHandle {
       committed: () => {
         release();
         for (const entry of taken) {
-          if (entry.claimed.length < entry.wanted) this.drained.add(entry.queue);
+          // Work announced while this claim held the free slots may have missed it (its
+          // wake-up found no room): the claim loop must look again.
+          const announcedMeanwhile = (this.announced.get(entry.queue) ?? 0) !== entry.announced;
+          if (entry.claimed.length < entry.wanted && !announcedMeanwhile) {
+            this.drained.add(entry.queue);
+          } else this.wakeups.get(entry.queue)?.wake();
           this.enqueue(entry.queue, entry.claimed);
         }
       },
       rolledBack: () => {
         release();
-        for (const entry of taken) this.drained.delete(entry.queue);
+        for (const entry of taken) {
+          this.drained.delete(entry.queue);
+          this.wakeups.get(entry.queue)?.wake();
+        }
       },
     };
   };
