@@ -201,15 +201,14 @@ export class Worker implements WorkerHandle {
       try {
         const { claimed, skipped } = await this.context.db
           .transaction()
-          .execute((tx) => this.claimWithin(tx, queue, wanted));
+          .execute((tx) => this.claimWithin(tx, queue, wanted))
+          .finally(() => this.reserve(queue, -wanted));
         failures = 0;
-        this.reserve(queue, -wanted);
         this.enqueue(queue, claimed);
         if (claimed.length === wanted) continue; // there may be more
         // Rows skipped because their workflow was busy become claimable in a moment.
         await wakeup.wait(skipped > 0 ? 5 : this.context.pollIntervalMs);
       } catch (error) {
-        this.reserve(queue, -wanted);
         failures += 1;
         this.context.logger.error({ err: error, queue }, 'claim failed');
         await wakeup.wait(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
