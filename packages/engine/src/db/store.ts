@@ -293,7 +293,7 @@ const taskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt
 
 const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input as w_input,
   w.idempotency_key as w_idempotency_key, w.created_at as w_created_at,
-  w.updated_at as w_updated_at, (select causeway_now()) as db_now`;
+  w.updated_at as w_updated_at`;
 
 /**
  * Locks workflows in id order (one lock order everywhere, so deciders never deadlock),
@@ -319,7 +319,7 @@ export async function workflowLockWithTasks(
       order by id
       for update ${options.skipLocked ? sql`skip locked` : sql``}
     )
-    select ${taskColumns}, ${workflowColumns}
+    select ${taskColumns}, ${workflowColumns}, (select causeway_now()) as db_now
     from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
     where t.workflow_id in (select id from locked)
@@ -345,7 +345,7 @@ export async function taskClaimLoad(
     ${preparedSql}
     with candidates as materialized (
       select id, workflow_id from causeway_tasks
-      where state = 'queued' and queue = ${queue} and run_at <= causeway_now()
+      where state = 'queued' and queue = ${queue} and run_at <= (select causeway_statement_now())
       order by run_at
       limit ${limit}
       for update skip locked
@@ -357,6 +357,8 @@ export async function taskClaimLoad(
       for update skip locked
     )
     select ${taskColumns}, ${workflowColumns},
+      -- The claim's time is its statement's (see causeway_statement_now), for R4 and the lease.
+      (select causeway_statement_now()) as db_now,
       t.id in (select id from candidates) as is_candidate,
       (select count(*) from candidates) as candidate_count
     from causeway_tasks as t
@@ -391,7 +393,7 @@ export async function taskClaimCandidates(
 ): Promise<{ id: string; workflowId: string }[]> {
   const { rows } = await sql<{ id: string; workflow_id: string }>`
     select id, workflow_id from causeway_tasks
-    where state = 'queued' and queue = ${queue} and run_at <= causeway_now()
+    where state = 'queued' and queue = ${queue} and run_at <= (select causeway_statement_now())
     order by run_at
     limit ${limit}
     for update skip locked`.execute(tx);

@@ -292,8 +292,13 @@ export class Worker implements WorkerHandle {
    * made ready by a result is claimed without waiting for a wake-up).
    */
   private readonly claimAlongside: SettleFollowUp = async (tx, settledTaskIds) => {
-    const taken: { queue: string; wanted: number; claimed: ClaimedTask[]; announced: number }[] =
-      [];
+    const taken: {
+      queue: string;
+      wanted: number;
+      claimed: ClaimedTask[];
+      skipped: number;
+      announced: number;
+    }[] = [];
     const release = () => {
       for (const entry of taken) this.reserve(entry.queue, -entry.wanted);
     };
@@ -313,10 +318,13 @@ export class Worker implements WorkerHandle {
           queue,
           wanted,
           claimed: [] as ClaimedTask[],
+          skipped: 0,
           announced: this.announced.get(queue) ?? 0,
         };
         taken.push(entry);
-        entry.claimed = (await this.claimWithin(tx, queue, wanted)).claimed;
+        const { claimed, skipped } = await this.claimWithin(tx, queue, wanted);
+        entry.claimed = claimed;
+        entry.skipped = skipped;
       }
     } catch (error) {
       release();
@@ -327,9 +335,10 @@ export class Worker implements WorkerHandle {
         release();
         for (const entry of taken) {
           // Work announced while this claim held the free slots may have missed it (its
-          // wake-up found no room): the claim loop must look again.
+          // wake-up found no room), and skipped rows (their workflow was busy) are ready in a
+          // moment: either way the claim loop must look again.
           const announcedMeanwhile = (this.announced.get(entry.queue) ?? 0) !== entry.announced;
-          if (entry.claimed.length < entry.wanted && !announcedMeanwhile) {
+          if (entry.claimed.length < entry.wanted && !announcedMeanwhile && entry.skipped === 0) {
             this.drained.add(entry.queue);
           } else this.wakeups.get(entry.queue)?.wake();
           this.enqueue(entry.queue, entry.claimed);
