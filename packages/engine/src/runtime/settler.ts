@@ -12,6 +12,7 @@ interface Pending {
 }
 
 const maxBatch = 500;
+const retryDelaysMs = [10, 50, 200, 1_000, 3_000];
 /**
  * Settle transactions in flight at once. A second one fills the time the first spends in
  * round trips; workflows are locked in id order in each, so two never deadlock on them.
@@ -27,13 +28,13 @@ export type SettleFollowUp = (
   tx: Transaction<CausewayDatabase>,
   settledTaskIds: ReadonlySet<string>,
 ) => Promise<{ committed(): void; rolledBack(): void }>;
-const retryDelaysMs = [10, 50, 200, 1_000, 3_000];
 
 /**
  * Collects settle requests from running steps and writes them in one transaction per tick:
  * one workflow-lock pass, one multi-row task update and one multi-row log insert for many
- * results. A transient database error is retried; past that the request fails and the lease
- * simply expires (the sweeper then decides, R10).
+ * results, then the follow-up's claims in the same transaction. A transient database error is
+ * retried (a failed follow-up only drops the claims); past that the request fails and the
+ * lease simply expires (the sweeper then decides, R10).
  */
 export class Settler {
   private queue: Pending[] = [];
