@@ -4,6 +4,7 @@ import { type Platform, startPlatform } from '../../examples/platform/server';
 import { isMessage } from '../engine/fixtures/children';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
+import { reRunAfterLeaseExpiry } from '../helpers/task-edges';
 import { type CrashInput, crashPublish } from './fixtures/effect-workflows';
 import {
   captureLogger,
@@ -130,37 +131,7 @@ describe('SIGKILL after the platform accepted, before the success commit', () =>
       expect(stats.idempotentReplays).toBe(0);
 
       // The log tells the story: lease expired → re-run under the new holder → completed.
-      expect(edges(task)).toEqual([
-        { from: null, to: 'queued', reason: 'submitted', actor: 'client', attempt: 0 },
-        {
-          from: 'queued',
-          to: 'leased',
-          reason: 'lease_acquired',
-          actor: `worker:${childHolder}`,
-          attempt: 1,
-        },
-        {
-          from: 'leased',
-          to: 'queued',
-          reason: 'lease_expired',
-          actor: `sweeper:${engine.holder}`,
-          attempt: 1,
-        },
-        {
-          from: 'queued',
-          to: 'leased',
-          reason: 'lease_acquired',
-          actor: `worker:${engine.holder}`,
-          attempt: 2,
-        },
-        {
-          from: 'leased',
-          to: 'succeeded',
-          reason: 'completed',
-          actor: `worker:${engine.holder}`,
-          attempt: 2,
-        },
-      ]);
+      expect(edges(task)).toEqual(reRunAfterLeaseExpiry(childHolder, engine.holder));
       // The re-run saw the evidence from the start, and the step said what it did with it.
       expect(runs).toEqual([{ taskId, attempt: 2, evidence: acceptanceId }]);
       expect(stepMessages(lines, taskId)).toEqual([

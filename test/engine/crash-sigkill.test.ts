@@ -2,6 +2,7 @@ import type { Engine, TaskView } from '@causeway/engine';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
+import { edges, reRunAfterLeaseExpiry } from '../helpers/task-edges';
 import { waitFor } from '../helpers/wait-for';
 import { type Child, isMessage, spawnFixture } from './fixtures/children';
 import { crashWorkflows } from './fixtures/crash-workflows';
@@ -121,16 +122,6 @@ async function waitForTaskState(engine: Engine, taskId: string, state: string, c
   }
 }
 
-function edges(task: TaskView) {
-  return task.transitions.map((row) => ({
-    from: row.from,
-    to: row.to,
-    reason: row.reason,
-    actor: row.actor,
-    attempt: row.attempt,
-  }));
-}
-
 describe('SIGKILL of a worker process in the middle of a step', () => {
   it('(a) re-runs a reentrant step after its lease expires, under the new holder', async () => {
     const url = database().url;
@@ -145,37 +136,7 @@ describe('SIGKILL of a worker process in the middle of a step', () => {
     const task = await waitForTaskState(engine, taskId, 'succeeded', child);
     await worker.stop();
 
-    expect(edges(task)).toEqual([
-      { from: null, to: 'queued', reason: 'submitted', actor: 'client', attempt: 0 },
-      {
-        from: 'queued',
-        to: 'leased',
-        reason: 'lease_acquired',
-        actor: `worker:${childHolder}`,
-        attempt: 1,
-      },
-      {
-        from: 'leased',
-        to: 'queued',
-        reason: 'lease_expired',
-        actor: `sweeper:${engine.holder}`,
-        attempt: 1,
-      },
-      {
-        from: 'queued',
-        to: 'leased',
-        reason: 'lease_acquired',
-        actor: `worker:${engine.holder}`,
-        attempt: 2,
-      },
-      {
-        from: 'leased',
-        to: 'succeeded',
-        reason: 'completed',
-        actor: `worker:${engine.holder}`,
-        attempt: 2,
-      },
-    ]);
+    expect(edges(task)).toEqual(reRunAfterLeaseExpiry(childHolder, engine.holder));
     // The re-run happened exactly once, in the parent, under the parent's own lease.
     expect(runs).toEqual([
       {
@@ -260,37 +221,7 @@ describe('SIGKILL of a worker process in the middle of a step', () => {
     const task = await waitForTaskState(engine, taskId, 'succeeded', child);
     await worker.stop();
 
-    expect(edges(task)).toEqual([
-      { from: null, to: 'queued', reason: 'submitted', actor: 'client', attempt: 0 },
-      {
-        from: 'queued',
-        to: 'leased',
-        reason: 'lease_acquired',
-        actor: `worker:${childHolder}`,
-        attempt: 1,
-      },
-      {
-        from: 'leased',
-        to: 'queued',
-        reason: 'lease_expired',
-        actor: `sweeper:${engine.holder}`,
-        attempt: 1,
-      },
-      {
-        from: 'queued',
-        to: 'leased',
-        reason: 'lease_acquired',
-        actor: `worker:${engine.holder}`,
-        attempt: 2,
-      },
-      {
-        from: 'leased',
-        to: 'succeeded',
-        reason: 'completed',
-        actor: `worker:${engine.holder}`,
-        attempt: 2,
-      },
-    ]);
+    expect(edges(task)).toEqual(reRunAfterLeaseExpiry(childHolder, engine.holder));
     expect(runs).toEqual([
       {
         taskId,

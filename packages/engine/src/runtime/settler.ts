@@ -27,7 +27,13 @@ const maxFlushes = 2;
 export type SettleFollowUp = (
   tx: Transaction<CausewayDatabase>,
   settledTaskIds: ReadonlySet<string>,
-) => Promise<{ committed(): void; rolledBack(): void }>;
+) => Promise<FollowUpClaims>;
+
+/** What a follow-up took, told how its transaction ended. */
+export interface FollowUpClaims {
+  committed(): void;
+  rolledBack(): void;
+}
 
 /**
  * Collects settle requests from running steps and writes them in one transaction per tick:
@@ -83,8 +89,11 @@ export class Settler {
   private async write(batch: readonly Pending[]): Promise<void> {
     let withFollowUp = this.followUp !== null;
     for (let attempt = 0; ; attempt += 1) {
-      let followUp: Awaited<ReturnType<SettleFollowUp>> | null = null;
-      let inFollowUp = false;
+      // Set inside the transaction; read after it ends, committed or not.
+      const followUp: { claims: FollowUpClaims | null; failed: boolean } = {
+        claims: null,
+        failed: false,
+      };
       try {
         const result = await this.context.db.transaction().execute(async (tx) => {
           const applied = await applyEvents(
@@ -94,21 +103,25 @@ export class Settler {
           );
           // Only a first try claims: a retry is about writing the results, nothing more.
           if (attempt === 0 && withFollowUp && this.followUp !== null) {
-            inFollowUp = true;
-            followUp = await this.followUp(tx, new Set(batch.map((item) => item.request.taskId)));
-            inFollowUp = false;
+            followUp.failed = true;
+            followUp.claims = await this.followUp(
+              tx,
+              new Set(batch.map((item) => item.request.taskId)),
+            );
+            followUp.failed = false;
           }
           return applied;
         });
-        (followUp as Awaited<ReturnType<SettleFollowUp>> | null)?.committed();
+        followUp.claims?.committed();
         batch.forEach((item, index) => {
           item.resolve(result.outcomes[index] as EventOutcome);
         });
         return;
       } catch (error) {
-        (followUp as Awaited<ReturnType<SettleFollowUp>> | null)?.rolledBack();
-        if (inFollowUp) {
-          // The claim failed, not the results: write them again at once, without claiming.
+        followUp.claims?.rolledBack();
+        if (followUp.failed) {
+          // The claim failed, not the results: write them again at once (the same try
+          // number), without claiming.
           this.context.logger.warn({ err: error }, 'claim alongside results failed');
           withFollowUp = false;
           attempt -= 1;

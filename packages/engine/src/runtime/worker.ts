@@ -186,9 +186,8 @@ export class Worker implements WorkerHandle {
 
   private async claimLoop(queue: string): Promise<void> {
     const wakeup = this.wakeups.get(queue) as Wakeup;
-    const limit = this.limits.get(queue) as number;
-    const capacity = limit + this.prefetch;
-    const batchSize = this.options.claimBatchSize ?? capacity;
+    const batchSize =
+      this.options.claimBatchSize ?? (this.limits.get(queue) as number) + this.prefetch;
     let failures = 0;
     while (!this.stopping) {
       const free = this.freeSlots(queue);
