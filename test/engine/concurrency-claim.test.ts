@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { taskClaimCandidates } from '../../packages/engine/src/db/store';
 import { applyEvents } from '../../packages/engine/src/runtime/apply-events';
+import { claimReadyTasks } from '../../packages/engine/src/runtime/claim';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
@@ -53,6 +54,50 @@ async function taskStates(engine: Engine, taskIds: readonly string[]) {
     .select(['id', 'state', 'lease_holder', 'attempt'])
     .where('id', 'in', [...taskIds])
     .execute();
+}
+
+/**
+ * `rounds` rounds of one fresh queued task and two claimers started together: exactly one
+ * wins each round, the task is leased by the winner on its first attempt, and the log has one
+ * `lease_acquired` per task.
+ */
+async function raceRounds(
+  a: Engine,
+  b: Engine,
+  claim: (engine: Engine, arrive: () => Promise<void>) => Promise<readonly string[]>,
+): Promise<void> {
+  const problems: string[] = [];
+  const roundTaskIds: string[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const { workflow } = await a.submit('claim-race', { round });
+    const task = await a.db
+      .selectFrom('causeway_tasks')
+      .select('id')
+      .where('workflow_id', '=', workflow.id)
+      .executeTakeFirstOrThrow();
+    roundTaskIds.push(task.id);
+    const arrive = barrier(2);
+    const [byA, byB] = await Promise.all([claim(a, arrive), claim(b, arrive)]);
+    const winners = [...byA, ...byB];
+    if (winners.length !== 1 || winners[0] !== task.id) {
+      problems.push(`round ${round}: A claimed ${byA}, B claimed ${byB}`);
+    }
+    const [row] = await taskStates(a, [task.id]);
+    const expectedHolder = byA.length === 1 ? a.holder : b.holder;
+    if (row?.state !== 'leased' || row.lease_holder !== expectedHolder || row.attempt !== 1) {
+      problems.push(`round ${round}: task is ${row?.state} held by ${row?.lease_holder}`);
+    }
+  }
+  const edges = await a.db
+    .selectFrom('causeway_transitions')
+    .select(['task_id', sql<number>`count(*)::int`.as('n')])
+    .where('reason', '=', 'lease_acquired')
+    .where('task_id', 'in', roundTaskIds)
+    .groupBy('task_id')
+    .execute();
+  expect(problems).toEqual([]);
+  expect(edges).toHaveLength(rounds);
+  expect(edges.filter((row) => row.n !== 1)).toEqual([]);
 }
 
 describe('two engines racing for the same task', () => {
@@ -172,38 +217,7 @@ describe('two engines racing for the same task', () => {
         );
       });
 
-    const problems: string[] = [];
-    const roundTaskIds: string[] = [];
-    for (let round = 0; round < rounds; round += 1) {
-      const { workflow } = await a.submit('claim-race', { round });
-      const task = await a.db
-        .selectFrom('causeway_tasks')
-        .select('id')
-        .where('workflow_id', '=', workflow.id)
-        .executeTakeFirstOrThrow();
-      roundTaskIds.push(task.id);
-      const arrive = barrier(2);
-      const [byA, byB] = await Promise.all([claim(a, arrive), claim(b, arrive)]);
-      const winners = [...byA, ...byB];
-      if (winners.length !== 1 || winners[0] !== task.id) {
-        problems.push(`round ${round}: A claimed ${byA}, B claimed ${byB}`);
-      }
-      const [row] = await taskStates(a, [task.id]);
-      const expectedHolder = byA.length === 1 ? a.holder : b.holder;
-      if (row?.state !== 'leased' || row.lease_holder !== expectedHolder) {
-        problems.push(`round ${round}: task is ${row?.state} held by ${row?.lease_holder}`);
-      }
-    }
-    const edges = await a.db
-      .selectFrom('causeway_transitions')
-      .select(['task_id', sql<number>`count(*)::int`.as('n')])
-      .where('reason', '=', 'lease_acquired')
-      .where('task_id', 'in', roundTaskIds)
-      .groupBy('task_id')
-      .execute();
-    expect(problems).toEqual([]);
-    expect(edges).toHaveLength(rounds);
-    expect(edges.filter((row) => row.n !== 1)).toEqual([]);
+    await raceRounds(a, b, (engine, arrive) => claim(engine, arrive));
     // Nowhere in the database (this test's tasks and the previous test's) was a task
     // claimed twice. (Workflow-level rows carry the child's reason but no task id.)
     const twice = await a.db
@@ -215,6 +229,26 @@ describe('two engines racing for the same task', () => {
       .having(sql<number>`count(*)`, '>', 1)
       .execute();
     expect(twice).toEqual([]);
+    expect(await logMismatches(url)).toEqual([]);
+  }, 60_000);
+
+  it(`two concurrent one-statement claims on one queued task: one lease_acquired, ${rounds} times`, async () => {
+    const url = database().url;
+    const a = testEngine(url, { workflows: [raceWorkflow(new Map())] });
+    const b = testEngine(url, { workflows: [raceWorkflow(new Map())] });
+    await a.migrate();
+    const definitions = workflowRegistry([raceWorkflow(new Map())]);
+    const apply = { definitions, leaseMs: 30_000, random: Math.random };
+    // The worker's claim: one statement, committed on its own (no transaction around it).
+    const claim = async (engine: Engine) => {
+      const { claimed } = await claimReadyTasks(engine.db, apply, {
+        queue: 'default',
+        limit: 10,
+        holder: engine.holder,
+      });
+      return claimed.map((task) => task.task.id);
+    };
+    await raceRounds(a, b, (engine) => claim(engine));
     expect(await logMismatches(url)).toEqual([]);
   }, 60_000);
 

@@ -4,12 +4,17 @@ import {
   reasonCodes,
   step,
   taskStates,
+  workflowRegistry,
   workflowStates,
 } from '@causeway/workflow';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { publishNote } from '../../examples/publish-note/workflow';
+import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
+import { taskClaimFastStatement } from '../../packages/engine/src/db/store';
+import { fastClaimPlan } from '../../packages/engine/src/runtime/claim';
 import { createTestDatabase, type TestDatabase, useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
@@ -92,6 +97,7 @@ const claimQuery = `select id, workflow_id from causeway_tasks
 
 interface PlanNode {
   'Node Type': string;
+  'Relation Name'?: string;
   'Index Name'?: string;
   'Total Cost': number;
   'Shared Hit Blocks'?: number;
@@ -121,6 +127,46 @@ async function explainClaim(databaseUrl: string) {
       (node) => `${node['Node Type']}${node['Index Name'] ? ` on ${node['Index Name']}` : ''}`,
     ),
   };
+}
+
+/**
+ * The worker's real claim statement (`taskClaimFast`), explained with ANALYZE in a transaction
+ * that rolls back (the 'bulk' workflow is not defined by this plan, so it claims nothing anyway).
+ */
+async function explainFastClaim(databaseUrl: string) {
+  const plan = fastClaimPlan(
+    { definitions: workflowRegistry([publishNote]), leaseMs: 30_000, random: Math.random },
+    { queue: 'default', limit: 10, holder: 'explain-host/1/boot' },
+  );
+  if (plan === null) throw new Error("the machine's claim should be expressible");
+  const kysely = new Kysely<CausewayDatabase>({
+    dialect: new PostgresDialect({ pool: new pg.Pool() }),
+  });
+  const compiled = taskClaimFastStatement(plan).compile(kysely);
+  await kysely.destroy();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('begin');
+    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `explain (analyze, buffers, format json) ${compiled.sql}`,
+      [...compiled.parameters],
+    );
+    await client.query('rollback');
+    const explained = rows[0]?.['QUERY PLAN'][0];
+    if (explained === undefined) throw new Error('EXPLAIN returned no plan');
+    const all = nodes(explained.Plan);
+    return {
+      all,
+      buffers:
+        (explained.Plan['Shared Hit Blocks'] ?? 0) + (explained.Plan['Shared Read Blocks'] ?? 0),
+      text: all.map(
+        (node) => `${node['Node Type']}${node['Index Name'] ? ` on ${node['Index Name']}` : ''}`,
+      ),
+    };
+  } finally {
+    await client.end();
+  }
 }
 
 /** Finished tasks inserted directly (one workflow holds them), then fresh statistics. */
@@ -171,8 +217,10 @@ describe('the claim query uses the partial index on ready rows', () => {
 
     await addFinishedTasks(scratch.url, workflowId, 1, 1_000);
     const small = await explainClaim(scratch.url);
+    const smallFast = await explainFastClaim(scratch.url);
     await addFinishedTasks(scratch.url, workflowId, 1_001, 20_000);
     const large = await explainClaim(scratch.url);
+    const largeFast = await explainFastClaim(scratch.url);
     const counts = await query<{ n: number }>(
       scratch.url,
       `select count(*)::int as n from causeway_tasks where state = 'succeeded'`,
@@ -187,6 +235,17 @@ describe('the claim query uses the partial index on ready rows', () => {
     expect(large.text).toEqual(small.text);
     expect(large.cost).toBeLessThanOrEqual(small.cost * 1.2 + 1);
     expect(large.buffers).toBeLessThanOrEqual(small.buffers + 2);
+    // The same for the statement the worker runs: its candidates come from the ready index,
+    // it never scans the task table, and its pages touched stay flat.
+    for (const plan of [smallFast, largeFast]) {
+      expect(plan.text).toContain('Index Scan on causeway_tasks_ready');
+      const taskScans = plan.all.filter(
+        (node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'causeway_tasks',
+      );
+      expect(taskScans).toEqual([]);
+    }
+    expect(largeFast.text).toEqual(smallFast.text);
+    expect(largeFast.buffers).toBeLessThanOrEqual(smallFast.buffers + 4);
 
     // And the claim returns exactly the ready rows of the queue, oldest first.
     const claimed = await query<{ id: string }>(scratch.url, claimQuery, ['default']);

@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowDefinition } from '@causeway/workflow';
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { isRetryableDatabaseError } from '../db/pg-errors';
-import type { TaskRecord } from '../db/rows';
 import type { CausewayDatabase } from '../db/schema';
 import { leaseRenewMany, outboxWakeup, taskGet } from '../db/store';
-import { type ApplyResult, claimTasks } from './apply-events';
+import { claimReadyTasks } from './claim';
 import type { EngineContext } from './context';
 import { Attempt, type ClaimedTask } from './executor';
 import { OutboxDispatcher } from './outbox-dispatcher';
@@ -198,10 +197,9 @@ export class Worker implements WorkerHandle {
       const wanted = Math.min(free, batchSize);
       this.reserve(queue, wanted);
       try {
-        const { claimed, skipped } = await this.context.db
-          .transaction()
-          .execute((tx) => this.claimWithin(tx, queue, wanted))
-          .finally(() => this.reserve(queue, -wanted));
+        const { claimed, skipped } = await this.claimWithin(this.context.db, queue, wanted).finally(
+          () => this.reserve(queue, -wanted),
+        );
         failures = 0;
         this.enqueue(queue, claimed);
         if (claimed.length === wanted) continue; // there may be more
@@ -268,21 +266,13 @@ export class Worker implements WorkerHandle {
     this.pump(queue);
   }
 
-  /** A claim in the caller's transaction: candidates with SKIP LOCKED, then the machine's `claim` edges. */
+  /** A claim in the caller's transaction, or (given the pool) on its own. */
   private async claimWithin(
-    tx: Transaction<CausewayDatabase>,
+    db: Kysely<CausewayDatabase> | Transaction<CausewayDatabase>,
     queue: string,
     limit: number,
-  ): Promise<{ claimed: ClaimedTask[]; skipped: number }> {
-    const result = await claimTasks(tx, this.context.apply, {
-      queue,
-      limit,
-      holder: this.context.holder,
-    });
-    const leased = result.outcomes.flatMap((outcome) =>
-      outcome.kind === 'applied' && outcome.edge.to === 'leased' ? [outcome.task] : [],
-    );
-    return { claimed: leased.map((task) => this.prepare(task, result)), skipped: result.skipped };
+  ): Promise<{ claimed: readonly ClaimedTask[]; skipped: number }> {
+    return claimReadyTasks(db, this.context.apply, { queue, limit, holder: this.context.holder });
   }
 
   /**
@@ -294,7 +284,7 @@ export class Worker implements WorkerHandle {
     const taken: {
       queue: string;
       wanted: number;
-      claimed: ClaimedTask[];
+      claimed: readonly ClaimedTask[];
       skipped: number;
       announced: number;
     }[] = [];
@@ -316,7 +306,7 @@ export class Worker implements WorkerHandle {
         const entry = {
           queue,
           wanted,
-          claimed: [] as ClaimedTask[],
+          claimed: [] as readonly ClaimedTask[],
           skipped: 0,
           announced: this.announced.get(queue) ?? 0,
         };
@@ -352,32 +342,6 @@ export class Worker implements WorkerHandle {
       },
     };
   };
-
-  private prepare(task: TaskRecord, result: ApplyResult): ClaimedTask {
-    const workflow = result.workflows.get(task.workflowId);
-    if (workflow === undefined) throw new Error(`claimed task ${task.id} without its workflow`);
-    const definition = this.context.definitions.get(workflow.name) as WorkflowDefinition;
-    const step = definition.steps.find((candidate) => candidate.name === task.step);
-    if (step === undefined)
-      throw new Error(`workflow "${workflow.name}" has no step "${task.step}"`);
-    // Outputs of every upstream step, direct or not (they all succeeded, or this would not run).
-    const upstream = upstreamSteps(definition, step.name);
-    const results: Record<string, unknown> = {};
-    for (const sibling of result.tasks.values()) {
-      if (sibling.workflowId === task.workflowId && upstream.has(sibling.step)) {
-        results[sibling.step] = sibling.output;
-      }
-    }
-    return {
-      task,
-      definition,
-      step,
-      input: workflow.input,
-      results,
-      deadlineInMs:
-        task.deadlineAt === null ? null : task.deadlineAt.getTime() - result.now.getTime(),
-    };
-  }
 
   private startAttempt(queue: string, attempt: Attempt): void {
     const writing = this.writing.get(queue) as Set<Attempt>;
@@ -446,19 +410,4 @@ function allQueues(definitions: ReadonlyMap<string, WorkflowDefinition>): string
   for (const definition of definitions.values())
     for (const step of definition.steps) queues.add(step.queue);
   return [...queues].sort();
-}
-
-/** The steps a step runs after, directly or through others. */
-function upstreamSteps(definition: WorkflowDefinition, name: string): Set<string> {
-  const found = new Set<string>();
-  const visit = (stepName: string) => {
-    const step = definition.steps.find((candidate) => candidate.name === stepName);
-    for (const upstream of step?.after ?? []) {
-      if (found.has(upstream)) continue;
-      found.add(upstream);
-      visit(upstream);
-    }
-  };
-  visit(name);
-  return found;
 }
