@@ -2,6 +2,7 @@ export * from './actors';
 export * from './admission';
 export * from './aggregate';
 export * from './claim-outcomes';
+export * from './complete-outcomes';
 export * from './define-workflow';
 export * from './describe-workflow';
 export * from './edges';

@@ -19,6 +19,15 @@ export type Db = Kysely<CausewayDatabase> | Transaction<CausewayDatabase>;
 /** Marks a hot statement with a fixed text as a named prepared statement (see prepared-statements.ts). */
 const preparedSql = sql.raw(preparedMarker);
 
+/**
+ * A one-statement decision found a row changed under it and wrote less than it decided (a
+ * concurrent update it could not follow within the statement). Its transaction must roll
+ * back; the code is PostgreSQL's serialization_failure, so callers retry it like one.
+ */
+export class ConcurrentUpdateError extends Error {
+  readonly code = '40001';
+}
+
 /** A claim's fence (R7): every write of that claim is conditional on it. */
 export interface LeaseFence {
   readonly taskId: string;
@@ -459,6 +468,11 @@ export async function taskClaimFast(db: Db, plan: FastClaimPlan): Promise<FastCl
   const { rows } = await taskClaimFastStatement(plan).execute(db);
   const summary = rows[0];
   if (summary === undefined) throw new Error('the claim statement returned no summary row');
+  if (summary.decided_count !== summary.written_count) {
+    throw new ConcurrentUpdateError(
+      `the claim wrote ${summary.written_count} of the ${summary.decided_count} rows it decided`,
+    );
+  }
   const claimed = rows
     .filter((row) => row.position !== null)
     .map((row) => ({
@@ -485,6 +499,8 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
       readonly ready_count: string;
       readonly decided: boolean;
       readonly summary_now: Date;
+      readonly decided_count: string;
+      readonly written_count: string;
     }
   >`
     ${preparedSql}
@@ -541,14 +557,18 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
       where t.id = c.id
       returning ${taskColumns}, c.position, c.name as w_name, c.input as w_input, c.upstream
     ),
+    -- Each parent once, changed by its first claim in claim order. A CTE of its own, so the
+    -- update joins a plain scan (see the settle statement on following concurrent updates).
+    parent_change as materialized (
+      select distinct on (workflow_id) workflow_id, parent_state, after_state, position, step
+      from claimable
+      where after_state <> parent_state
+      order by workflow_id, position
+    ),
     workflow_update as (
       update causeway_workflows as w set state = c.after_state, updated_at = clock.now
-      from (
-        select distinct on (workflow_id) workflow_id, parent_state, after_state, position, step
-        from claimable
-        order by workflow_id, position
-      ) as c, clock
-      where w.id = c.workflow_id and c.after_state <> c.parent_state
+      from parent_change as c, clock
+      where w.id = c.workflow_id
       returning w.id, c.parent_state, c.after_state, c.position, c.step
     ),
     log_insert as (
@@ -577,7 +597,11 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
         (select decided from decision) as decided,
         (select now from clock) as summary_now,
         (select count(*) from log_insert) as log_count,
-        (select count(*) from announce) as announce_count
+        (select count(*) from announce) as announce_count,
+        (select count(*) from claimable) + (select count(*) from parent_change)
+          as decided_count,
+        (select count(*) from task_update) + (select count(*) from workflow_update)
+          as written_count
     )
     select tu.*, summary.*, (select now from clock) as db_now,
       case when jsonb_array_length(tu.upstream) > 0 then (
@@ -587,6 +611,242 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
       ) end as outputs
     from summary left join task_update as tu on true
     order by tu.position`;
+}
+
+/**
+ * What a one-statement settle of `complete` results may do, read off the pure machine
+ * (`deriveCompleteOutcomes`) and the engine's definitions, with the results themselves.
+ */
+export interface FastCompletePlan {
+  /** The results, one per request, in request order. */
+  readonly taskIds: readonly string[];
+  readonly workflowIds: readonly string[];
+  /** The lease epoch each result was produced under (R7). */
+  readonly epochs: readonly number[];
+  readonly outputs: readonly (string | null)[];
+  /** The lease holder every result was produced under, and its actor string. */
+  readonly holder: string;
+  readonly actor: string;
+  readonly completeFrom: readonly string[];
+  readonly completeTo: readonly string[];
+  readonly completeReason: readonly string[];
+  readonly promoteTo: string;
+  readonly promoteReason: string;
+  readonly promoteActor: string;
+  /** Task states in bit order, and the parent's state for each presence mask. */
+  readonly stateOrder: readonly string[];
+  readonly presenceMasks: readonly number[];
+  readonly presenceStates: readonly string[];
+  /** Steps this engine defines: workflow name, step, its direct upstream steps (JSON), order. */
+  readonly stepNames: readonly string[];
+  readonly stepSteps: readonly string[];
+  readonly stepAfter: readonly string[];
+  readonly stepOrder: readonly number[];
+}
+
+/** A result the statement wrote: the request's position, its edge and the task after it. */
+export interface FastCompleted {
+  readonly position: number;
+  readonly from: string;
+  readonly to: string;
+  readonly reason: string;
+  readonly task: TaskRecord;
+}
+
+/**
+ * Writes `complete` results in one statement, for the common case: it locks every workflow of
+ * the batch in id order and all their tasks (as every decider does, waiting for them), then,
+ * for each result whose task still holds the lease (R7), is the batch's only result for its
+ * workflow and has a complete edge from its state: the task's edge, the promotion of each
+ * pending step whose upstream steps have now all succeeded, the parent's new state and the log
+ * rows in the order the full decision writes them (task, promotions in definition order,
+ * parent), plus the wake-ups. Results it does not decide are left untouched (still locked) for
+ * the full decision in the same transaction.
+ */
+export async function taskCompleteFast(
+  tx: Transaction<CausewayDatabase>,
+  plan: FastCompletePlan,
+): Promise<{ readonly completed: readonly FastCompleted[]; readonly now: Date }> {
+  const { rows } = await sql<
+    Selectable<TaskTable> & {
+      readonly position: string | null;
+      readonly edge_from: string;
+      readonly edge_to: string;
+      readonly edge_reason: string;
+      readonly summary_now: Date;
+      readonly decided_count: string;
+      readonly written_count: string;
+    }
+  >`
+    ${preparedSql}
+    with clock as materialized (select causeway_statement_now() as now),
+    request as materialized (
+      select * from unnest(${plan.taskIds}::uuid[], ${plan.workflowIds}::uuid[],
+        ${plan.epochs}::bigint[], ${plan.outputs}::text[])
+        with ordinality as r(task_id, workflow_id, epoch, output, position)
+    ),
+    locked_workflow as materialized (
+      select id, name, state from causeway_workflows
+      where id in (select workflow_id from request)
+      order by id
+      for update
+    ),
+    locked_task as materialized (
+      select id, workflow_id, step, queue, state, attempt, lease_holder, lease_epoch,
+        lease_expires_at
+      from causeway_tasks
+      where workflow_id in (select id from locked_workflow)
+      order by id
+      for update
+    ),
+    step as materialized (
+      select * from unnest(${plan.stepNames}::text[], ${plan.stepSteps}::text[],
+        ${plan.stepAfter}::jsonb[], ${plan.stepOrder}::integer[]) as s(name, step, after, ord)
+    ),
+    cause as materialized (
+      select r.task_id, r.workflow_id, r.output, r.position, t.step, t.state as from_state,
+        t.attempt, e.to_state, e.reason, w.name, w.state as parent_before
+      from request as r
+      join locked_task as t on t.id = r.task_id and t.workflow_id = r.workflow_id
+      join locked_workflow as w on w.id = r.workflow_id
+      join unnest(${plan.completeFrom}::text[], ${plan.completeTo}::text[],
+        ${plan.completeReason}::text[]) as e(from_state, to_state, reason)
+        on e.from_state = t.state
+      where t.lease_holder = ${plan.holder} and t.lease_epoch = r.epoch
+        and t.lease_expires_at > (select now from clock)
+        and exists (select 1 from step as s where s.name = w.name and s.step = t.step)
+        and (select count(*) from request as r2 where r2.workflow_id = r.workflow_id) = 1
+    ),
+    after_cause as materialized (
+      select t.id, t.workflow_id, t.step, t.queue, t.attempt, c.name,
+        case when t.id = c.task_id then c.to_state else t.state end as state
+      from locked_task as t
+      join cause as c on c.workflow_id = t.workflow_id
+    ),
+    promoted as materialized (
+      select a.id, a.workflow_id, a.step, a.queue, a.attempt, s.ord
+      from after_cause as a
+      join step as s on s.name = a.name and s.step = a.step
+      where a.state = 'pending'
+        and not exists (
+          select 1 from jsonb_array_elements_text(s.after) as u(step)
+          where not exists (
+            select 1 from after_cause as a2
+            where a2.workflow_id = a.workflow_id and a2.step = u.step and a2.state = 'succeeded'))
+    ),
+    parent as materialized (
+      select c.workflow_id, c.parent_before, g.state as parent_after
+      from cause as c
+      join (
+        select a.workflow_id,
+          bit_or(1 << (array_position(${plan.stateOrder}::text[],
+            case when p.id is null then a.state else ${plan.promoteTo} end) - 1)) as mask
+        from after_cause as a
+        left join promoted as p on p.id = a.id
+        group by a.workflow_id
+      ) as m on m.workflow_id = c.workflow_id
+      join unnest(${plan.presenceMasks}::integer[], ${plan.presenceStates}::text[])
+        as g(mask, state) on g.mask = m.mask
+    ),
+    -- Two updates, each joined to one CTE: rows a concurrent transaction changed since the
+    -- statement began are then followed to their latest version (EvalPlanQual) reliably.
+    completed_update as (
+      update causeway_tasks as t set
+        state = c.to_state,
+        lease_holder = null,
+        lease_expires_at = null,
+        receipt_id = null,
+        receipt_deadline_at = null,
+        output = coalesce(c.output::jsonb, t.output),
+        updated_at = clock.now
+      from cause as c, clock
+      where t.id = c.task_id
+      returning ${taskColumns}, c.position
+    ),
+    promoted_update as (
+      update causeway_tasks as t set
+        state = ${plan.promoteTo},
+        run_at = clock.now,
+        lease_holder = null,
+        lease_expires_at = null,
+        receipt_id = null,
+        receipt_deadline_at = null,
+        updated_at = clock.now
+      from promoted as p, clock
+      where t.id = p.id
+      returning t.id
+    ),
+    workflow_update as (
+      update causeway_workflows as w set state = p.parent_after, updated_at = clock.now
+      from parent as p, clock
+      where w.id = p.workflow_id and p.parent_after <> p.parent_before
+      returning w.id
+    ),
+    log_insert as (
+      insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
+        reason, error_category, error_summary, actor, attempt, at, detail)
+      select workflow_id, task_id, step, from_state, to_state, reason, null, null, actor,
+        attempt, clock.now, detail
+      from (
+        select c.workflow_id, c.task_id, c.step, c.from_state, c.to_state, c.reason,
+          ${plan.actor} as actor, c.attempt, null::jsonb as detail, c.position, 0 as rank,
+          0 as ord
+        from cause as c
+        union all
+        select p.workflow_id, p.id, p.step, 'pending', ${plan.promoteTo}, ${plan.promoteReason},
+          ${plan.promoteActor}, p.attempt, null, c.position, 1, p.ord
+        from promoted as p
+        join cause as c on c.workflow_id = p.workflow_id
+        union all
+        select c.workflow_id, null, null, pa.parent_before, pa.parent_after, c.reason,
+          ${plan.actor}, 0, jsonb_build_object('step', c.step), c.position, 2, 0
+        from parent as pa
+        join cause as c on c.workflow_id = pa.workflow_id
+        where pa.parent_after <> pa.parent_before
+      ) as v, clock
+      order by position, rank, ord
+      returning 1
+    ),
+    wake as (
+      select pg_notify(${wakeupChannel}, queue) from (select distinct queue from promoted) as q
+    ),
+    announce as (
+      select pg_notify(${transitionsChannel}, '') where exists (select 1 from cause)
+    ),
+    summary as materialized (
+      select (select now from clock) as summary_now,
+        (select count(*) from log_insert) as log_count,
+        (select count(*) from workflow_update) as workflow_count,
+        (select count(*) from wake) as wake_count,
+        (select count(*) from announce) as announce_count,
+        (select count(*) from cause) + (select count(*) from promoted)
+          + (select count(*) from parent where parent_after <> parent_before) as decided_count,
+        (select count(*) from completed_update) + (select count(*) from promoted_update)
+          + (select count(*) from workflow_update) as written_count
+    )
+    select tu.*, c.from_state as edge_from, c.to_state as edge_to, c.reason as edge_reason,
+      summary.summary_now, summary.decided_count, summary.written_count
+    from summary
+    left join completed_update as tu on true
+    left join cause as c on c.task_id = tu.id
+    order by tu.position`.execute(tx);
+  const summary = rows[0];
+  if (summary === undefined) throw new Error('the settle statement returned no summary row');
+  if (summary.decided_count !== summary.written_count) {
+    throw new ConcurrentUpdateError(
+      `the settle wrote ${summary.written_count} of the ${summary.decided_count} rows it decided`,
+    );
+  }
+  const completed = rows
+    .filter((row) => row.position !== null)
+    .map((row) => ({
+      position: Number(row.position),
+      from: row.edge_from,
+      to: row.edge_to,
+      reason: row.edge_reason,
+      task: taskFromRow(row),
+    }));
+  return { completed, now: summary.summary_now };
 }
 
 /** The wake-up payload that means "the outbox has work" (queue names start with a letter). */

@@ -16,6 +16,7 @@ import type { Transaction } from 'kysely';
 import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../db/rows';
 import type { CausewayDatabase } from '../db/schema';
 import {
+  type LeaseFence,
   type LoadedRuns,
   type NewOutboxRow,
   type NewTransitionRow,
@@ -26,6 +27,7 @@ import {
   workflowLockWithTasks,
 } from '../db/store';
 import { EngineError } from '../errors';
+import { holdsLease } from './lease';
 import { logRowOf } from './log-rows';
 
 /** One event for one task, as the engine asks for it. */
@@ -39,6 +41,11 @@ export interface EventRequest {
    * stale (a lost lease, an already-settled sweep) and nothing is written for this request.
    */
   readonly precondition?: (task: TaskRecord, now: Date) => boolean;
+  /**
+   * The writer's lease: like a precondition that the task still holds it (`holdsLease`), but
+   * one the one-statement settle can check in SQL too.
+   */
+  readonly fence?: LeaseFence;
   /**
    * What goes with the edge: the step's output, the receipt to wait for, and a send request
    * for the outbox, written in the same transaction as the edge (R22).
@@ -257,7 +264,10 @@ class RunState {
       return { kind: 'undefined_workflow', taskId: request.taskId, name: undefinedName };
     }
     if (entry === undefined) return { kind: 'skipped', taskId: request.taskId };
-    if (request.precondition !== undefined && !request.precondition(task, this.now)) {
+    const stale =
+      (request.fence !== undefined && !holdsLease(task, request.fence, this.now)) ||
+      (request.precondition !== undefined && !request.precondition(task, this.now));
+    if (stale) {
       return { kind: 'stale', taskId: request.taskId, task };
     }
     const definition = this.definitionOf(entry.record);
@@ -408,8 +418,12 @@ class RunState {
     const claimed = edge.reason === 'lease_acquired';
     const receipt = cause?.request.extra?.receipt;
     const awaiting = edge.to === 'awaiting_receipt';
+    const outputJson = cause?.request.extra?.outputJson;
     return {
       ...before,
+      // As the row is after the write (runChangesWrite sets both).
+      output: outputJson === undefined ? before.output : JSON.parse(outputJson),
+      updatedAt: this.now,
       state: snapshot.state,
       attempt: snapshot.attempt,
       effectStarted: snapshot.effectStarted,

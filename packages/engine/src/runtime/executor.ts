@@ -215,7 +215,7 @@ export class Attempt {
         taskId: this.fence.taskId,
         workflowId: this.claimed.task.workflowId,
         event,
-        precondition: (task, now) => holdsLease(task, this.fence, now),
+        fence: this.fence,
         ...(extra === undefined ? {} : { extra }),
       });
       if (outcome.kind === 'applied') {
@@ -320,13 +320,4 @@ export class Attempt {
   }
 }
 
-/** The claim still holds the lease: same holder and epoch, still running, not expired (R7). */
-export function holdsLease(task: TaskRecord, fence: LeaseFence, now: Date): boolean {
-  return (
-    (task.state === 'leased' || task.state === 'cancel_requested') &&
-    task.leaseHolder === fence.holder &&
-    task.leaseEpoch === fence.epoch &&
-    task.leaseExpiresAt !== null &&
-    task.leaseExpiresAt.getTime() > now.getTime()
-  );
-}
+export { holdsLease } from './lease';

@@ -2,8 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transaction } from 'kysely';
 import { isRetryableDatabaseError } from '../db/pg-errors';
 import type { CausewayDatabase } from '../db/schema';
-import { applyEvents, type EventOutcome, type EventRequest } from './apply-events';
+import type { EventOutcome, EventRequest } from './apply-events';
 import type { EngineContext } from './context';
+import { settleEvents } from './settle';
 
 interface Pending {
   readonly request: EventRequest;
@@ -96,7 +97,7 @@ export class Settler {
       };
       try {
         const result = await this.context.db.transaction().execute(async (tx) => {
-          const applied = await applyEvents(
+          const applied = await settleEvents(
             tx,
             this.context.apply,
             batch.map((item) => item.request),

@@ -1,0 +1,13 @@
+import type { TaskRecord } from '../db/rows';
+import type { LeaseFence } from '../db/store';
+
+/** The claim still holds the lease: same holder and epoch, still running, not expired (R7). */
+export function holdsLease(task: TaskRecord, fence: LeaseFence, now: Date): boolean {
+  return (
+    (task.state === 'leased' || task.state === 'cancel_requested') &&
+    task.leaseHolder === fence.holder &&
+    task.leaseEpoch === fence.epoch &&
+    task.leaseExpiresAt !== null &&
+    task.leaseExpiresAt.getTime() > now.getTime()
+  );
+}
