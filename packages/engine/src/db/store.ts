@@ -604,10 +604,13 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
           as written_count
     )
     select tu.*, summary.*, (select now from clock) as db_now,
+      -- Each upstream step's row by the unique (workflow_id, step) index, whatever the
+      -- statistics say about workflow_id alone.
       case when jsonb_array_length(tu.upstream) > 0 then (
-        select jsonb_object_agg(s.step, s.output) from causeway_tasks as s
-        where s.workflow_id = tu.workflow_id
-          and s.step = any(array(select jsonb_array_elements_text(tu.upstream)))
+        select jsonb_object_agg(u.step, (
+          select s.output from causeway_tasks as s
+          where s.workflow_id = tu.workflow_id and s.step = u.step))
+        from jsonb_array_elements_text(tu.upstream) as u(step)
       ) end as outputs
     from summary left join task_update as tu on true
     order by tu.position`;
