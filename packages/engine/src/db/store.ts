@@ -627,6 +627,12 @@ export interface FastCompletePlan {
   /** The lease epoch each result was produced under (R7). */
   readonly epochs: readonly number[];
   readonly outputs: readonly (string | null)[];
+  /**
+   * The workflow of every request in the batch, these results and the others alike: all are
+   * locked here in one id order, and a workflow with more than one request is left to the full
+   * decision (which applies a batch in request order).
+   */
+  readonly batchWorkflowIds: readonly string[];
   /** The lease holder every result was produced under, and its actor string. */
   readonly holder: string;
   readonly actor: string;
@@ -659,7 +665,7 @@ export interface FastCompleted {
 /**
  * Writes `complete` results in one statement, for the common case: it locks every workflow of
  * the batch in id order and all their tasks (as every decider does, waiting for them), then,
- * for each result whose task still holds the lease (R7), is the batch's only result for its
+ * for each result whose task still holds the lease (R7), is the batch's only request for its
  * workflow and has a complete edge from its state: the task's edge, the promotion of each
  * pending step whose upstream steps have now all succeeded, the parent's new state and the log
  * rows in the order the full decision writes them (task, promotions in definition order,
@@ -688,9 +694,14 @@ export async function taskCompleteFast(
         ${plan.epochs}::bigint[], ${plan.outputs}::text[])
         with ordinality as r(task_id, workflow_id, epoch, output, position)
     ),
+    batch as materialized (
+      select workflow_id, count(*) as requests
+      from unnest(${plan.batchWorkflowIds}::uuid[]) as b(workflow_id)
+      group by workflow_id
+    ),
     locked_workflow as materialized (
       select id, name, state from causeway_workflows
-      where id in (select workflow_id from request)
+      where id in (select workflow_id from batch)
       order by id
       for update
     ),
@@ -718,7 +729,7 @@ export async function taskCompleteFast(
       where t.lease_holder = ${plan.holder} and t.lease_epoch = r.epoch
         and t.lease_expires_at > (select now from clock)
         and exists (select 1 from step as s where s.name = w.name and s.step = t.step)
-        and (select count(*) from request as r2 where r2.workflow_id = r.workflow_id) = 1
+        and (select requests from batch as b where b.workflow_id = r.workflow_id) = 1
     ),
     after_cause as materialized (
       select t.id, t.workflow_id, t.step, t.queue, t.attempt, c.name,

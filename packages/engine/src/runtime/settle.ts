@@ -69,7 +69,9 @@ export async function settleEvents(
   context: ApplyContext,
   requests: readonly EventRequest[],
 ): Promise<{ readonly outcomes: readonly EventOutcome[]; readonly inOneStatement: number }> {
-  const plain = outcomes === null ? [] : requests.filter(isPlainComplete);
+  // Every workflow of the batch must be known up front: the statement locks them all first.
+  const known = requests.every((request) => request.workflowId !== undefined);
+  const plain = outcomes === null || !known ? [] : requests.filter(isPlainComplete);
   const holder = plain[0]?.fence?.holder;
   const fast = plain.filter((request) => request.fence?.holder === holder);
   if (outcomes === null || fast.length === 0 || holder === undefined) {
@@ -80,6 +82,9 @@ export async function settleEvents(
     workflowIds: fast.map((request) => request.workflowId as string),
     epochs: fast.map((request) => request.fence?.epoch as number),
     outputs: fast.map((request) => request.extra?.outputJson ?? null),
+    batchWorkflowIds: requests.flatMap((request) =>
+      request.workflowId === undefined ? [] : [request.workflowId],
+    ),
     holder,
     actor: formatActor({ kind: 'worker', name: holder }),
     completeFrom: outcomes.completeEdges.map((edge) => edge.from),
