@@ -554,7 +554,8 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
         lease_expires_at = clock.now + ${plan.leaseMs}::integer * interval '1 millisecond',
         updated_at = clock.now
       from claimable as c, clock
-      where t.id = c.id
+      -- Conditional on the state it was read in (R1), like every other write of an edge.
+      where t.id = c.id and t.state = 'queued'
       returning ${taskColumns}, c.position, c.name as w_name, c.input as w_input, c.upstream
     ),
     -- Each parent once, changed by its first claim in claim order. A CTE of its own, so the
@@ -568,7 +569,7 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
     workflow_update as (
       update causeway_workflows as w set state = c.after_state, updated_at = clock.now
       from parent_change as c, clock
-      where w.id = c.workflow_id
+      where w.id = c.workflow_id and w.state = c.parent_state
       returning w.id, c.parent_state, c.after_state, c.position, c.step
     ),
     log_insert as (
@@ -718,8 +719,9 @@ export async function taskCompleteFast(
         ${plan.stepAfter}::jsonb[], ${plan.stepOrder}::integer[]) as s(name, step, after, ord)
     ),
     cause as materialized (
-      select r.task_id, r.workflow_id, r.output, r.position, t.step, t.state as from_state,
-        t.attempt, e.to_state, e.reason, w.name, w.state as parent_before
+      select r.task_id, r.workflow_id, r.output, r.position, r.epoch, t.step,
+        t.state as from_state, t.attempt, e.to_state, e.reason, w.name,
+        w.state as parent_before
       from request as r
       join locked_task as t on t.id = r.task_id and t.workflow_id = r.workflow_id
       join locked_workflow as w on w.id = r.workflow_id
@@ -774,7 +776,8 @@ export async function taskCompleteFast(
         output = coalesce(c.output::jsonb, t.output),
         updated_at = clock.now
       from cause as c, clock
-      where t.id = c.task_id
+      -- Conditional on the state and lease it was read with (R1).
+      where t.id = c.task_id and t.state = c.from_state and t.lease_epoch = c.epoch
       returning ${taskColumns}, c.position
     ),
     promoted_update as (
@@ -787,13 +790,14 @@ export async function taskCompleteFast(
         receipt_deadline_at = null,
         updated_at = clock.now
       from promoted as p, clock
-      where t.id = p.id
+      where t.id = p.id and t.state = 'pending'
       returning t.id
     ),
     workflow_update as (
       update causeway_workflows as w set state = p.parent_after, updated_at = clock.now
       from parent as p, clock
       where w.id = p.workflow_id and p.parent_after <> p.parent_before
+        and w.state = p.parent_before
       returning w.id
     ),
     log_insert as (
