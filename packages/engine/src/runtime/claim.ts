@@ -1,10 +1,11 @@
-import { deriveClaimOutcomes, formatActor, type WorkflowDefinition } from '@causeway/workflow';
+import { deriveClaimOutcomes, formatActor } from '@causeway/workflow';
 import type { Kysely, Transaction } from 'kysely';
 import type { TaskRecord } from '../db/rows';
 import type { CausewayDatabase } from '../db/schema';
 import { type FastClaimPlan, taskClaimFast } from '../db/store';
 import { type ApplyContext, claimTasks } from './apply-events';
 import type { ClaimedTask } from './executor';
+import { stepTableOf, upstreamSteps } from './step-table';
 
 /** What a claim took: tasks ready to run, and how many it left because their workflow was busy. */
 export interface ClaimResult {
@@ -20,48 +21,32 @@ export interface ClaimRequest {
 
 /** The claim edge as data, read off the machine once (null: the machine's claim is not expressible). */
 const outcomes = deriveClaimOutcomes();
-
-/** Per set of definitions: which steps exist, and the upstream steps whose outputs each reads. */
-const stepTables = new WeakMap<
-  ReadonlyMap<string, WorkflowDefinition>,
-  Pick<FastClaimPlan, 'definedNames' | 'stepNames' | 'stepSteps' | 'stepUpstream'>
->();
-
-function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>) {
-  let table = stepTables.get(definitions);
-  if (table === undefined) {
-    const steps = [...definitions.values()].flatMap((definition) =>
-      definition.steps.map((step) => ({
-        name: definition.name,
-        step: step.name,
-        upstream: JSON.stringify([...upstreamSteps(definition, step.name)]),
-      })),
-    );
-    table = {
-      definedNames: [...definitions.keys()],
-      stepNames: steps.map((entry) => entry.name),
-      stepSteps: steps.map((entry) => entry.step),
-      stepUpstream: steps.map((entry) => entry.upstream),
-    };
-    stepTables.set(definitions, table);
-  }
-  return table;
-}
+/** The parts of the plan that never change, built once rather than on every claim. */
+const claimEdge =
+  outcomes === null
+    ? null
+    : {
+        to: outcomes.to,
+        reason: outcomes.reason,
+        attemptIncrement: outcomes.attemptIncrement,
+        effectStarted: outcomes.effectStarted,
+        parentFrom: [...outcomes.parentAfter.keys()],
+        parentTo: [...outcomes.parentAfter.values()],
+      };
 
 /** The one-statement claim's parameters, or null when the machine's claim is not expressible. */
 export function fastClaimPlan(context: ApplyContext, request: ClaimRequest): FastClaimPlan | null {
-  if (outcomes === null) return null;
+  if (claimEdge === null) return null;
+  const steps = stepTableOf(context.definitions);
   return {
     ...request,
+    ...claimEdge,
     actor: formatActor({ kind: 'worker', name: request.holder }),
     leaseMs: context.leaseMs,
-    to: outcomes.to,
-    reason: outcomes.reason,
-    attemptIncrement: outcomes.attemptIncrement,
-    effectStarted: outcomes.effectStarted,
-    parentFrom: [...outcomes.parentAfter.keys()],
-    parentTo: [...outcomes.parentAfter.values()],
-    ...stepTableOf(context.definitions),
+    definedNames: steps.definedNames,
+    stepNames: steps.stepNames,
+    stepSteps: steps.stepSteps,
+    stepUpstream: steps.stepUpstream,
   };
 }
 
@@ -145,19 +130,4 @@ function prepareClaimed(
     results,
     deadlineInMs: task.deadlineAt === null ? null : task.deadlineAt.getTime() - now.getTime(),
   };
-}
-
-/** The steps a step runs after, directly or through others. */
-function upstreamSteps(definition: WorkflowDefinition, name: string): Set<string> {
-  const found = new Set<string>();
-  const visit = (stepName: string) => {
-    const step = definition.steps.find((candidate) => candidate.name === stepName);
-    for (const upstream of step?.after ?? []) {
-      if (found.has(upstream)) continue;
-      found.add(upstream);
-      visit(upstream);
-    }
-  };
-  visit(name);
-  return found;
 }

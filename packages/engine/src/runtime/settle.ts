@@ -4,43 +4,35 @@ import {
   type ReasonCode,
   type TaskState,
   taskStates,
-  type WorkflowDefinition,
 } from '@causeway/workflow';
 import type { Transaction } from 'kysely';
 import type { CausewayDatabase } from '../db/schema';
-import { type FastCompletePlan, taskCompleteFast } from '../db/store';
+import { taskCompleteFast } from '../db/store';
 import {
   type ApplyContext,
   applyEvents,
   type EventOutcome,
   type EventRequest,
 } from './apply-events';
+import { stepTableOf } from './step-table';
 
 /** The complete edges, promotion and aggregation as data, read off the machine once. */
 const outcomes = deriveCompleteOutcomes();
-
-/** Per set of definitions: every step with its direct upstream steps and its order. */
-const stepTables = new WeakMap<
-  ReadonlyMap<string, WorkflowDefinition>,
-  Pick<FastCompletePlan, 'stepNames' | 'stepSteps' | 'stepAfter' | 'stepOrder'>
->();
-
-function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>) {
-  let table = stepTables.get(definitions);
-  if (table === undefined) {
-    const steps = [...definitions.values()].flatMap((definition) =>
-      definition.steps.map((step, order) => ({ name: definition.name, step, order })),
-    );
-    table = {
-      stepNames: steps.map((entry) => entry.name),
-      stepSteps: steps.map((entry) => entry.step.name),
-      stepAfter: steps.map((entry) => JSON.stringify(entry.step.after)),
-      stepOrder: steps.map((entry) => entry.order),
-    };
-    stepTables.set(definitions, table);
-  }
-  return table;
-}
+/** The parts of the plan that never change, built once rather than on every batch. */
+const completeEdges =
+  outcomes === null
+    ? null
+    : {
+        completeFrom: outcomes.completeEdges.map((edge) => edge.from),
+        completeTo: outcomes.completeEdges.map((edge) => edge.to),
+        completeReason: outcomes.completeEdges.map((edge) => edge.reason),
+        promoteTo: outcomes.promote.to,
+        promoteReason: outcomes.promote.reason,
+        promoteActor: outcomes.promote.actor,
+        stateOrder: [...taskStates],
+        presenceMasks: [...outcomes.parentByPresence.keys()],
+        presenceStates: [...outcomes.parentByPresence.values()],
+      };
 
 /**
  * A plain `complete` result of the writer's own lease: the case the one statement covers. A
@@ -71,12 +63,14 @@ export async function settleEvents(
 ): Promise<{ readonly outcomes: readonly EventOutcome[]; readonly inOneStatement: number }> {
   // Every workflow of the batch must be known up front: the statement locks them all first.
   const known = requests.every((request) => request.workflowId !== undefined);
-  const plain = outcomes === null || !known ? [] : requests.filter(isPlainComplete);
+  const plain = completeEdges === null || !known ? [] : requests.filter(isPlainComplete);
   const holder = plain[0]?.fence?.holder;
   const fast = plain.filter((request) => request.fence?.holder === holder);
-  if (outcomes === null || fast.length === 0 || holder === undefined) {
+  if (completeEdges === null || fast.length === 0 || holder === undefined) {
     return { outcomes: (await applyEvents(tx, context, requests)).outcomes, inOneStatement: 0 };
   }
+  const actor = formatActor({ kind: 'worker', name: holder });
+  const steps = stepTableOf(context.definitions);
   const written = await taskCompleteFast(tx, {
     taskIds: fast.map((request) => request.taskId),
     workflowIds: fast.map((request) => request.workflowId as string),
@@ -86,17 +80,12 @@ export async function settleEvents(
       request.workflowId === undefined ? [] : [request.workflowId],
     ),
     holder,
-    actor: formatActor({ kind: 'worker', name: holder }),
-    completeFrom: outcomes.completeEdges.map((edge) => edge.from),
-    completeTo: outcomes.completeEdges.map((edge) => edge.to),
-    completeReason: outcomes.completeEdges.map((edge) => edge.reason),
-    promoteTo: outcomes.promote.to,
-    promoteReason: outcomes.promote.reason,
-    promoteActor: outcomes.promote.actor,
-    stateOrder: [...taskStates],
-    presenceMasks: [...outcomes.parentByPresence.keys()],
-    presenceStates: [...outcomes.parentByPresence.values()],
-    ...stepTableOf(context.definitions),
+    actor,
+    ...completeEdges,
+    stepNames: steps.stepNames,
+    stepSteps: steps.stepSteps,
+    stepAfter: steps.stepAfter,
+    stepOrder: steps.stepOrder,
   });
   const decided = new Map<EventRequest, EventOutcome>();
   for (const row of written.completed) {
@@ -109,7 +98,7 @@ export async function settleEvents(
         from: row.from as TaskState,
         to: row.to as TaskState,
         reason: row.reason as ReasonCode,
-        actor: formatActor({ kind: 'worker', name: holder }),
+        actor,
         errorCategory: null,
         errorSummary: null,
         attempt: row.task.attempt,

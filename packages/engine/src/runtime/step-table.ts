@@ -1,0 +1,55 @@
+import type { WorkflowDefinition } from '@causeway/workflow';
+
+/**
+ * The engine's workflow steps as parallel arrays, the shape the one-statement claim and settle
+ * take as parameters: one entry per (workflow, step), built once per set of definitions.
+ */
+export interface StepTable {
+  readonly definedNames: readonly string[];
+  readonly stepNames: readonly string[];
+  readonly stepSteps: readonly string[];
+  /** JSON array of the steps it runs after directly (what promotion checks). */
+  readonly stepAfter: readonly string[];
+  /** JSON array of the steps it runs after, directly or not (whose outputs it reads). */
+  readonly stepUpstream: readonly string[];
+  /** Its index in the definition (the order the machine logs promotions in). */
+  readonly stepOrder: readonly number[];
+}
+
+const tables = new WeakMap<ReadonlyMap<string, WorkflowDefinition>, StepTable>();
+
+export function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): StepTable {
+  let table = tables.get(definitions);
+  if (table === undefined) {
+    const steps = [...definitions.values()].flatMap((definition) =>
+      definition.steps.map((step, order) => ({ definition, step, order })),
+    );
+    table = {
+      definedNames: [...definitions.keys()],
+      stepNames: steps.map((entry) => entry.definition.name),
+      stepSteps: steps.map((entry) => entry.step.name),
+      stepAfter: steps.map((entry) => JSON.stringify(entry.step.after)),
+      stepUpstream: steps.map((entry) =>
+        JSON.stringify([...upstreamSteps(entry.definition, entry.step.name)]),
+      ),
+      stepOrder: steps.map((entry) => entry.order),
+    };
+    tables.set(definitions, table);
+  }
+  return table;
+}
+
+/** The steps a step runs after, directly or through others. */
+export function upstreamSteps(definition: WorkflowDefinition, name: string): Set<string> {
+  const found = new Set<string>();
+  const visit = (stepName: string) => {
+    const step = definition.steps.find((candidate) => candidate.name === stepName);
+    for (const upstream of step?.after ?? []) {
+      if (found.has(upstream)) continue;
+      found.add(upstream);
+      visit(upstream);
+    }
+  };
+  visit(name);
+  return found;
+}
