@@ -4,7 +4,15 @@ import type pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { historySql } from './causeway-history';
-import type { CausewaySpec, Counts, JobInput, System, WorkerHooks } from './system';
+import { workflowCounts } from './loop-worker';
+import {
+  type CausewaySpec,
+  type Counts,
+  type JobInput,
+  type System,
+  transitionsPerWorkflow,
+  type WorkerHooks,
+} from './system';
 import { engineRevision, packageVersion } from './versions';
 
 const input = z.object({
@@ -60,17 +68,6 @@ export function benchWorkflows(hooks: WorkerHooks) {
 }
 
 const noHooks: WorkerHooks = { onJob() {}, onStep() {}, onWorkflowDone() {} };
-
-/**
- * Transition rows per workflow, as the engine writes them: at submit, a workflow row plus one
- * row per task; a finished one-step workflow adds claim (task + workflow queued → running)
- * and completion (task + workflow → succeeded); a three-step one adds those for a, b and c
- * plus `upstream_succeeded` (pending → queued) for b and c.
- */
-export const transitionsPerWorkflow = {
-  job: { submitted: 2, finished: 6 },
-  workflow: { submitted: 4, finished: 14 },
-} as const;
 
 export function causewaySystem(spec: CausewaySpec): System {
   const engineFor = (url: string, hooks: WorkerHooks, poolSize?: number): Engine =>
@@ -136,22 +133,8 @@ export function causewaySystem(spec: CausewaySpec): System {
       };
     },
 
-    async counts(pool, mode): Promise<Counts> {
-      const { rows } = await pool.query(
-        `select count(*)::int as total,
-                count(*) filter (where state = 'succeeded')::int as done,
-                count(*) filter (where state in ('dead', 'cancelled'))::int as failed
-           from causeway_workflows where name = $1`,
-        [names[mode]],
-      );
-      const row = rows[0];
-      return {
-        total: row.total,
-        done: row.done,
-        failed: row.failed,
-        open: row.total - row.done - row.failed,
-      };
-    },
+    counts: (pool, mode): Promise<Counts> =>
+      workflowCounts(pool, 'causeway_workflows', names[mode]),
 
     async verify(pool, mode, expected) {
       const checks = await verificationCounts(pool, names[mode]);

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { type SystemName, systemNames } from './system';
 import { type WorkloadId, workloadIds } from './workloads';
 
 export interface BenchOptions {
@@ -15,7 +16,7 @@ export interface BenchOptions {
   readonly intervalMs: number;
   readonly history: number;
   readonly timeoutMs: number;
-  readonly systems: readonly ('causeway' | 'floor')[];
+  readonly systems: readonly SystemName[];
   readonly causeway: {
     readonly claimBatchSize?: number;
     readonly prefetch?: number;
@@ -36,7 +37,9 @@ export const usage = `Usage: pnpm bench [options]
   --concurrency C     worker concurrency (default 10)
   --history H         finished workflows already in the tables for w2h (default 200000)
   --quick             smoke check: --scale 0.05 --reps 1
-  --systems causeway,floor   what to run (default both)
+  --systems causeway,floor,spec   what to run (default causeway,floor); floor is L (the
+                      peers' raw SKIP LOCKED queue), spec is S (the writes the SPEC requires,
+                      in hand-written SQL, perfectly batched)
   Causeway tuning (public engine options; defaults are the engine's):
   --claim-batch B  --prefetch P  --pool-size P  --poll-ms MS  --lease-ms MS
   --out FILE          JSON lines (default bench/results/<stamp>.json)
@@ -88,7 +91,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   }
   const systems = list(values.systems);
   for (const system of systems) {
-    if (system !== 'causeway' && system !== 'floor') throw new Error(`unknown system ${system}`);
+    if (!(systemNames as readonly string[]).includes(system)) {
+      throw new Error(`unknown system ${system}`);
+    }
   }
   const scale = values.scale === undefined ? (values.quick ? 0.05 : 1) : Number(values.scale);
   if (!(scale > 0)) throw new Error('--scale must be positive');
@@ -104,7 +109,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     intervalMs: int('interval-ms', values['interval-ms']) as number,
     history: Math.round((int('history', values.history) as number) * scale),
     timeoutMs: (int('timeout-s', values['timeout-s']) as number) * 1000,
-    systems: systems as ('causeway' | 'floor')[],
+    systems: systems as SystemName[],
     causeway: {
       claimBatchSize: int('claim-batch', values['claim-batch']),
       prefetch: int('prefetch', values.prefetch),

@@ -233,6 +233,27 @@ try {
     '',
     `Total: client ${f(clientTotal, 0)} ms, server exec+plan ${withServerStats ? f(serverTotal, 0) : '–'} ms, over ${f(elapsedMs, 0)} ms wall.`,
   );
+  if (withServerStats) {
+    // Server time per statement as pg_stat_statements has it, whatever the client-side key.
+    const { rows: top } = await pool.query(
+      `select regexp_replace(query, '/\\*.*?\\*/|\\s+', ' ', 'g') as query, calls, total_exec_time,
+              total_plan_time, rows
+         from pg_stat_statements
+        where dbid = (select oid from pg_database where datname = current_database())
+        order by total_exec_time + total_plan_time desc limit 8`,
+    );
+    out.push(
+      '',
+      '| server statement | calls | exec ms per call | plan ms per call | rows per call |',
+    );
+    out.push('|---|---|---|---|---|');
+    for (const row of top) {
+      const calls = Number(row.calls);
+      out.push(
+        `| \`${String(row.query).trim().slice(0, 90)}\` | ${calls} | ${f(row.total_exec_time / calls, 3)} | ${f(row.total_plan_time / calls, 3)} | ${f(Number(row.rows) / calls, 1)} |`,
+      );
+    }
+  }
   console.log(out.join('\n'));
 } finally {
   await pool.end();

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { loopWorker } from './loop-worker';
 import type {
   BenchWorker,
   Counts,
@@ -142,87 +143,37 @@ export function rawFloorSystem(spec: RawSpec): System {
 }
 
 function rawWorker(url: string, spec: RawSpec, mode: Mode, hooks: WorkerHooks): BenchWorker {
-  const pool = new pg.Pool({ connectionString: url, max: spec.concurrency });
-  pool.on('error', () => {});
-  let listener: pg.Client | null = null;
-  let stopping = false;
-  let waiting: (() => void)[] = [];
-  const wakeAll = () => {
-    const woken = waiting;
-    waiting = [];
-    for (const wake of woken) wake();
-  };
-  const idle = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      waiting.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
+  return loopWorker(url, spec, 'rq_jobs', async (client) => {
+    const { rows } = await client.query<{ id: string; payload: Payload }>({
+      name: 'claim',
+      text: claimSql,
+      values: [spec.k],
     });
-
-  const loop = async (client: pg.PoolClient): Promise<void> => {
-    while (!stopping) {
-      const { rows } = await client.query<{ id: string; payload: Payload }>({
-        name: 'claim',
-        text: claimSql,
-        values: [spec.k],
-      });
-      if (rows.length === 0) {
-        await idle(spec.idlePollMs);
-        continue;
-      }
-      const ids = rows.map((row) => row.id);
-      if (mode === 'workflow') {
-        const next: Payload[] = [];
-        await Promise.all(
-          rows.map(async ({ payload }) => {
-            const step = payload.step ?? 'a';
-            hooks.onStep(step);
-            if (step === 'c') hooks.onWorkflowDone();
-            else next.push({ ...payload, step: nextStep[step] });
-          }),
-        );
-        if (next.length > 0) {
-          await client.query({
-            name: 'complete-and-chain',
-            text: spec.notify ? completeAndChainNotifySql : completeAndChainSql,
-            values: [ids, JSON.stringify(next)],
-          });
-        } else {
-          await client.query({ name: 'complete', text: completeSql, values: [ids] });
-        }
-      } else {
-        await Promise.all(rows.map(async ({ payload }) => hooks.onJob(payload)));
-        await client.query({ name: 'complete', text: completeSql, values: [ids] });
-      }
-    }
-  };
-
-  const clients: pg.PoolClient[] = [];
-  let loops: Promise<void>[] = [];
-  return {
-    async start() {
-      if (spec.notify) {
-        listener = new pg.Client({ connectionString: url });
-        await listener.connect();
-        listener.on('notification', wakeAll);
-        await listener.query('listen rq_jobs');
-      }
-      for (let index = 0; index < spec.concurrency; index++) clients.push(await pool.connect());
-      loops = clients.map((client) =>
-        loop(client).catch((error) => {
-          if (!stopping) console.error('raw floor loop failed', error);
+    if (rows.length === 0) return false;
+    const ids = rows.map((row) => row.id);
+    if (mode === 'workflow') {
+      const next: Payload[] = [];
+      await Promise.all(
+        rows.map(async ({ payload }) => {
+          const step = payload.step ?? 'a';
+          hooks.onStep(step);
+          if (step === 'c') hooks.onWorkflowDone();
+          else next.push({ ...payload, step: nextStep[step] });
         }),
       );
-    },
-    async stop() {
-      stopping = true;
-      wakeAll();
-      await Promise.all(loops);
-      for (const client of clients) client.release();
-      await listener?.end();
-      await pool.end();
-    },
-  };
+      if (next.length > 0) {
+        await client.query({
+          name: 'complete-and-chain',
+          text: spec.notify ? completeAndChainNotifySql : completeAndChainSql,
+          values: [ids, JSON.stringify(next)],
+        });
+      } else {
+        await client.query({ name: 'complete', text: completeSql, values: [ids] });
+      }
+    } else {
+      await Promise.all(rows.map(async ({ payload }) => hooks.onJob(payload)));
+      await client.query({ name: 'complete', text: completeSql, values: [ids] });
+    }
+    return true;
+  });
 }

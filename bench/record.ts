@@ -1,11 +1,12 @@
 import type { LatencyStats } from './stats';
+import type { SystemName } from './system';
 import type { WorkloadId } from './workloads';
 
 /** One JSON line of bench/results/<stamp>.json: one system × one workload × one repetition. */
 export interface RunRecord {
   readonly stamp: string;
   readonly date: string;
-  readonly system: 'causeway' | 'floor';
+  readonly system: SystemName;
   readonly label: string;
   readonly version: string;
   readonly config: Readonly<Record<string, unknown>>;

@@ -1,5 +1,6 @@
 import type { RunRecord } from './record';
 import { summarize } from './stats';
+import type { SystemName } from './system';
 import { workloads } from './workloads';
 
 const format = (x: number): string => {
@@ -19,18 +20,23 @@ export function cell(values: readonly number[], suffix = ''): string {
 
 const ok = (record: RunRecord) => record.verified && record.error === undefined;
 
-/** Causeway ÷ floor per repetition (both measured back to back), for runs that verified. */
+/**
+ * `over` ÷ `under` per repetition (both measured back to back), for runs that verified:
+ * Causeway ÷ L by default; S ÷ L and Causeway ÷ S when S ran.
+ */
 function pairedRatios(
   records: readonly RunRecord[],
   pick: (record: RunRecord) => number | undefined,
+  over: SystemName = 'causeway',
+  under: SystemName = 'floor',
 ): number[] {
   const repetition = (r: RunRecord) => `${r.stamp} ${r.rep}`;
-  const floorByRep = new Map(
-    records.filter((r) => r.system === 'floor' && ok(r)).map((r) => [repetition(r), pick(r)]),
+  const underByRep = new Map(
+    records.filter((r) => r.system === under && ok(r)).map((r) => [repetition(r), pick(r)]),
   );
   return records
-    .filter((r) => r.system === 'causeway' && ok(r))
-    .map((r) => (pick(r) ?? Number.NaN) / (floorByRep.get(repetition(r)) ?? Number.NaN))
+    .filter((r) => r.system === over && ok(r))
+    .map((r) => (pick(r) ?? Number.NaN) / (underByRep.get(repetition(r)) ?? Number.NaN))
     .filter((ratio) => Number.isFinite(ratio));
 }
 
@@ -44,17 +50,31 @@ function groupByCase(records: readonly RunRecord[]): Map<string, RunRecord[]> {
 
 const runsOk = (records: readonly RunRecord[]) => `${records.filter(ok).length}/${records.length}`;
 
-/** The markdown tables: throughput, pickup latency, and the issue's targets. */
+/**
+ * The markdown tables: throughput, pickup latency, and the issue's targets. When S (the
+ * SPEC-minimal floor) ran, each table gains its figures and its ratios to L and Causeway.
+ */
 export function formatReport(records: readonly RunRecord[]): string {
   const lines: string[] = [];
   const groups = groupByCase(records);
   const value = (r: RunRecord) => r.value;
+  const withS = records.some((r) => r.system === 'spec');
 
   lines.push(
     'Throughput: median (min–max) over repetitions; ratio = Causeway ÷ floor, paired per repetition',
+    ...(withS
+      ? [
+          '',
+          "S = the SPEC-minimal raw SQL floor: L's k, loops and wake-ups over copies of Causeway's tables, with every write the SPEC requires (state edges, leases, parent state, one log row per edge), one statement per submit, claim and completion.",
+        ]
+      : []),
     '',
-    '| workload | N | workers | unit | Causeway | floor definition | L (floor) | Causeway ÷ L | runs ok (Causeway, L) |',
-    '|---|---|---|---|---|---|---|---|---|',
+    withS
+      ? '| workload | N | workers | unit | Causeway | floor definition | L (floor) | Causeway ÷ L | S (SPEC floor) | S ÷ L | Causeway ÷ S | runs ok (Causeway, L, S) |'
+      : '| workload | N | workers | unit | Causeway | floor definition | L (floor) | Causeway ÷ L | runs ok (Causeway, L) |',
+    withS
+      ? '|---|---|---|---|---|---|---|---|---|---|---|---|'
+      : '|---|---|---|---|---|---|---|---|---|',
   );
   for (const group of groups.values()) {
     const first = group[0] as RunRecord;
@@ -62,6 +82,7 @@ export function formatReport(records: readonly RunRecord[]): string {
     const workload = workloads[first.workload];
     const causeway = group.filter((r) => r.system === 'causeway');
     const floor = group.filter((r) => r.system === 'floor');
+    const specFloor = group.filter((r) => r.system === 'spec');
     const workers = first.procs === undefined ? '–' : `${first.procs}×${first.concurrency}`;
     const history = first.history ? ` (${first.history.toLocaleString('en')} finished)` : '';
     const cells = [
@@ -73,7 +94,14 @@ export function formatReport(records: readonly RunRecord[]): string {
       workload.floorLabel,
       cell(floor.filter(ok).map(value) as number[]),
       cell(pairedRatios(group, value), '×'),
-      `${runsOk(causeway)}, ${runsOk(floor)}`,
+      ...(withS
+        ? [
+            cell(specFloor.filter(ok).map(value) as number[]),
+            cell(pairedRatios(group, value, 'spec', 'floor'), '×'),
+            cell(pairedRatios(group, value, 'causeway', 'spec'), '×'),
+            `${runsOk(causeway)}, ${runsOk(floor)}, ${runsOk(specFloor)}`,
+          ]
+        : [`${runsOk(causeway)}, ${runsOk(floor)}`]),
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
@@ -89,18 +117,32 @@ export function formatReport(records: readonly RunRecord[]): string {
       '| system | p50 | p95 | p99 | max | runs ok |',
       '|---|---|---|---|---|---|',
     );
-    for (const system of ['causeway', 'floor'] as const) {
+    for (const system of ['causeway', 'floor', 'spec'] as const) {
       const runs = latencyGroup.filter((r) => r.system === system);
       if (runs.length === 0) continue;
       const good = runs.filter(ok);
-      const label = system === 'causeway' ? 'Causeway' : workloads.w3.floorLabel;
+      const label =
+        system === 'causeway'
+          ? 'Causeway'
+          : system === 'floor'
+            ? workloads.w3.floorLabel
+            : (runs[0] as RunRecord).label;
       lines.push(
         `| ${label} | ${(['p50', 'p95', 'p99', 'max'] as const).map((key) => cell(good.map(q(key)) as number[])).join(' | ')} | ${runsOk(runs)} |`,
       );
     }
-    lines.push(
-      `| Causeway ÷ L | ${(['p50', 'p95', 'p99', 'max'] as const).map((key) => cell(pairedRatios(latencyGroup, q(key)), '×')).join(' | ')} | |`,
-    );
+    const ratios: [string, SystemName, SystemName][] = withS
+      ? [
+          ['Causeway ÷ L', 'causeway', 'floor'],
+          ['S ÷ L', 'spec', 'floor'],
+          ['Causeway ÷ S', 'causeway', 'spec'],
+        ]
+      : [['Causeway ÷ L', 'causeway', 'floor']];
+    for (const [name, over, under] of ratios) {
+      lines.push(
+        `| ${name} | ${(['p50', 'p95', 'p99', 'max'] as const).map((key) => cell(pairedRatios(latencyGroup, q(key), over, under), '×')).join(' | ')} | |`,
+      );
+    }
   }
 
   lines.push('', ...formatTargets(records));
@@ -109,67 +151,84 @@ export function formatReport(records: readonly RunRecord[]): string {
 
 /**
  * The issue's targets. The absolute ones come from the peers' run on this machine (PostgreSQL
- * 15, stock settings); on another server compare the ratios instead.
+ * 15, stock settings); on another server compare the ratios instead. When S ran, its medians
+ * say whether a target is reachable at all with the writes the SPEC requires.
  */
 function formatTargets(records: readonly RunRecord[]): string[] {
   const median = (
+    system: SystemName,
     workload: string,
     procs: number | undefined,
     pick: (r: RunRecord) => number | undefined,
   ) =>
     summarize(
       records
-        .filter((r) => r.system === 'causeway' && r.workload === workload && ok(r))
+        .filter((r) => r.system === system && r.workload === workload && ok(r))
         .filter((r) => procs === undefined || r.procs === procs)
         .map(pick) as number[],
     ).median;
   const value = (r: RunRecord) => r.value;
-  const w2 = median('w2', 1, value);
-  const w2h = median('w2h', 1, value);
-  const rows: [string, number, string, boolean][] = [
-    ['W2 drain 1×10 ≥ tuned graphile-worker (22,988/s here)', w2, 'workflows/s', w2 >= 22_988],
+  const rows: [string, (system: SystemName) => number, string, (x: number) => boolean][] = [
+    [
+      'W2 drain 1×10 ≥ tuned graphile-worker (22,988/s here)',
+      (system) => median(system, 'w2', 1, value),
+      'workflows/s',
+      (x) => x >= 22_988,
+    ],
     [
       'W4 three-step ≥ 5 × graphile-worker chained (5 × 735 = 3,675/s)',
-      median('w4', undefined, value),
+      (system) => median(system, 'w4', undefined, value),
       'workflows/s',
-      median('w4', undefined, value) >= 3_675,
+      (x) => x >= 3_675,
     ],
     [
       'W3 pickup p50 ≤ 2.5 ms',
-      median('w3', undefined, (r) => r.latency?.p50),
+      (system) => median(system, 'w3', undefined, (r) => r.latency?.p50),
       'ms',
-      median('w3', undefined, (r) => r.latency?.p50) <= 2.5,
+      (x) => x <= 2.5,
     ],
     [
       'W3 pickup p99 ≤ 6 ms',
-      median('w3', undefined, (r) => r.latency?.p99),
+      (system) => median(system, 'w3', undefined, (r) => r.latency?.p99),
       'ms',
-      median('w3', undefined, (r) => r.latency?.p99) <= 6,
+      (x) => x <= 6,
     ],
     [
       'W1b batched submit ≥ 50,000/s',
-      median('w1b', undefined, value),
+      (system) => median(system, 'w1b', undefined, value),
       'workflows/s',
-      median('w1b', undefined, value) >= 50_000,
+      (x) => x >= 50_000,
     ],
-    ['Claim cost flat in finished rows: W2h ÷ W2 (1×10) ≥ 0.9', w2h / w2, '×', w2h / w2 >= 0.9],
+    [
+      'Claim cost flat in finished rows: W2h ÷ W2 (1×10) ≥ 0.9',
+      (system) => median(system, 'w2h', 1, value) / median(system, 'w2', 1, value),
+      '×',
+      (x) => x >= 0.9,
+    ],
   ];
+  const withS = records.some((r) => r.system === 'spec');
   const concurrencies = [
     ...new Set(records.filter((r) => r.system === 'causeway').map((r) => r.concurrency)),
   ];
   const note = concurrencies.some((c) => c !== 10)
     ? ` — measured with concurrency ${concurrencies.join(', ')}, not the workloads' 10`
     : '';
+  const shown = (measured: number, unit: string, met: boolean) =>
+    Number.isFinite(measured) ? `${format(measured)} ${unit} | ${met ? 'yes' : '**no**'}` : '– | –';
   return [
-    `Targets (Causeway medians; absolute targets were set on this machine's PostgreSQL 15 with stock settings${note})`,
+    `Targets (Causeway medians${withS ? ', and S medians' : ''}; absolute targets were set on this machine's PostgreSQL 15 with stock settings${note})`,
     '',
-    '| target | Causeway | met? |',
-    '|---|---|---|',
-    ...rows
-      .filter(([, measured]) => Number.isFinite(measured))
-      .map(
-        ([target, measured, unit, met]) =>
-          `| ${target} | ${format(measured)} ${unit} | ${met ? 'yes' : '**no**'} |`,
-      ),
+    withS
+      ? '| target | Causeway | met? | S (SPEC floor) | met by S? |'
+      : '| target | Causeway | met? |',
+    withS ? '|---|---|---|---|---|' : '|---|---|---|',
+    ...rows.flatMap(([target, measure, unit, meets]) => {
+      const causeway = measure('causeway');
+      const specFloor = withS ? measure('spec') : Number.NaN;
+      if (!Number.isFinite(causeway) && !Number.isFinite(specFloor)) return [];
+      const cells = [target, shown(causeway, unit, meets(causeway))];
+      if (withS) cells.push(shown(specFloor, unit, meets(specFloor)));
+      return [`| ${cells.join(' | ')} |`];
+    }),
   ];
 }

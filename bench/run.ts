@@ -1,8 +1,9 @@
 /**
  * Causeway's benchmark: `pnpm bench [--workload w2 --reps 3 ...]` (see options.ts or --help).
  * Runs every selected workload for Causeway and for the raw SQL floor (L) of the peers'
- * harness, repetition by repetition (interleaved), each run in its own fresh database, then
- * prints markdown tables and writes one JSON line per run to bench/results/<stamp>.json.
+ * harness (and, with `--systems ...,spec`, the SPEC-minimal raw SQL floor S), repetition by
+ * repetition (interleaved), each run in its own fresh database, then prints markdown tables
+ * and writes one JSON line per run to bench/results/<stamp>.json.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +12,7 @@ import { type BenchOptions, parseOptions, usage } from './options';
 import type { RunRecord } from './record';
 import { formatReport } from './report';
 import { adminPool, type BenchServer, startServer } from './server';
-import { loadSystem, type SystemSpec } from './system';
+import { loadSystem, type SystemName, type SystemSpec } from './system';
 import { engineRevision, repoRoot, sourceDigest } from './versions';
 import { type Workload, type WorkloadId, workloads } from './workloads';
 
@@ -34,15 +35,18 @@ async function runOne(
   server: BenchServer,
   options: BenchOptions,
   item: Case,
-  system: 'causeway' | 'floor',
+  system: SystemName,
   rep: number,
   stamp: string,
 ): Promise<RunRecord> {
   const { workload } = item;
+  // S runs with L's knobs (k, loops, notify, idle poll), so the two differ only in the writes.
   const spec: SystemSpec =
     system === 'causeway'
       ? { kind: 'causeway', concurrency: options.concurrency, ...options.causeway }
-      : workload.floor(options.concurrency);
+      : system === 'spec'
+        ? { ...workload.floor(options.concurrency), kind: 'spec' }
+        : workload.floor(options.concurrency);
   const target = await loadSystem(spec);
   const n = options.n ?? Math.max(1, Math.round(workload.defaultN * options.scale));
   const history = workload.id === 'w2h' ? options.history : 0;
@@ -51,7 +55,7 @@ async function runOne(
     stamp,
     date: new Date().toISOString(),
     system,
-    label: system === 'causeway' ? target.label : workload.floorLabel,
+    label: system === 'floor' ? workload.floorLabel : target.label,
     version: target.version,
     config: target.config,
     workload: workload.id,

@@ -1,9 +1,25 @@
 import type pg from 'pg';
 
 /**
- * What the benchmark runs: Causeway, or the raw SQL floor. Both get the same workloads
- * through this small interface (the peers' harness has one adapter per peer, alike).
+ * What the benchmark runs: Causeway, the raw SQL floor (L) or the SPEC-minimal raw SQL floor
+ * (S). All get the same workloads through this small interface (the peers' harness has one
+ * adapter per peer, alike).
  */
+
+/** The systems `--systems` can name: `floor` is L, `spec` is S. */
+export const systemNames = ['causeway', 'floor', 'spec'] as const;
+export type SystemName = (typeof systemNames)[number];
+
+/**
+ * Transition rows per workflow that the SPEC requires (R24, §4), for Causeway and S alike: at
+ * submit, a workflow row plus one row per task; a finished one-step workflow adds claim (task +
+ * workflow queued → running) and completion (task + workflow → succeeded); a three-step one
+ * adds those for a, b and c plus `upstream_succeeded` (pending → queued) for b and c.
+ */
+export const transitionsPerWorkflow = {
+  job: { submitted: 2, finished: 6 },
+  workflow: { submitted: 4, finished: 14 },
+} as const;
 
 /** `job`: one-step workflows (W1–W3); `workflow`: three-step a → b → c (W4). */
 export type Mode = 'job' | 'workflow';
@@ -38,7 +54,12 @@ export interface RawSpec {
   readonly idlePollMs: number;
 }
 
-export type SystemSpec = CausewaySpec | RawSpec;
+/** S: L's knobs, over copies of Causeway's tables with every write the SPEC requires. */
+export interface SpecFloorSpec extends Omit<RawSpec, 'kind'> {
+  readonly kind: 'spec';
+}
+
+export type SystemSpec = CausewaySpec | RawSpec | SpecFloorSpec;
 
 export interface Producer {
   submit(input: JobInput): Promise<void>;
@@ -95,5 +116,6 @@ export interface System {
 
 export async function loadSystem(spec: SystemSpec): Promise<System> {
   if (spec.kind === 'causeway') return (await import('./causeway')).causewaySystem(spec);
+  if (spec.kind === 'spec') return (await import('./spec-floor')).specFloorSystem(spec);
   return (await import('./raw-floor')).rawFloorSystem(spec);
 }
