@@ -5,6 +5,7 @@ import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { publishNote } from '../../examples/publish-note/workflow';
+import { submitChunkSize } from '../../packages/engine/src/runtime/submit';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
@@ -279,6 +280,123 @@ describe('transactional submit', () => {
       expect(await tableCounts(url())).toEqual(before);
     },
   );
+});
+
+describe('a large batch goes in chunks and stays one atomic submit', () => {
+  /** More than two chunks, so a chunk is planned while an earlier one is being inserted. */
+  const size = submitChunkSize * 2 + 17;
+  const simpleRequests = (prefix: string, count = size) =>
+    Array.from({ length: count }, (_, index) => ({
+      name: 'adm-simple',
+      input: { label: `${prefix}-${index}` },
+    }));
+
+  it('keys repeated across chunks and keys already stored are deduplicated', async () => {
+    const cw = engine();
+    const earlier = await cw.submit(
+      'adm-simple',
+      { label: 'stored' },
+      { idempotencyKey: 'big-stored' },
+    );
+    const before = await tableCounts(url());
+    const requests: { name: string; input: unknown; idempotencyKey?: string }[] =
+      simpleRequests('big');
+    const lastChunk = size - 3;
+    requests[1] = { name: 'adm-simple', input: { label: 'x' }, idempotencyKey: 'big-twin' };
+    requests[lastChunk] = { name: 'adm-simple', input: { label: 'y' }, idempotencyKey: 'big-twin' };
+    requests[submitChunkSize + 1] = {
+      name: 'adm-simple',
+      input: { label: 'z' },
+      idempotencyKey: 'big-stored',
+    };
+    const results = await cw.submitMany(requests);
+    expect(results).toHaveLength(size);
+    expect(results[lastChunk]).toEqual({ workflow: results[1]?.workflow, deduplicated: true });
+    expect(results[submitChunkSize + 1]).toEqual({
+      workflow: earlier.workflow,
+      deduplicated: true,
+    });
+    expect(results.filter((result) => result.deduplicated)).toHaveLength(2);
+    const created = size - 2;
+    expect(new Set(results.map((result) => result.workflow.id)).size).toBe(created + 1);
+    expect(await tableCounts(url())).toEqual({
+      workflows: before.workflows + created,
+      tasks: before.tasks + created,
+      transitions: before.transitions + 2 * created,
+    });
+    expect(await workflowCountByKey('adm-simple', 'big-twin')).toBe(1);
+    // Every answer names a stored workflow in the state it reports.
+    const stored = await query<{ id: string; state: string }>(
+      url(),
+      'select id, state from causeway_workflows where id = any($1::uuid[])',
+      [results.map((result) => result.workflow.id)],
+    );
+    expect(stored).toHaveLength(created + 1);
+    expect(stored.every((row) => row.state === 'queued')).toBe(true);
+    await expectLogIsSound(url());
+  });
+
+  it('a failure in the last chunk leaves nothing of the earlier chunks', async () => {
+    const cw = engine();
+    // A database-side failure that admission cannot see: a trigger refusing one input.
+    await query(
+      url(),
+      `create function adm_refuse() returns trigger language plpgsql as $$
+       begin
+         if new.input->>'label' = 'refused' then raise exception 'refused by test trigger'; end if;
+         return new;
+       end $$;
+       create trigger adm_refuse before insert on causeway_workflows
+         for each row execute function adm_refuse()`,
+    );
+    try {
+      const before = await tableCounts(url());
+      const requests = simpleRequests('doomed');
+      requests[size - 1] = { name: 'adm-simple', input: { label: 'refused' } };
+      await expect(cw.submitMany(requests)).rejects.toThrow('refused by test trigger');
+      expect(await tableCounts(url())).toEqual(before);
+      // The engine's pool is healthy afterwards.
+      const after = await cw.submitMany(simpleRequests('after', 3));
+      expect(after).toHaveLength(3);
+    } finally {
+      await query(
+        url(),
+        'drop trigger adm_refuse on causeway_workflows; drop function adm_refuse()',
+      );
+    }
+  });
+
+  it("in the caller's transaction: all chunks roll back or commit with it", async () => {
+    const cw = engine();
+    const before = await tableCounts(url());
+    await expect(
+      cw.db.transaction().execute(async (tx) => {
+        await cw.submitMany(simpleRequests('caller-rb'), { transaction: tx });
+        throw new Error('the caller changed its mind');
+      }),
+    ).rejects.toThrow('the caller changed its mind');
+    expect(await tableCounts(url())).toEqual(before);
+    const results = await cw.db
+      .transaction()
+      .execute((tx) => cw.submitMany(simpleRequests('caller-ok'), { transaction: tx }));
+    expect(results).toHaveLength(size);
+    expect((await tableCounts(url())).workflows).toBe(before.workflows + size);
+  });
+
+  it('a capped queue refuses a large batch at the door, writing nothing', async () => {
+    const cw = engine();
+    const before = await tableCounts(url());
+    const requests = [
+      ...simpleRequests('with-capped'),
+      ...Array.from({ length: 6 }, (_, index) => ({
+        name: 'adm-capped',
+        input: { label: `big-capped-${index}` },
+      })),
+    ];
+    const error = await engineError(cw.submitMany(requests));
+    expect(error.code).toBe('queue_full');
+    expect(await tableCounts(url())).toEqual(before);
+  });
 });
 
 describe('admission control: a capped queue refuses at the door (seed 002)', () => {

@@ -19,5 +19,11 @@ describe('row ids', () => {
     for (const id of ids) expect(id).toMatch(version7);
     const prefixes = ids.map((id) => id.slice(0, 13));
     expect([...prefixes].sort()).toEqual(prefixes);
+    // The random part is random: every variant digit (2 random bits) and every hex digit in
+    // each random position occur.
+    expect(new Set(ids.map((id) => id[19])).size).toBe(4);
+    for (const position of [15, 16, 17, 20, 21, 22, 24, 35]) {
+      expect(new Set(ids.map((id) => id[position])).size).toBe(16);
+    }
   });
 });

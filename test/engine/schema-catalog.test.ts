@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { publishNote } from '../../examples/publish-note/workflow';
+import { arrayLiteral } from '../../packages/engine/src/db/array-literal';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { taskClaimFastStatement } from '../../packages/engine/src/db/store';
 import { fastClaimPlan } from '../../packages/engine/src/runtime/claim';
@@ -132,8 +133,11 @@ async function explainClaim(databaseUrl: string) {
 /**
  * The worker's real claim statement (`taskClaimFast`), explained with ANALYZE in a transaction
  * that rolls back (the 'bulk' workflow is not defined by this plan, so it claims nothing anyway).
+ * `custom` plans it with its parameters, as PostgreSQL does for the first executions of a
+ * prepared statement; `generic` forces the plan PostgreSQL caches and reuses after that (the
+ * worker's statement is prepared), which must be as good: no scan of a whole table.
  */
-async function explainFastClaim(databaseUrl: string) {
+async function explainFastClaim(databaseUrl: string, mode: 'custom' | 'generic') {
   const plan = fastClaimPlan(
     { definitions: workflowRegistry([publishNote]), leaseMs: 30_000, random: Math.random },
     { queue: 'default', limit: 10, holder: 'explain-host/1/boot' },
@@ -148,11 +152,26 @@ async function explainFastClaim(databaseUrl: string) {
   await client.connect();
   try {
     await client.query('begin');
-    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-      `explain (analyze, buffers, format json) ${compiled.sql}`,
-      [...compiled.parameters],
-    );
+    let rows: { 'QUERY PLAN': { Plan: PlanNode }[] }[];
+    if (mode === 'custom') {
+      ({ rows } = await client.query(`explain (analyze, buffers, format json) ${compiled.sql}`, [
+        ...compiled.parameters,
+      ]));
+    } else {
+      await client.query('set local plan_cache_mode = force_generic_plan');
+      const types = compiled.parameters.map(() => 'unknown').join(', ');
+      await client.query(`prepare fast_claim (${types}) as ${compiled.sql}`);
+      const literals = compiled.parameters.map((value) =>
+        value === null
+          ? 'null'
+          : `'${(Array.isArray(value) ? arrayLiteral(value) : String(value)).replaceAll("'", "''")}'`,
+      );
+      ({ rows } = await client.query(
+        `explain (analyze, buffers, format json) execute fast_claim (${literals.join(', ')})`,
+      ));
+    }
     await client.query('rollback');
+    await client.query('deallocate all');
     const explained = rows[0]?.['QUERY PLAN'][0];
     if (explained === undefined) throw new Error('EXPLAIN returned no plan');
     const all = nodes(explained.Plan);
@@ -217,10 +236,12 @@ describe('the claim query uses the partial index on ready rows', () => {
 
     await addFinishedTasks(scratch.url, workflowId, 1, 1_000);
     const small = await explainClaim(scratch.url);
-    const smallFast = await explainFastClaim(scratch.url);
+    const smallFast = await explainFastClaim(scratch.url, 'custom');
+    const smallGeneric = await explainFastClaim(scratch.url, 'generic');
     await addFinishedTasks(scratch.url, workflowId, 1_001, 20_000);
     const large = await explainClaim(scratch.url);
-    const largeFast = await explainFastClaim(scratch.url);
+    const largeFast = await explainFastClaim(scratch.url, 'custom');
+    const largeGeneric = await explainFastClaim(scratch.url, 'generic');
     const counts = await query<{ n: number }>(
       scratch.url,
       `select count(*)::int as n from causeway_tasks where state = 'succeeded'`,
@@ -246,6 +267,16 @@ describe('the claim query uses the partial index on ready rows', () => {
     }
     expect(largeFast.text).toEqual(smallFast.text);
     expect(largeFast.buffers).toBeLessThanOrEqual(smallFast.buffers + 4);
+    // The cached generic plan, reused for every later claim, never scans the task table either
+    // (the next test has the case that broke it).
+    for (const plan of [smallGeneric, largeGeneric]) {
+      expect(plan.text).toContain('Index Scan on causeway_tasks_ready');
+      const taskScans = plan.all.filter(
+        (node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'causeway_tasks',
+      );
+      expect(taskScans).toEqual([]);
+    }
+    expect(largeGeneric.buffers).toBeLessThanOrEqual(smallGeneric.buffers + 4);
 
     // And the claim returns exactly the ready rows of the queue, oldest first.
     const claimed = await query<{ id: string }>(scratch.url, claimQuery, ['default']);
@@ -256,6 +287,37 @@ describe('the claim query uses the partial index on ready rows', () => {
     );
     expect(claimed.map((row) => row.id)).toEqual(ready.map((row) => row.id));
     expect(claimed.length).toBeGreaterThan(0);
+  });
+
+  it('its cached generic plan stays on indexes with 10,000 ready one-task workflows', async () => {
+    // The case where a generic plan that misjudges how many candidates come (with the limit
+    // as a parameter it guessed a tenth of the ready rows) hashes the whole task and workflow
+    // tables on every claim.
+    const many = await createTestDatabase();
+    try {
+      const setup = testEngine(many.url, { workflows: [publishNote] });
+      await setup.migrate();
+      await setup.close();
+      await query(
+        many.url,
+        `with w as (
+           insert into causeway_workflows (id, name, state, input, created_at, updated_at)
+           select gen_random_uuid(), 'bulk', 'queued', '{}', now(), now()
+             from generate_series(1, 10000)
+           returning id)
+         insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
+                                     created_at, updated_at)
+         select gen_random_uuid(), w.id, 'only', 'default', 'queued', 3,
+                now() - interval '1 minute', now(), now()
+           from w`,
+      );
+      await query(many.url, 'analyze');
+      const generic = await explainFastClaim(many.url, 'generic');
+      expect(generic.text).toContain('Index Scan on causeway_tasks_ready');
+      expect(generic.all.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
+    } finally {
+      await many.drop();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, type Selectable, sql, type Transaction } from 'kysely';
+import { arrayLiteral } from './array-literal';
 import { transitionsChannel, wakeupChannel } from './channels';
 import { preparedMarker } from './prepared-statements';
 import {
@@ -98,7 +99,8 @@ function logRowsInsert(
   at: RawBuilder<unknown>,
   filter: RawBuilder<unknown>,
 ) {
-  const column = <T>(pick: (row: NewTransitionRow) => T) => log.map(pick);
+  const column = (pick: (row: NewTransitionRow) => string | number | null) =>
+    arrayLiteral(log.map(pick));
   return sql`insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
       reason, error_category, error_summary, actor, attempt, at, detail)
     select workflow_id, task_id, step, from_state, to_state, reason, error_category,
@@ -161,11 +163,11 @@ export async function submissionInsert(
       insert into causeway_workflows (id, name, state, input, idempotency_key, created_at, updated_at)
       select id, name, state, input::jsonb, idempotency_key, (select at from clock), (select at from clock)
       from unnest(
-        ${workflows.map((row) => row.id)}::uuid[],
-        ${workflows.map((row) => row.name)}::text[],
-        ${workflows.map((row) => row.state)}::text[],
-        ${workflows.map((row) => row.inputJson)}::text[],
-        ${workflows.map((row) => row.idempotencyKey)}::text[]
+        ${arrayLiteral(workflows.map((row) => row.id))}::uuid[],
+        ${arrayLiteral(workflows.map((row) => row.name))}::text[],
+        ${arrayLiteral(workflows.map((row) => row.state))}::text[],
+        ${arrayLiteral(workflows.map((row) => row.inputJson))}::text[],
+        ${arrayLiteral(workflows.map((row) => row.idempotencyKey))}::text[]
       ) with ordinality as v(id, name, state, input, idempotency_key, position)
       order by position
       on conflict (name, idempotency_key) where idempotency_key is not null do nothing
@@ -179,14 +181,14 @@ export async function submissionInsert(
         (select at from clock) + v.deadline_ms * interval '1 millisecond',
         (select at from clock), (select at from clock)
       from unnest(
-        ${tasks.map((task) => task.id)}::uuid[],
-        ${tasks.map((task) => task.workflowId)}::uuid[],
-        ${tasks.map((task) => task.step)}::text[],
-        ${tasks.map((task) => task.queue)}::text[],
-        ${tasks.map((task) => task.state)}::text[],
-        ${tasks.map((task) => task.maxAttempts)}::integer[],
-        ${tasks.map((task) => task.runNow)}::boolean[],
-        ${tasks.map((task) => task.deadlineInMs)}::bigint[]
+        ${arrayLiteral(tasks.map((task) => task.id))}::uuid[],
+        ${arrayLiteral(tasks.map((task) => task.workflowId))}::uuid[],
+        ${arrayLiteral(tasks.map((task) => task.step))}::text[],
+        ${arrayLiteral(tasks.map((task) => task.queue))}::text[],
+        ${arrayLiteral(tasks.map((task) => task.state))}::text[],
+        ${arrayLiteral(tasks.map((task) => task.maxAttempts))}::integer[],
+        ${arrayLiteral(tasks.map((task) => task.runNow))}::boolean[],
+        ${arrayLiteral(tasks.map((task) => task.deadlineInMs))}::bigint[]
       ) as v(id, workflow_id, step, queue, state, max_attempts, run_now, deadline_ms)
       where v.workflow_id in (select id from workflow_insert)
       returning 1
@@ -510,7 +512,9 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
       where state = 'queued' and queue = ${plan.queue}
         and run_at <= (select now from clock)
       order by run_at
-      limit ${plan.limit}
+      -- A literal, not a parameter: with it the planner knows how few rows come, so its
+      -- generic plan (reused, not planned per call) is as good as a custom one.
+      limit ${sql.lit(plan.limit)}
       for update skip locked
     ),
     locked as materialized (

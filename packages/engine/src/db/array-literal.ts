@@ -1,0 +1,29 @@
+/** A value of a one-dimensional array parameter: text, uuid, a number or a boolean. */
+export type ArrayElement = string | number | boolean | null;
+
+/**
+ * The text of a PostgreSQL array literal (`{"a","b",NULL}`), sent as a string parameter with
+ * a cast (`$1::text[]`). `pg` builds the same text when it sends an array, but it does so with
+ * two regular-expression replaces per element at send time; building it here is about twice
+ * as fast, and it lets a batch's text be made while the database still runs the previous
+ * statement (the submit pipeline). Strings are always quoted, so `NULL`, empty strings,
+ * braces, commas and whitespace keep their meaning; only `\` and `"` are escaped.
+ */
+export function arrayLiteral(values: readonly ArrayElement[]): string {
+  let text = '{';
+  for (let index = 0; index < values.length; index++) {
+    if (index > 0) text += ',';
+    const value = values[index];
+    if (value === null || value === undefined) {
+      text += 'NULL';
+    } else if (typeof value === 'string') {
+      text +=
+        value.includes('\\') || value.includes('"')
+          ? `"${value.replace(/[\\"]/g, '\\$&')}"`
+          : `"${value}"`;
+    } else {
+      text += String(value);
+    }
+  }
+  return `${text}}`;
+}
