@@ -86,6 +86,8 @@ export const workflowSpec = fc.record({
   advance: fc.integer({ min: -3, max: 3 }).map((n) => Math.max(0, n)),
   /** After those, the next step is claimed (by `earlier-worker`, or the tests' `holder`). */
   claimNext: fc.boolean(),
+  /** And the step after it too, where it is ready (two leased tasks of one workflow). */
+  claimSecond: fc.boolean(),
   events: fc.array(fc.tuple(fc.nat(), fc.constantFrom(...eventKinds)), { maxLength: 6 }),
   /** Per task: run_at in the past (ready, mostly) or the future. */
   due: fc.array(
@@ -116,6 +118,7 @@ function reachableRun(
   taskIds: readonly string[],
   advance: number,
   claimNext: boolean,
+  claimSecond: boolean,
   events: readonly (readonly [number, EventKind])[],
   at: Date,
 ): WorkflowRun {
@@ -128,6 +131,7 @@ function reachableRun(
     ]);
   // Then, often, the next step is taken by a worker (the state a result is written in).
   if (claimNext) succeed.push([advance, 'claim'] as const);
+  if (claimNext && claimSecond) succeed.push([advance + 1, 'claim'] as const);
   for (const [pick, kind] of [...succeed, ...events]) {
     const task = run.tasks[pick % run.tasks.length];
     if (task === undefined) continue;
@@ -172,6 +176,7 @@ export async function store(
       taskIds,
       spec.advance,
       spec.claimNext,
+      spec.claimSecond,
       spec.events,
       now,
     );
