@@ -519,7 +519,8 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
     ),
     locked as materialized (
       select id, name, state, input from causeway_workflows
-      where id in (select workflow_id from candidates)
+      -- An array, not a semi-join: primary-key probes, never a hash of the whole table.
+      where id = any(array(select workflow_id from candidates))
       order by id
       for update skip locked
     ),
@@ -706,7 +707,9 @@ export async function taskCompleteFast(
     ),
     locked_workflow as materialized (
       select id, name, state from causeway_workflows
-      where id in (select workflow_id from batch)
+      -- An array, not a semi-join: the planner then probes the primary key for each id
+      -- instead of hashing the whole table whenever it is small enough to look cheap.
+      where id = any(${plan.batchWorkflowIds}::uuid[])
       order by id
       for update
     ),
