@@ -315,4 +315,57 @@ describe('two engines racing for the same task', () => {
       expect(new Set([...setA, ...setB]).size, `round ${round}`).toBe(ids.size);
     }
   }, 60_000);
+
+  it('the one-statement claim locks only the rows it takes (its planner bound is larger)', async () => {
+    const url = database().url;
+    // A queue of its own, holding exactly these 20 tasks.
+    const bounded = defineWorkflow({
+      name: 'claim-bound',
+      input: z.object({ round: z.number().int() }),
+      steps: { only: step({ queue: 'bound', run: () => null }) },
+    });
+    const a = testEngine(url, { workflows: [bounded] });
+    const b = testEngine(url, { workflows: [bounded] });
+    await a.migrate();
+    const apply = {
+      definitions: workflowRegistry([bounded]),
+      leaseMs: 30_000,
+      random: Math.random,
+    };
+    await a.submitMany(
+      Array.from({ length: 20 }, (_, round) => ({ name: 'claim-bound', input: { round } })),
+    );
+    // Limits that are not powers of two: the statement's literal bound is then larger than
+    // the limit, and a row locked beyond the limit would be skipped by the other claimer.
+    for (let round = 0; round < 60; round += 1) {
+      const arrive = barrier(2);
+      const limitA = [3, 5, 6, 7, 9, 12, 13, 17][round % 8] as number;
+      const take = (engine: Engine, limit: number) =>
+        engine.db
+          .transaction()
+          .execute(async (tx) => {
+            const { claimed } = await claimReadyTasks(tx, apply, {
+              queue: 'bound',
+              limit,
+              holder: engine.holder,
+            });
+            await arrive();
+            throw Object.assign(new Rollback(), { ids: claimed.map((task) => task.task.id) });
+          })
+          .catch((error: unknown) => {
+            if (!(error instanceof Rollback)) throw error;
+            return (error as Rollback & { ids: string[] }).ids;
+          });
+      const first = take(a, limitA);
+      const second = take(b, 20);
+      const [setA, setB] = await Promise.all([first, second]);
+      expect(
+        setA.filter((id) => setB.includes(id)),
+        `round ${round}`,
+      ).toEqual([]);
+      expect(setA.length, `round ${round}`).toBeLessThanOrEqual(limitA);
+      // Both held their locks until both had claimed: together they took all 20.
+      expect(setA.length + setB.length, `round ${round}`).toBe(20);
+    }
+  }, 60_000);
 });

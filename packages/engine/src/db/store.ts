@@ -491,6 +491,11 @@ export async function taskClaimFast(db: Db, plan: FastClaimPlan): Promise<FastCl
   };
 }
 
+/** The smallest power of two at or above `limit`: the claim statement's literal bound. */
+export function limitBound(limit: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, limit)));
+}
+
 /** The statement of `taskClaimFast`, for it and for EXPLAIN in tests. */
 export function taskClaimFastStatement(plan: FastClaimPlan) {
   return sql<
@@ -508,14 +513,20 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
     ${preparedSql}
     with clock as materialized (select causeway_statement_now() as now),
     candidates as materialized (
-      select id, workflow_id, step, run_at, deadline_at from causeway_tasks
-      where state = 'queued' and queue = ${plan.queue}
-        and run_at <= (select now from clock)
-      order by run_at
-      -- A literal, not a parameter: with it the planner knows how few rows come, so its
-      -- generic plan (reused, not planned per call) is as good as a custom one.
-      limit ${sql.lit(plan.limit)}
-      for update skip locked
+      -- The inner limit is a literal (the limit rounded up to a power of two): it tells the
+      -- planner how few rows come, so the generic plan it caches and reuses (instead of
+      -- planning this statement on every call) probes indexes as a custom plan would, and a
+      -- connection holds a handful of such plans, not one per limit. The outer limit takes
+      -- exactly the rows wanted; rows are locked only as they are taken.
+      select * from (
+        select id, workflow_id, step, run_at, deadline_at from causeway_tasks
+        where state = 'queued' and queue = ${plan.queue}
+          and run_at <= (select now from clock)
+        order by run_at
+        limit ${sql.lit(limitBound(plan.limit))}
+        for update skip locked
+      ) as bounded
+      limit ${plan.limit}
     ),
     locked as materialized (
       select id, name, state, input from causeway_workflows
