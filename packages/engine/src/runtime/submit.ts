@@ -63,17 +63,9 @@ interface Plan {
 }
 
 /**
- * Workflows per insert statement of a large batch. The batch is still one transaction; its
- * chunks go out one after another, and the next chunk is planned while the database inserts
- * the previous one, so Node's half and PostgreSQL's half of a submit overlap (BENCHMARKS.md).
- */
-export const submitChunkSize = 250;
-
-/**
  * Admits a batch atomically: every request is checked before anything is written (R34);
- * then one statement per chunk inserts the workflows, their tasks and `submitted`
- * transitions and wakes the workers. A request whose (name, key) exists returns that
- * workflow (R2).
+ * then one statement inserts the workflows, their tasks and `submitted` transitions and
+ * wakes the workers. A request whose (name, key) exists returns that workflow (R2).
  */
 export async function submitMany(
   context: SubmitContext,
@@ -84,28 +76,18 @@ export async function submitMany(
     prepare(context, request, requests.length > 1 ? index : null),
   );
   if (options.signal?.aborted) throw abortedError();
-  const run = (db: Db) => insertPrepared(db, context, prepared, options.signal);
+  const plan = planSubmission(prepared);
+  const capped = [...plan.queues]
+    .filter((queue) => context.queueLimits.get(queue)?.maxBacklog !== undefined)
+    .sort();
+  const run = (db: Db) => insertPlan(db, context, plan, capped, options.signal);
   if (options.transaction !== undefined) {
     return run(options.transaction as unknown as Transaction<CausewayDatabase>);
   }
-  // One statement is atomic by itself; a transaction is needed for several chunks, or to
-  // check a cap or a caller's signal before the commit.
-  const oneStatement =
-    prepared.length <= submitChunkSize && !mayTouchCappedQueue(context, prepared);
-  if (oneStatement && options.signal === undefined) return run(context.db);
+  // One statement is atomic by itself; a transaction is needed only to check a cap or a
+  // caller's signal before the commit.
+  if (capped.length === 0 && options.signal === undefined) return run(context.db);
   return context.db.transaction().execute(run);
-}
-
-/** Whether any step of these workflows runs on a queue with a backlog cap. */
-function mayTouchCappedQueue(context: SubmitContext, prepared: readonly Prepared[]): boolean {
-  if (context.queueLimits.size === 0) return false;
-  const definitions = new Set(prepared.map((item) => item.definition));
-  for (const definition of definitions) {
-    for (const step of definition.steps) {
-      if (context.queueLimits.get(step.queue)?.maxBacklog !== undefined) return true;
-    }
-  }
-  return false;
 }
 
 function prepare(context: SubmitContext, request: SubmitRequest, index: number | null): Prepared {
@@ -139,10 +121,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
  * The pure machine plans each workflow (`createWorkflowRun`). It is given time zero, so its
  * run_at and deadlines come out as offsets that the statement adds to database time.
  */
-function planSubmission(
-  prepared: readonly Prepared[],
-  firstIdOfKey: Map<string, string> = new Map(),
-): Plan {
+function planSubmission(prepared: readonly Prepared[]): Plan {
   const plan: Plan = {
     workflows: [],
     tasks: [],
@@ -150,6 +129,7 @@ function planSubmission(
     requestIds: [],
     queues: new Set(),
   };
+  const firstIdOfKey = new Map<string, string>();
   const zero = new Date(0);
   for (const item of prepared) {
     const keyId =
@@ -192,51 +172,20 @@ function planSubmission(
   return plan;
 }
 
-/**
- * Inserts the batch. A batch with a capped queue is planned whole first, since the
- * admission locks of its queues must be taken before its first insert; any other batch is
- * planned chunk by chunk, each chunk while the previous one is being inserted.
- */
-async function insertPrepared(
+async function insertPlan(
   db: Db,
   context: SubmitContext,
-  prepared: readonly Prepared[],
+  plan: Plan,
+  capped: readonly string[],
   signal: AbortSignal | undefined,
 ): Promise<SubmitResult[]> {
-  const capped = mayTouchCappedQueue(context, prepared)
-    ? cappedQueues(context, planSubmission(prepared))
-    : [];
   const tx = db as Transaction<CausewayDatabase>;
   // The admission lock taken before the insert makes the cap exact under concurrent submits.
   for (const queue of capped) await queueLockAdmission(tx, queue);
-
-  const firstIdOfKey = new Map<string, string>();
-  const workflows: NewWorkflowRow[] = [];
-  const requestIds: string[] = [];
-  const inserts: Promise<Set<string>>[] = [];
-  for (let first = 0; first < prepared.length; first += submitChunkSize) {
-    if (first > 0) {
-      // Let the previous chunk's statement go out before planning this one.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    const plan = planSubmission(prepared.slice(first, first + submitChunkSize), firstIdOfKey);
-    workflows.push(...plan.workflows);
-    requestIds.push(...plan.requestIds);
-    if (plan.workflows.length > 0) inserts.push(submissionInsert(db, plan));
-  }
-  // Every statement is awaited before the first failure is reported, so none is left
-  // running on the connection when the caller's transaction rolls back.
-  const settled = await Promise.allSettled(inserts);
-  const failure = settled.find((result) => result.status === 'rejected');
-  if (failure !== undefined) throw failure.reason;
-  const inserted = new Set<string>();
-  for (const result of settled) {
-    if (result.status === 'fulfilled') for (const id of result.value) inserted.add(id);
-  }
-
+  const inserted = await submissionInsert(db, plan);
   await refuseOverfullQueues(db, context, capped);
   const answers = new Map<string, SubmitResult>();
-  for (const workflow of workflows) {
+  for (const workflow of plan.workflows) {
     if (inserted.has(workflow.id)) {
       answers.set(workflow.id, {
         workflow: { id: workflow.id, state: workflow.state as WorkflowState },
@@ -256,20 +205,13 @@ async function insertPrepared(
   }
   if (signal?.aborted) throw abortedError();
   const seen = new Set<string>();
-  return requestIds.map((id) => {
+  return plan.requestIds.map((id) => {
     const answer = answers.get(id) as SubmitResult;
     // A repeat of a key within the batch is a deduplicated answer too.
     const repeat = seen.has(id);
     seen.add(id);
     return repeat ? { ...answer, deduplicated: true } : answer;
   });
-}
-
-/** The queues this plan makes ready work on that have a backlog cap, in lock order. */
-function cappedQueues(context: SubmitContext, plan: Plan): string[] {
-  return [...plan.queues]
-    .filter((queue) => context.queueLimits.get(queue)?.maxBacklog !== undefined)
-    .sort();
 }
 
 /**
