@@ -3,11 +3,10 @@ export type ArrayElement = string | number | boolean | null;
 
 /**
  * The text of a PostgreSQL array literal (`{"a","b",NULL}`), sent as a string parameter with
- * a cast (`$1::text[]`). `pg` builds the same text when it sends an array, but it does so with
- * two regular-expression replaces per element at send time; building it here is about twice
- * as fast, and it lets a batch's text be made while the database still runs the previous
- * statement (the submit pipeline). Strings are always quoted, so `NULL`, empty strings,
- * braces, commas and whitespace keep their meaning; only `\` and `"` are escaped.
+ * a cast (`$1::text[]`). `pg` builds the same text when it sends an array, but with two
+ * regular-expression replaces per element; for a submit of thousands of rows this costs about
+ * a quarter less Node CPU. Strings are always quoted, so `NULL`, empty strings, braces, commas
+ * and whitespace keep their meaning; only `\` and `"` are escaped.
  */
 export function arrayLiteral(values: readonly ArrayElement[]): string {
   let text = '{';

@@ -492,7 +492,7 @@ export async function taskClaimFast(db: Db, plan: FastClaimPlan): Promise<FastCl
 }
 
 /** The smallest power of two at or above `limit`: the claim statement's literal bound. */
-export function limitBound(limit: number): number {
+function limitBound(limit: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(1, limit)));
 }
 
