@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { historySql } from './causeway-history';
-import { workflowCounts } from './loop-worker';
+import { verificationOf, workflowCounts } from './checks';
 import {
   type CausewaySpec,
   type Counts,
@@ -150,10 +150,7 @@ export function causewaySystem(spec: CausewaySpec): System {
         transitions: expected.finished * perWorkflow.finished + open * perWorkflow.submitted,
         logMismatches: 0,
       };
-      const problems = Object.entries(want)
-        .filter(([key, value]) => checks[key] !== value)
-        .map(([key, value]) => `${key}: ${checks[key]}, expected ${value}`);
-      return { ok: problems.length === 0, problems, checks };
+      return verificationOf(checks, want);
     },
 
     async insertHistory(pool, rows) {

@@ -72,25 +72,3 @@ export function loopWorker(
     },
   };
 }
-
-/** Workflow counts by state, for `System.counts` of the systems with a workflows table. */
-export async function workflowCounts(
-  pool: pg.Pool,
-  table: string,
-  name: string,
-): Promise<{ total: number; done: number; open: number; failed: number }> {
-  const { rows } = await pool.query(
-    `select count(*)::int as total,
-            count(*) filter (where state = 'succeeded')::int as done,
-            count(*) filter (where state in ('dead', 'cancelled'))::int as failed
-       from ${table} where name = $1`,
-    [name],
-  );
-  const row = rows[0];
-  return {
-    total: row.total,
-    done: row.done,
-    failed: row.failed,
-    open: row.total - row.done - row.failed,
-  };
-}

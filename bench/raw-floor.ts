@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { loopWorker } from './loop-worker';
+import { withClient } from './server';
 import type {
   BenchWorker,
   Counts,
@@ -70,10 +71,7 @@ export function rawFloorSystem(spec: RawSpec): System {
     },
 
     async setup(url) {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(schema);
-      await client.end();
+      await withClient(url, (client) => client.query(schema));
     },
 
     async producer(url, connections, mode): Promise<Producer> {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
-import { loopWorker, workflowCounts } from './loop-worker';
+import { verificationOf, workflowCounts } from './checks';
+import { loopWorker } from './loop-worker';
+import { withClient } from './server';
 import type {
   BenchWorker,
   Counts,
@@ -221,10 +223,7 @@ export function specFloorSystem(spec: SpecFloorSpec): System {
     },
 
     async setup(url) {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(schema);
-      await client.end();
+      await withClient(url, (client) => client.query(schema));
     },
 
     async producer(url, connections, mode): Promise<Producer> {
@@ -275,10 +274,7 @@ export function specFloorSystem(spec: SpecFloorSpec): System {
         logMismatches: 0,
         parentMismatches: 0,
       };
-      const problems = Object.entries(want)
-        .filter(([key, value]) => checks[key] !== value)
-        .map(([key, value]) => `${key}: ${checks[key]}, expected ${value}`);
-      return { ok: problems.length === 0, problems, checks };
+      return verificationOf(checks, want);
     },
 
     async insertHistory(pool, rows) {

@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ArrayElement, arrayLiteral } from '../../packages/engine/src/db/array-literal';
+import {
+  type ArrayElement,
+  arrayLiteral,
+  constantArrayLiteral,
+} from '../../packages/engine/src/db/array-literal';
 import { useTestDatabase } from '../helpers/database';
 
 /**
@@ -74,6 +78,13 @@ describe('array literals', () => {
       ),
       { numRuns: 100 },
     );
+  });
+
+  it('of a constant array is made once per array object and is the same text', () => {
+    const constant = ['queued', 'a "quoted" \\ state', null];
+    expect(constantArrayLiteral(constant)).toBe(arrayLiteral(constant));
+    expect(constantArrayLiteral(constant)).toBe(constantArrayLiteral(constant));
+    expect(constantArrayLiteral(['other'])).toBe('{"other"}');
   });
 
   it('is an empty array for no values', async () => {

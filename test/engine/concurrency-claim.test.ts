@@ -48,6 +48,16 @@ function barrier(parties: number): () => Promise<void> {
 
 class Rollback extends Error {}
 
+/** The id of a one-step workflow's task. */
+async function onlyTaskId(engine: Engine, workflowId: string): Promise<string> {
+  const task = await engine.db
+    .selectFrom('causeway_tasks')
+    .select('id')
+    .where('workflow_id', '=', workflowId)
+    .executeTakeFirstOrThrow();
+  return task.id;
+}
+
 async function taskStates(engine: Engine, taskIds: readonly string[]) {
   return engine.db
     .selectFrom('causeway_tasks')
@@ -70,19 +80,15 @@ async function raceRounds(
   const roundTaskIds: string[] = [];
   for (let round = 0; round < rounds; round += 1) {
     const { workflow } = await a.submit('claim-race', { round });
-    const task = await a.db
-      .selectFrom('causeway_tasks')
-      .select('id')
-      .where('workflow_id', '=', workflow.id)
-      .executeTakeFirstOrThrow();
-    roundTaskIds.push(task.id);
+    const taskId = await onlyTaskId(a, workflow.id);
+    roundTaskIds.push(taskId);
     const arrive = barrier(2);
     const [byA, byB] = await Promise.all([claim(a, arrive), claim(b, arrive)]);
     const winners = [...byA, ...byB];
-    if (winners.length !== 1 || winners[0] !== task.id) {
+    if (winners.length !== 1 || winners[0] !== taskId) {
       problems.push(`round ${round}: A claimed ${byA}, B claimed ${byB}`);
     }
-    const [row] = await taskStates(a, [task.id]);
+    const [row] = await taskStates(a, [taskId]);
     const expectedHolder = byA.length === 1 ? a.holder : b.holder;
     if (row?.state !== 'leased' || row.lease_holder !== expectedHolder || row.attempt !== 1) {
       problems.push(`round ${round}: task is ${row?.state} held by ${row?.lease_holder}`);
@@ -129,12 +135,7 @@ describe('two engines racing for the same task', () => {
         },
         { timeoutMs: 30_000, intervalMs: 5, description: `round ${round} succeeded` },
       );
-      const task = await a.db
-        .selectFrom('causeway_tasks')
-        .select('id')
-        .where('workflow_id', '=', workflow.id)
-        .executeTakeFirstOrThrow();
-      taskIds.push(task.id);
+      taskIds.push(await onlyTaskId(a, workflow.id));
     }
     await Promise.all([workerA.stop(), workerB.stop()]);
 

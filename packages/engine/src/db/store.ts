@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, type Selectable, sql, type Transaction } from 'kysely';
-import { arrayLiteral } from './array-literal';
+import { arrayLiteral, constantArrayLiteral } from './array-literal';
 import { transitionsChannel, wakeupChannel } from './channels';
 import { preparedMarker } from './prepared-statements';
 import {
@@ -542,12 +542,17 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
         s.upstream, m.after_state
       from candidates as c
       join locked as l on l.id = c.workflow_id
-      left join unnest(${plan.definedNames}::text[]) as n(name) on n.name = l.name
-      left join unnest(${plan.stepNames}::text[], ${plan.stepSteps}::text[],
-        ${plan.stepUpstream}::jsonb[]) as s(name, step, upstream)
-        on s.name = l.name and s.step = c.step
-      left join unnest(${plan.parentFrom}::text[], ${plan.parentTo}::text[])
-        as m(from_state, after_state) on m.from_state = l.state
+      left join unnest(${constantArrayLiteral(plan.definedNames)}::text[]) as n(name)
+        on n.name = l.name
+      left join unnest(
+        ${constantArrayLiteral(plan.stepNames)}::text[],
+        ${constantArrayLiteral(plan.stepSteps)}::text[],
+        ${constantArrayLiteral(plan.stepUpstream)}::jsonb[]
+      ) as s(name, step, upstream) on s.name = l.name and s.step = c.step
+      left join unnest(
+        ${constantArrayLiteral(plan.parentFrom)}::text[],
+        ${constantArrayLiteral(plan.parentTo)}::text[]
+      ) as m(from_state, after_state) on m.from_state = l.state
     ),
     decision as materialized (
       select not exists (
@@ -733,8 +738,12 @@ export async function taskCompleteFast(
       for update
     ),
     step as materialized (
-      select * from unnest(${plan.stepNames}::text[], ${plan.stepSteps}::text[],
-        ${plan.stepAfter}::jsonb[], ${plan.stepOrder}::integer[]) as s(name, step, after, ord)
+      select * from unnest(
+        ${constantArrayLiteral(plan.stepNames)}::text[],
+        ${constantArrayLiteral(plan.stepSteps)}::text[],
+        ${constantArrayLiteral(plan.stepAfter)}::jsonb[],
+        ${constantArrayLiteral(plan.stepOrder)}::integer[]
+      ) as s(name, step, after, ord)
     ),
     cause as materialized (
       select r.task_id, r.workflow_id, r.output, r.position, r.epoch, t.step,
@@ -747,9 +756,11 @@ export async function taskCompleteFast(
       join locked_task as t on t.id = r.task_id and t.workflow_id = r.workflow_id
       join locked_workflow as w on w.id = r.workflow_id
       join step as s on s.name = w.name and s.step = t.step
-      join unnest(${plan.completeFrom}::text[], ${plan.completeTo}::text[],
-        ${plan.completeReason}::text[]) as e(from_state, to_state, reason)
-        on e.from_state = t.state
+      join unnest(
+        ${constantArrayLiteral(plan.completeFrom)}::text[],
+        ${constantArrayLiteral(plan.completeTo)}::text[],
+        ${constantArrayLiteral(plan.completeReason)}::text[]
+      ) as e(from_state, to_state, reason) on e.from_state = t.state
       where t.lease_holder = ${plan.holder} and t.lease_epoch = r.epoch
         and t.lease_expires_at > (select now from clock)
     ),
@@ -777,14 +788,16 @@ export async function taskCompleteFast(
       from cause as c
       join (
         select a.workflow_id,
-          bit_or(1 << (array_position(${plan.stateOrder}::text[],
+          bit_or(1 << (array_position(${constantArrayLiteral(plan.stateOrder)}::text[],
             case when p.id is null then a.state else ${plan.promoteTo} end) - 1)) as mask
         from after_cause as a
         left join promoted as p on p.id = a.id
         group by a.workflow_id
       ) as m on m.workflow_id = c.workflow_id
-      join unnest(${plan.presenceMasks}::integer[], ${plan.presenceStates}::text[])
-        as g(mask, state) on g.mask = m.mask
+      join unnest(
+        ${constantArrayLiteral(plan.presenceMasks)}::integer[],
+        ${constantArrayLiteral(plan.presenceStates)}::text[]
+      ) as g(mask, state) on g.mask = m.mask
     ),
     -- Two updates, each joined to one CTE: rows a concurrent transaction changed since the
     -- statement began are then followed to their latest version (EvalPlanQual) reliably.

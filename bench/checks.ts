@@ -1,0 +1,35 @@
+import type pg from 'pg';
+import type { Verification } from './system';
+
+/** Workflow counts by state, for `System.counts` of the systems with a workflows table. */
+export async function workflowCounts(
+  pool: pg.Pool,
+  table: string,
+  name: string,
+): Promise<{ total: number; done: number; open: number; failed: number }> {
+  const { rows } = await pool.query(
+    `select count(*)::int as total,
+            count(*) filter (where state = 'succeeded')::int as done,
+            count(*) filter (where state in ('dead', 'cancelled'))::int as failed
+       from ${table} where name = $1`,
+    [name],
+  );
+  const row = rows[0];
+  return {
+    total: row.total,
+    done: row.done,
+    failed: row.failed,
+    open: row.total - row.done - row.failed,
+  };
+}
+
+/** A verification from counts read back and the counts expected: each mismatch is a problem. */
+export function verificationOf(
+  checks: Readonly<Record<string, number>>,
+  want: Readonly<Record<string, number>>,
+): Verification {
+  const problems = Object.entries(want)
+    .filter(([key, value]) => checks[key] !== value)
+    .map(([key, value]) => `${key}: ${checks[key]}, expected ${value}`);
+  return { ok: problems.length === 0, problems, checks };
+}
