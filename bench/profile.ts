@@ -204,7 +204,7 @@ try {
       `PostgreSQL ${server.size > 0 ? '(pg_stat_statements on) ' : ''}${withServerStats ? 'embedded' : 'DATABASE_URL'}`,
     '',
     `- ${f(n / (elapsedMs / 1000), 0)} workflows/s (${f(elapsedMs, 0)} ms)`,
-    `- this process's CPU: ${f((cpu.user + cpu.system) / 1000, 0)} ms = ${f((cpu.user + cpu.system) / n, 0)} µs per workflow (${f(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100, 0)}% of one core)`,
+    `- this process's CPU (user ${f(cpu.user / n, 0)} µs, system ${f(cpu.system / n, 0)} µs per workflow): ${f((cpu.user + cpu.system) / 1000, 0)} ms = ${f((cpu.user + cpu.system) / n, 0)} µs per workflow (${f(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100, 0)}% of one core)`,
     '',
     '| transaction | count | per workflow | statements per tx | client ms per tx |',
     '|---|---|---|---|---|',

@@ -5,7 +5,7 @@ import {
   type WorkflowDefinition,
   workflowRegistry,
 } from '@causeway/workflow';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Channel } from './channels';
 import { wakeupChannel } from './db/channels';
@@ -198,16 +198,20 @@ export function createEngine(options: EngineOptions): Engine {
     recordReceipt: (taskId, outcome) => recordReceipt(context, taskId, outcome),
     async getWorkflow(workflowId) {
       assertUuid(workflowId, 'workflow');
-      const workflow = await workflowGet(db, workflowId);
-      if (workflow === undefined) return undefined;
-      const [tasks, transitions] = await Promise.all([
-        taskListByWorkflows(db, [workflowId]),
-        transitionListByWorkflow(db, workflowId),
-      ]);
-      const outbox = await outboxListByTasks(
-        db,
-        tasks.map((task) => task.id),
-      );
+      // One snapshot: the states shown are the ones the history shown ends in (R25).
+      const read = await inOneSnapshot(db, async (tx) => {
+        const workflow = await workflowGet(tx, workflowId);
+        if (workflow === undefined) return undefined;
+        const tasks = await taskListByWorkflows(tx, [workflowId]);
+        const transitions = await transitionListByWorkflow(tx, workflowId);
+        const outbox = await outboxListByTasks(
+          tx,
+          tasks.map((task) => task.id),
+        );
+        return { workflow, tasks, transitions, outbox };
+      });
+      if (read === undefined) return undefined;
+      const { workflow, tasks, transitions, outbox } = read;
       const order = new Map(
         definitions.get(workflow.name)?.steps.map((step, index) => [step.name, index]),
       );
@@ -233,13 +237,16 @@ export function createEngine(options: EngineOptions): Engine {
     },
     async explain(workflowId) {
       assertUuid(workflowId, 'workflow');
-      if ((await workflowGet(db, workflowId)) === undefined) {
+      const read = await inOneSnapshot(db, async (tx) => {
+        if ((await workflowGet(tx, workflowId)) === undefined) return undefined;
+        const transitions = await transitionListByWorkflow(tx, workflowId);
+        const tasks = await taskListByWorkflows(tx, [workflowId]);
+        return { transitions, tasks };
+      });
+      if (read === undefined) {
         throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
       }
-      const [transitions, tasks] = await Promise.all([
-        transitionListByWorkflow(db, workflowId),
-        taskListByWorkflows(db, [workflowId]),
-      ]);
+      const { transitions, tasks } = read;
       const notes = tasks.flatMap((task) =>
         task.cancelAskedAt === null
           ? []
@@ -270,6 +277,18 @@ export function createEngine(options: EngineOptions): Engine {
     sweep: () => new Sweeper(context).sweep(),
     close,
   };
+}
+
+/** Several reads that must agree with each other: one read-only repeatable-read snapshot. */
+function inOneSnapshot<T>(
+  db: Kysely<CausewayDatabase>,
+  read: (tx: Transaction<CausewayDatabase>) => Promise<T>,
+): Promise<T> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(read);
 }
 
 function positive(name: string, value: number): number {

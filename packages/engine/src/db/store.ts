@@ -20,15 +20,6 @@ export type Db = Kysely<CausewayDatabase> | Transaction<CausewayDatabase>;
 /** Marks a hot statement with a fixed text as a named prepared statement (see prepared-statements.ts). */
 const preparedSql = sql.raw(preparedMarker);
 
-/**
- * A one-statement decision found a row changed under it and wrote less than it decided (a
- * concurrent update it could not follow within the statement). Its transaction must roll
- * back; the code is PostgreSQL's serialization_failure, so callers retry it like one.
- */
-export class ConcurrentUpdateError extends Error {
-  readonly code = '40001';
-}
-
 /** A claim's fence (R7): every write of that claim is conditional on it. */
 export interface LeaseFence {
   readonly taskId: string;
@@ -470,11 +461,6 @@ export async function taskClaimFast(db: Db, plan: FastClaimPlan): Promise<FastCl
   const { rows } = await taskClaimFastStatement(plan).execute(db);
   const summary = rows[0];
   if (summary === undefined) throw new Error('the claim statement returned no summary row');
-  if (summary.decided_count !== summary.written_count) {
-    throw new ConcurrentUpdateError(
-      `the claim wrote ${summary.written_count} of the ${summary.decided_count} rows it decided`,
-    );
-  }
   const claimed = rows
     .filter((row) => row.position !== null)
     .map((row) => ({
@@ -506,8 +492,6 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
       readonly ready_count: string;
       readonly decided: boolean;
       readonly summary_now: Date;
-      readonly decided_count: string;
-      readonly written_count: string;
     }
   >`
     ${preparedSql}
@@ -614,7 +598,9 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
       select pg_notify(${transitionsChannel}, '') where exists (select 1 from claimable)
     ),
     summary as materialized (
-      select (select count(*) from candidates) as candidate_count,
+      -- Fails the statement, undoing its writes, if it wrote other than it decided.
+      select *, causeway_written_as_decided(decided_count, written_count) as checked
+      from (select (select count(*) from candidates) as candidate_count,
         (select count(*) from ready) as ready_count,
         (select decided from decision) as decided,
         (select now from clock) as summary_now,
@@ -623,7 +609,7 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
         (select count(*) from claimable) + (select count(*) from parent_change)
           as decided_count,
         (select count(*) from task_update) + (select count(*) from workflow_update)
-          as written_count
+          as written_count) as counts
     )
     select tu.*, summary.*, (select now from clock) as db_now,
       -- Each upstream step's row by the unique (workflow_id, step) index, whatever the
@@ -691,11 +677,11 @@ export interface FastCompleted {
  * workflow and has a complete edge from its state: the task's edge, the promotion of each
  * pending step whose upstream steps have now all succeeded, the parent's new state and the log
  * rows in the order the full decision writes them (task, promotions in definition order,
- * parent), plus the wake-ups. Results it does not decide are left untouched (still locked) for
- * the full decision in the same transaction.
+ * parent), plus the wake-ups. Results it does not decide are left untouched for the full
+ * decision (in the same transaction, or after this statement commits on its own).
  */
 export async function taskCompleteFast(
-  tx: Transaction<CausewayDatabase>,
+  db: Db,
   plan: FastCompletePlan,
 ): Promise<{ readonly completed: readonly FastCompleted[]; readonly now: Date }> {
   const { rows } = await sql<
@@ -705,8 +691,6 @@ export async function taskCompleteFast(
       readonly edge_to: string;
       readonly edge_reason: string;
       readonly summary_now: Date;
-      readonly decided_count: string;
-      readonly written_count: string;
     }
   >`
     ${preparedSql}
@@ -867,7 +851,9 @@ export async function taskCompleteFast(
       select pg_notify(${transitionsChannel}, '') where exists (select 1 from cause)
     ),
     summary as materialized (
-      select (select now from clock) as summary_now,
+      -- Fails the statement, undoing its writes, if it wrote other than it decided.
+      select *, causeway_written_as_decided(decided_count, written_count) as checked
+      from (select (select now from clock) as summary_now,
         (select count(*) from log_insert) as log_count,
         (select count(*) from workflow_update) as workflow_count,
         (select count(*) from wake) as wake_count,
@@ -875,21 +861,16 @@ export async function taskCompleteFast(
         (select count(*) from cause) + (select count(*) from promoted)
           + (select count(*) from parent where parent_after <> parent_before) as decided_count,
         (select count(*) from completed_update) + (select count(*) from promoted_update)
-          + (select count(*) from workflow_update) as written_count
+          + (select count(*) from workflow_update) as written_count) as counts
     )
     select tu.*, c.from_state as edge_from, c.to_state as edge_to, c.reason as edge_reason,
-      summary.summary_now, summary.decided_count, summary.written_count
+      summary.summary_now
     from summary
     left join completed_update as tu on true
     left join cause as c on c.task_id = tu.id
-    order by tu.position`.execute(tx);
+    order by tu.position`.execute(db);
   const summary = rows[0];
   if (summary === undefined) throw new Error('the settle statement returned no summary row');
-  if (summary.decided_count !== summary.written_count) {
-    throw new ConcurrentUpdateError(
-      `the settle wrote ${summary.written_count} of the ${summary.decided_count} rows it decided`,
-    );
-  }
   const completed = rows
     .filter((row) => row.position !== null)
     .map((row) => ({

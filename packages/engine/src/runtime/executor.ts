@@ -5,6 +5,7 @@ import {
   isSendRequest,
   jsonStorageProblem,
   type StepContext,
+  type TaskEdge,
   type TaskEvent,
   type WorkflowDefinition,
   type WorkflowStep,
@@ -37,6 +38,8 @@ export class Attempt {
   readonly fence: LeaseFence;
   readonly controller = new AbortController();
   effectStarted = false;
+  /** The edge its result wrote, once written (null until then, or if none was). */
+  writtenEdge: TaskEdge | null = null;
   readonly logger: Logger;
   /** Monotonic time of the claim: a prefetched attempt's deadline keeps running while it waits. */
   private readonly claimedAt = performance.now();
@@ -219,6 +222,7 @@ export class Attempt {
         ...(extra === undefined ? {} : { extra }),
       });
       if (outcome.kind === 'applied') {
+        this.writtenEdge = outcome.edge;
         this.logger.info(
           {
             from: outcome.edge.from,

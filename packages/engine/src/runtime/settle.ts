@@ -7,7 +7,7 @@ import {
 } from '@causeway/workflow';
 import type { Transaction } from 'kysely';
 import type { CausewayDatabase } from '../db/schema';
-import { taskCompleteFast } from '../db/store';
+import { type Db, taskCompleteFast } from '../db/store';
 import {
   type ApplyContext,
   applyEvents,
@@ -50,28 +50,28 @@ function isPlainComplete(request: EventRequest): boolean {
 }
 
 /**
- * Writes step results in the caller's transaction (the settler's). Plain `complete` results
- * go through one statement whose edges come from the machine as data (`taskCompleteFast`);
- * whatever it does not decide (a lost lease, a second result for one workflow, any other
- * event) is decided in full by the machine (`applyEvents`) right after, in the same
- * transaction. Outcomes come back in request order, with how many the one statement wrote.
+ * The plain `complete` results of a batch that one statement can write (`taskCompleteFast`),
+ * with their edges read off the machine as data: written and returned with their outcomes.
+ * Given a Kysely instance rather than a transaction, the statement commits on its own; it is
+ * atomic either way, and it fails as a whole if it wrote other than it decided. Whatever it
+ * does not decide (a lost lease, a second result for one workflow, any other event) is left
+ * untouched for the full decision.
  */
-export async function settleEvents(
-  tx: Transaction<CausewayDatabase>,
+export async function settleInOneStatement(
+  db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
-): Promise<{ readonly outcomes: readonly EventOutcome[]; readonly inOneStatement: number }> {
+): Promise<ReadonlyMap<EventRequest, EventOutcome>> {
+  const decided = new Map<EventRequest, EventOutcome>();
   // Every workflow of the batch must be known up front: the statement locks them all first.
   const known = requests.every((request) => request.workflowId !== undefined);
   const plain = completeEdges === null || !known ? [] : requests.filter(isPlainComplete);
   const holder = plain[0]?.fence?.holder;
   const fast = plain.filter((request) => request.fence?.holder === holder);
-  if (completeEdges === null || fast.length === 0 || holder === undefined) {
-    return { outcomes: (await applyEvents(tx, context, requests)).outcomes, inOneStatement: 0 };
-  }
+  if (completeEdges === null || fast.length === 0 || holder === undefined) return decided;
   const actor = formatActor({ kind: 'worker', name: holder });
   const steps = stepTableOf(context.definitions);
-  const written = await taskCompleteFast(tx, {
+  const written = await taskCompleteFast(db, {
     taskIds: fast.map((request) => request.taskId),
     workflowIds: fast.map((request) => request.workflowId as string),
     epochs: fast.map((request) => request.fence?.epoch as number),
@@ -87,7 +87,6 @@ export async function settleEvents(
     stepAfter: steps.stepAfter,
     stepOrder: steps.stepOrder,
   });
-  const decided = new Map<EventRequest, EventOutcome>();
   for (const row of written.completed) {
     const request = fast[row.position - 1] as EventRequest;
     decided.set(request, {
@@ -106,6 +105,20 @@ export async function settleEvents(
       },
     });
   }
+  return decided;
+}
+
+/**
+ * Writes step results in the caller's transaction: what one statement can write
+ * (`settleInOneStatement`), then the rest decided in full by the machine (`applyEvents`).
+ * Outcomes come back in request order, with how many the one statement wrote.
+ */
+export async function settleEvents(
+  tx: Transaction<CausewayDatabase>,
+  context: ApplyContext,
+  requests: readonly EventRequest[],
+): Promise<{ readonly outcomes: readonly EventOutcome[]; readonly inOneStatement: number }> {
+  const decided = await settleInOneStatement(tx, context, requests);
   const rest = requests.filter((request) => !decided.has(request));
   const full = rest.length === 0 ? [] : (await applyEvents(tx, context, rest)).outcomes;
   const fullOutcome = new Map(rest.map((request, index) => [request, full[index]]));

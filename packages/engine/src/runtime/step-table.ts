@@ -53,3 +53,24 @@ export function upstreamSteps(definition: WorkflowDefinition, name: string): Set
   visit(name);
   return found;
 }
+
+const downstream = new WeakMap<WorkflowDefinition, Map<string, readonly string[]>>();
+
+/**
+ * The queues of the steps that run directly after a step: where its success may have made
+ * work ready. Built once per definition.
+ */
+export function downstreamQueues(definition: WorkflowDefinition, name: string): readonly string[] {
+  let byStep = downstream.get(definition);
+  if (byStep === undefined) {
+    byStep = new Map();
+    for (const step of definition.steps) {
+      const queues = new Set<string>();
+      for (const next of definition.steps)
+        if (next.after.includes(step.name)) queues.add(next.queue);
+      byStep.set(step.name, [...queues]);
+    }
+    downstream.set(definition, byStep);
+  }
+  return byStep.get(name) ?? [];
+}

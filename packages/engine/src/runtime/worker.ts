@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowDefinition } from '@causeway/workflow';
-import type { Kysely, Transaction } from 'kysely';
 import { isRetryableDatabaseError } from '../db/pg-errors';
-import type { CausewayDatabase } from '../db/schema';
 import { leaseRenewMany, outboxWakeup, taskGet } from '../db/store';
 import { claimReadyTasks } from './claim';
 import type { EngineContext } from './context';
 import { Attempt, type ClaimedTask } from './executor';
 import { OutboxDispatcher } from './outbox-dispatcher';
-import { type SettleFollowUp, Settler } from './settler';
+import { AdaptivePrefetch } from './prefetch';
+import { Settler } from './settler';
+import { downstreamQueues } from './step-table';
 import { Sweeper } from './sweeper';
 
 export interface WorkerOptions {
@@ -16,13 +16,14 @@ export interface WorkerOptions {
   readonly queues?: readonly string[];
   /** Concurrent attempts per queue (R32): one number for all, or per queue. */
   readonly concurrency: number | Readonly<Record<string, number>>;
-  /** Most tasks claimed per statement (default: the queue's concurrency plus prefetch). */
+  /** Most tasks claimed per statement (default: the queue's concurrency plus its prefetch). */
   readonly claimBatchSize?: number;
   /**
-   * Claimed tasks a queue may hold waiting for a free slot, beyond its concurrency (default
-   * 0). Bigger claims mean fewer commits per task; waiting tasks are `leased` (renewed, and
-   * handed back with `worker_shutdown` at shutdown) and their attempt timeout starts when
-   * they run.
+   * Claimed tasks a queue may hold waiting for a free slot, beyond its concurrency. Bigger
+   * claims mean fewer statements per task; waiting tasks are `leased` (renewed, and handed
+   * back with `worker_shutdown` at shutdown) and their attempt timeout starts when they run.
+   * Default: adaptive, as many as the pool starts within about 10 ms at the pace of the
+   * queue's recent handlers, at most 4 per slot; so none for slow handlers (`prefetch.ts`).
    */
   readonly prefetch?: number;
   /** Run the sweeper in this worker (default true; safe with many). */
@@ -83,7 +84,11 @@ export class Worker implements WorkerHandle {
   private readonly writing = new Map<string, Set<Attempt>>();
   /** Slots a claim in flight may fill, per queue (so two claims never overfill a pool). */
   private readonly reserved = new Map<string, number>();
-  /** Queues whose last claim alongside results found fewer ready tasks than it wanted. */
+  /**
+   * Queues whose last claim found fewer ready tasks than it wanted, with nothing announced
+   * since: a finished step does not wake their claim loop (new work announces itself, and the
+   * loop still polls).
+   */
   private readonly drained = new Set<string>();
   /** Wake-ups received per queue, so a claim can tell whether work was announced meanwhile. */
   private readonly announced = new Map<string, number>();
@@ -99,15 +104,18 @@ export class Worker implements WorkerHandle {
   private renewTimer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopped: Promise<void> | null = null;
-  private readonly prefetch: number;
+  /** Per queue: a fixed prefetch, or one that adapts to the handlers' pace. */
+  private readonly prefetch = new Map<string, number | AdaptivePrefetch>();
 
   constructor(
     private readonly context: EngineContext,
     private readonly options: WorkerOptions,
   ) {
-    this.settler = new Settler(context, this.claimAlongside);
-    this.prefetch = options.prefetch ?? 0;
-    if (!Number.isInteger(this.prefetch) || this.prefetch < 0) {
+    this.settler = new Settler(context);
+    if (
+      options.prefetch !== undefined &&
+      (!Number.isInteger(options.prefetch) || options.prefetch < 0)
+    ) {
       throw new RangeError(`prefetch must be a non-negative integer, got ${options.prefetch}`);
     }
     this.sweeper = options.sweeper === false ? null : new Sweeper(context);
@@ -128,6 +136,15 @@ export class Worker implements WorkerHandle {
         return [queue, limit];
       }),
     );
+    for (const [queue, limit] of this.limits) {
+      this.prefetch.set(queue, options.prefetch ?? new AdaptivePrefetch(limit));
+    }
+  }
+
+  /** Claimed tasks the queue may hold waiting for a slot now. */
+  private prefetchOf(queue: string): number {
+    const prefetch = this.prefetch.get(queue) ?? 0;
+    return typeof prefetch === 'number' ? prefetch : prefetch.limit;
   }
 
   async start(): Promise<void> {
@@ -141,6 +158,7 @@ export class Worker implements WorkerHandle {
       if (queue === outboxWakeup || queue === '*') this.dispatcher?.wake();
       for (const name of queue === '*' ? this.wakeups.keys() : [queue]) {
         this.announced.set(name, (this.announced.get(name) ?? 0) + 1);
+        this.drained.delete(name);
         this.wakeups.get(name)?.wake();
       }
     });
@@ -185,8 +203,6 @@ export class Worker implements WorkerHandle {
 
   private async claimLoop(queue: string): Promise<void> {
     const wakeup = this.wakeups.get(queue) as Wakeup;
-    const batchSize =
-      this.options.claimBatchSize ?? (this.limits.get(queue) as number) + this.prefetch;
     let failures = 0;
     while (!this.stopping) {
       const free = this.freeSlots(queue);
@@ -194,15 +210,22 @@ export class Worker implements WorkerHandle {
         await wakeup.wait(this.context.pollIntervalMs);
         continue;
       }
+      const batchSize =
+        this.options.claimBatchSize ?? (this.limits.get(queue) as number) + this.prefetchOf(queue);
       const wanted = Math.min(free, batchSize);
+      const announced = this.announced.get(queue) ?? 0;
       this.reserve(queue, wanted);
       try {
-        const { claimed, skipped } = await this.claimWithin(this.context.db, queue, wanted).finally(
-          () => this.reserve(queue, -wanted),
+        const { claimed, skipped } = await this.claim(queue, wanted).finally(() =>
+          this.reserve(queue, -wanted),
         );
         failures = 0;
+        this.drained.delete(queue);
         this.enqueue(queue, claimed);
         if (claimed.length === wanted) continue; // there may be more
+        // Work announced while this claim ran may have missed it: look again at once.
+        if ((this.announced.get(queue) ?? 0) !== announced) continue;
+        if (skipped === 0) this.drained.add(queue);
         // Rows skipped because their workflow was busy become claimable in a moment.
         await wakeup.wait(skipped > 0 ? 5 : this.context.pollIntervalMs);
       } catch (error) {
@@ -233,16 +256,15 @@ export class Worker implements WorkerHandle {
    * attempts fill the pool plus prefetch. A finished handler frees its slot before its result
    * is written, so the next claim overlaps that write; but at most one pool's worth of
    * results may be unwritten, so a worker never holds more than 2 × pool + prefetch leases.
-   * `writtenWithClaim` are results that commit with the claim asking (they no longer count).
    */
-  private freeSlots(queue: string, writtenWithClaim = 0): number {
+  private freeSlots(queue: string): number {
     const limit = this.limits.get(queue) as number;
     const held =
       (this.runningByQueue.get(queue) ?? 0) +
       (this.waiting.get(queue)?.length ?? 0) +
       (this.reserved.get(queue) ?? 0);
-    const unwritten = (this.writing.get(queue)?.size ?? 0) - writtenWithClaim;
-    return limit + this.prefetch - held - Math.max(0, unwritten - limit);
+    const unwritten = this.writing.get(queue)?.size ?? 0;
+    return limit + this.prefetchOf(queue) - held - Math.max(0, unwritten - limit);
   }
 
   private reserve(queue: string, slots: number): void {
@@ -266,103 +288,52 @@ export class Worker implements WorkerHandle {
     this.pump(queue);
   }
 
-  /** A claim in the caller's transaction, or (given the pool) on its own. */
-  private async claimWithin(
-    db: Kysely<CausewayDatabase> | Transaction<CausewayDatabase>,
+  /** One claim for a queue (the one-statement claim commits on its own). */
+  private claim(
     queue: string,
     limit: number,
   ): Promise<{ claimed: readonly ClaimedTask[]; skipped: number }> {
-    return claimReadyTasks(db, this.context.apply, { queue, limit, holder: this.context.holder });
+    return claimReadyTasks(this.context.db, this.context.apply, {
+      queue,
+      limit,
+      holder: this.context.holder,
+    });
   }
-
-  /**
-   * The settler's follow-up: in the transaction that wrote results, claim for the slots of
-   * every queue that has room, so results and replacements commit together (and a next step
-   * made ready by a result is claimed without waiting for a wake-up).
-   */
-  private readonly claimAlongside: SettleFollowUp = async (tx, settledTaskIds) => {
-    const taken: {
-      queue: string;
-      wanted: number;
-      claimed: readonly ClaimedTask[];
-      skipped: number;
-      announced: number;
-    }[] = [];
-    const release = () => {
-      for (const entry of taken) this.reserve(entry.queue, -entry.wanted);
-    };
-    try {
-      for (const queue of this.limits.keys()) {
-        if (this.stopping) break;
-        const batchSize = this.options.claimBatchSize ?? Number.POSITIVE_INFINITY;
-        let writtenWithClaim = 0;
-        for (const attempt of this.writing.get(queue) ?? []) {
-          if (settledTaskIds.has(attempt.fence.taskId)) writtenWithClaim += 1;
-        }
-        const wanted = Math.min(this.freeSlots(queue, writtenWithClaim), batchSize);
-        this.drained.delete(queue);
-        if (wanted <= 0) continue;
-        this.reserve(queue, wanted);
-        const entry = {
-          queue,
-          wanted,
-          claimed: [] as readonly ClaimedTask[],
-          skipped: 0,
-          announced: this.announced.get(queue) ?? 0,
-        };
-        taken.push(entry);
-        const { claimed, skipped } = await this.claimWithin(tx, queue, wanted);
-        entry.claimed = claimed;
-        entry.skipped = skipped;
-      }
-    } catch (error) {
-      release();
-      throw error;
-    }
-    return {
-      committed: () => {
-        release();
-        for (const entry of taken) {
-          // Work announced while this claim held the free slots may have missed it (its
-          // wake-up found no room), and skipped rows (their workflow was busy) are ready in a
-          // moment: either way the claim loop must look again.
-          const announcedMeanwhile = (this.announced.get(entry.queue) ?? 0) !== entry.announced;
-          if (entry.claimed.length < entry.wanted && !announcedMeanwhile && entry.skipped === 0) {
-            this.drained.add(entry.queue);
-          } else this.wakeups.get(entry.queue)?.wake();
-          this.enqueue(entry.queue, entry.claimed);
-        }
-      },
-      rolledBack: () => {
-        release();
-        for (const entry of taken) {
-          this.drained.delete(entry.queue);
-          this.wakeups.get(entry.queue)?.wake();
-        }
-      },
-    };
-  };
 
   private startAttempt(queue: string, attempt: Attempt): void {
     const writing = this.writing.get(queue) as Set<Attempt>;
     this.running.add(attempt);
     this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 0) + 1);
+    const startedAt = performance.now();
     const done = attempt
       .run()
       .then(() => {
-        // The handler returned: its slot is free while the settler writes its result, and
-        // the settler's transaction claims for it (so the claim loop is not woken here).
+        const prefetch = this.prefetch.get(queue);
+        if (prefetch instanceof AdaptivePrefetch) prefetch.record(performance.now() - startedAt);
+        // The handler returned: its slot is free while the settler writes its result, so the
+        // claim for it overlaps that write.
         this.running.delete(attempt);
         this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
         writing.add(attempt);
         this.pump(queue);
+        if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
         return attempt.written;
       })
       .finally(() => {
         writing.delete(attempt);
         this.attemptsDone.delete(done);
-        // Written: the claim loop may have room again, unless the claim that went with the
-        // results just found the queue empty (new work announces itself with a wake-up).
+        // A success may have made the next steps ready: their claim loops look at once,
+        // without waiting for the wake-up the settle sends through the database.
+        if (attempt.writtenEdge?.to === 'succeeded') {
+          const { definition, step } = attempt.claimed;
+          for (const next of downstreamQueues(definition, step.name)) {
+            if (!this.wakeups.has(next)) continue;
+            this.drained.delete(next);
+            this.wakeups.get(next)?.wake();
+          }
+        }
+        // Written: the claim loop may have room again (at most a pool's worth of results may
+        // be unwritten), unless its last claim found the queue empty.
         if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
       });
     this.attemptsDone.add(done);
