@@ -5,14 +5,16 @@
  * leases, tasks in any state, two results for one workflow, failures among completions) is
  * written both ways in
  * rolled-back transactions over the same rows. Outcomes, task and workflow rows and log rows
- * must be the same; what the statement does not decide goes to the full decision.
+ * must be the same; what the statement does not decide goes to the full decision. The worker's
+ * variant (`writeResultsInOneStatement`, edges without task rows) must write the same rows and
+ * answer the same edges.
  */
 import type { TaskEvent } from '@causeway/workflow';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { applyEvents, type EventRequest } from '../../packages/engine/src/runtime/apply-events';
-import { settleEvents } from '../../packages/engine/src/runtime/settle';
+import { settleEvents, writeResultsInOneStatement } from '../../packages/engine/src/runtime/settle';
 import {
   definitions,
   holder,
@@ -132,6 +134,20 @@ describe('the one-statement settle', () => {
             ),
           });
           expect(plainOutcome(byWorkflow(fast.rows))).toEqual(plainOutcome(byWorkflow(full.rows)));
+          // The settler's way: the statement answering edges only, then the rest in full.
+          const worker = await rolledBack(opened().db, async (tx) => {
+            const decided = await writeResultsInOneStatement(tx, apply, requests);
+            const rest = requests.filter((request) => !decided.has(request));
+            const restOutcomes = (await applyEvents(tx, apply, rest)).outcomes;
+            const outcomes = requests.map((request) =>
+              decided.has(request) ? decided.get(request) : restOutcomes[rest.indexOf(request)],
+            );
+            return { outcomes, rows: await rowsAfter(tx, settleStamp) };
+          });
+          const edgeOf = (outcome: unknown) =>
+            plainOutcome((outcome as { kind: string; edge?: unknown }).edge ?? outcome);
+          expect(worker.outcomes.map(edgeOf)).toEqual(fast.outcomes.map(edgeOf));
+          expect(plainOutcome(worker.rows)).toEqual(plainOutcome(fast.rows));
           // A completion that holds its lease, in a batch with another result for its workflow.
           const sharing = requests.filter(
             (request) =>

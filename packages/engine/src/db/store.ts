@@ -661,13 +661,17 @@ export interface FastCompletePlan {
   readonly stepOrder: readonly number[];
 }
 
-/** A result the statement wrote: the request's position, its edge and the task after it. */
+/**
+ * A result the statement wrote: the request's position, its edge, the attempt, and the task
+ * after it if it was asked for (`withTasks`).
+ */
 export interface FastCompleted {
   readonly position: number;
   readonly from: string;
   readonly to: string;
   readonly reason: string;
-  readonly task: TaskRecord;
+  readonly attempt: number;
+  readonly task: TaskRecord | null;
 }
 
 /**
@@ -683,6 +687,7 @@ export interface FastCompleted {
 export async function taskCompleteFast(
   db: Db,
   plan: FastCompletePlan,
+  { withTasks }: { readonly withTasks: boolean },
 ): Promise<{ readonly completed: readonly FastCompleted[]; readonly now: Date }> {
   const { rows } = await sql<
     Selectable<TaskTable> & {
@@ -863,7 +868,9 @@ export async function taskCompleteFast(
         (select count(*) from completed_update) + (select count(*) from promoted_update)
           + (select count(*) from workflow_update) as written_count) as counts
     )
-    select tu.*, c.from_state as edge_from, c.to_state as edge_to, c.reason as edge_reason,
+    -- Whole task rows only for callers that read them: pg parses every column it is sent.
+    select ${withTasks ? sql`tu.*` : sql`tu.id, tu.attempt, tu.position`},
+      c.from_state as edge_from, c.to_state as edge_to, c.reason as edge_reason,
       summary.summary_now
     from summary
     left join completed_update as tu on true
@@ -878,7 +885,8 @@ export async function taskCompleteFast(
       from: row.edge_from,
       to: row.edge_to,
       reason: row.edge_reason,
-      task: taskFromRow(row),
+      attempt: row.attempt,
+      task: withTasks ? taskFromRow(row) : null,
     }));
   return { completed, now: summary.summary_now };
 }

@@ -2,6 +2,7 @@ import {
   deriveCompleteOutcomes,
   formatActor,
   type ReasonCode,
+  type TaskEdge,
   type TaskState,
   taskStates,
 } from '@causeway/workflow';
@@ -49,6 +50,23 @@ function isPlainComplete(request: EventRequest): boolean {
   );
 }
 
+/** What a result came to, as the worker that reported it needs it: the edge, or why not. */
+export type ResultOutcome =
+  | { readonly kind: 'applied'; readonly taskId: string; readonly edge: TaskEdge }
+  | Exclude<EventOutcome, { readonly kind: 'applied' }>;
+
+/**
+ * `settleInOneStatement` for the worker's settler: the same statement, answering with edges
+ * only (no task rows to send and parse).
+ */
+export function writeResultsInOneStatement(
+  db: Db,
+  context: ApplyContext,
+  requests: readonly EventRequest[],
+): Promise<ReadonlyMap<EventRequest, ResultOutcome>> {
+  return settleFast(db, context, requests, false);
+}
+
 /**
  * The plain `complete` results of a batch that one statement can write (`taskCompleteFast`),
  * with their edges read off the machine as data: written and returned with their outcomes.
@@ -57,12 +75,33 @@ function isPlainComplete(request: EventRequest): boolean {
  * does not decide (a lost lease, a second result for one workflow, any other event) is left
  * untouched for the full decision.
  */
-export async function settleInOneStatement(
+export function settleInOneStatement(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
 ): Promise<ReadonlyMap<EventRequest, EventOutcome>> {
-  const decided = new Map<EventRequest, EventOutcome>();
+  return settleFast(db, context, requests, true);
+}
+
+function settleFast(
+  db: Db,
+  context: ApplyContext,
+  requests: readonly EventRequest[],
+  withTasks: true,
+): Promise<Map<EventRequest, EventOutcome>>;
+function settleFast(
+  db: Db,
+  context: ApplyContext,
+  requests: readonly EventRequest[],
+  withTasks: false,
+): Promise<Map<EventRequest, ResultOutcome>>;
+async function settleFast(
+  db: Db,
+  context: ApplyContext,
+  requests: readonly EventRequest[],
+  withTasks: boolean,
+): Promise<Map<EventRequest, EventOutcome | ResultOutcome>> {
+  const decided = new Map<EventRequest, EventOutcome | ResultOutcome>();
   // Every workflow of the batch must be known up front: the statement locks them all first.
   const known = requests.every((request) => request.workflowId !== undefined);
   const plain = completeEdges === null || !known ? [] : requests.filter(isPlainComplete);
@@ -71,28 +110,32 @@ export async function settleInOneStatement(
   if (completeEdges === null || fast.length === 0 || holder === undefined) return decided;
   const actor = formatActor({ kind: 'worker', name: holder });
   const steps = stepTableOf(context.definitions);
-  const written = await taskCompleteFast(db, {
-    taskIds: fast.map((request) => request.taskId),
-    workflowIds: fast.map((request) => request.workflowId as string),
-    epochs: fast.map((request) => request.fence?.epoch as number),
-    outputs: fast.map((request) => request.extra?.outputJson ?? null),
-    batchWorkflowIds: requests.flatMap((request) =>
-      request.workflowId === undefined ? [] : [request.workflowId],
-    ),
-    holder,
-    actor,
-    ...completeEdges,
-    stepNames: steps.stepNames,
-    stepSteps: steps.stepSteps,
-    stepAfter: steps.stepAfter,
-    stepOrder: steps.stepOrder,
-  });
+  const written = await taskCompleteFast(
+    db,
+    {
+      taskIds: fast.map((request) => request.taskId),
+      workflowIds: fast.map((request) => request.workflowId as string),
+      epochs: fast.map((request) => request.fence?.epoch as number),
+      outputs: fast.map((request) => request.extra?.outputJson ?? null),
+      batchWorkflowIds: requests.flatMap((request) =>
+        request.workflowId === undefined ? [] : [request.workflowId],
+      ),
+      holder,
+      actor,
+      ...completeEdges,
+      stepNames: steps.stepNames,
+      stepSteps: steps.stepSteps,
+      stepAfter: steps.stepAfter,
+      stepOrder: steps.stepOrder,
+    },
+    { withTasks },
+  );
   for (const row of written.completed) {
     const request = fast[row.position - 1] as EventRequest;
     decided.set(request, {
       kind: 'applied',
       taskId: request.taskId,
-      task: row.task,
+      ...(row.task === null ? {} : { task: row.task }),
       edge: {
         from: row.from as TaskState,
         to: row.to as TaskState,
@@ -100,7 +143,7 @@ export async function settleInOneStatement(
         actor,
         errorCategory: null,
         errorSummary: null,
-        attempt: row.task.attempt,
+        attempt: row.attempt,
         detail: null,
       },
     });

@@ -2,11 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isRetryableDatabaseError } from '../db/pg-errors';
 import { applyEvents, type EventOutcome, type EventRequest } from './apply-events';
 import type { EngineContext } from './context';
-import { settleInOneStatement } from './settle';
+import { type ResultOutcome, writeResultsInOneStatement } from './settle';
 
 interface Pending {
   readonly request: EventRequest;
-  readonly resolve: (outcome: EventOutcome) => void;
+  readonly resolve: (outcome: ResultOutcome) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -33,7 +33,7 @@ export class Settler {
 
   constructor(private readonly context: EngineContext) {}
 
-  settle(request: EventRequest): Promise<EventOutcome> {
+  settle(request: EventRequest): Promise<ResultOutcome> {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
       this.schedule();
@@ -74,7 +74,7 @@ export class Settler {
     for (let attempt = 0; ; attempt += 1) {
       try {
         if (inOneStatement) {
-          const decided = await settleInOneStatement(
+          const decided = await writeResultsInOneStatement(
             this.context.db,
             this.context.apply,
             pending.map((item) => item.request),
