@@ -41,6 +41,50 @@ export interface TaskRecord {
   readonly updatedAt: Date;
 }
 
+/** A task as a claim hands it to its attempt: what an attempt reads, and no more. */
+export type LeasedTask = Pick<
+  TaskRecord,
+  | 'id'
+  | 'workflowId'
+  | 'step'
+  | 'queue'
+  | 'state'
+  | 'attempt'
+  | 'leaseEpoch'
+  | 'deadlineAt'
+  | 'evidence'
+  | 'checkpoints'
+>;
+
+export function leasedTaskFromRow(
+  row: Pick<
+    Selectable<TaskTable>,
+    | 'id'
+    | 'workflow_id'
+    | 'step'
+    | 'queue'
+    | 'state'
+    | 'attempt'
+    | 'lease_epoch'
+    | 'deadline_at'
+    | 'evidence'
+    | 'checkpoints'
+  >,
+): LeasedTask {
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    step: row.step,
+    queue: row.queue,
+    state: row.state as TaskState,
+    attempt: row.attempt,
+    leaseEpoch: Number(row.lease_epoch),
+    deadlineAt: row.deadline_at,
+    evidence: row.evidence,
+    checkpoints: row.checkpoints ?? {},
+  };
+}
+
 export interface WorkflowRecord {
   readonly id: string;
   readonly name: string;

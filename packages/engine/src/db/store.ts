@@ -3,6 +3,8 @@ import { arrayLiteral, constantArrayLiteral } from './array-literal';
 import { transitionsChannel, wakeupChannel } from './channels';
 import { preparedMarker } from './prepared-statements';
 import {
+  type LeasedTask,
+  leasedTaskFromRow,
   type TaskRecord,
   taskFromRow,
   transitionFromRow,
@@ -293,6 +295,11 @@ const taskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt
   t.receipt_deadline_at, t.last_error_category, t.last_error, t.cancel_asked_at,
   t.cancel_asked_by, t.created_at, t.updated_at`;
 
+/** The task columns an attempt reads (`LeasedTask`). */
+const leasedTaskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt,
+  t.lease_epoch, t.deadline_at, t.evidence, t.checkpoints`;
+type LeasedTaskRow = Parameters<typeof leasedTaskFromRow>[0];
+
 const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input as w_input,
   w.idempotency_key as w_idempotency_key, w.created_at as w_created_at,
   w.updated_at as w_updated_at`;
@@ -429,7 +436,7 @@ export interface FastClaimPlan {
 
 /** A task a one-statement claim leased, with what its attempt needs to start. */
 export interface FastClaimedTask {
-  readonly task: TaskRecord;
+  readonly task: LeasedTask;
   readonly workflowName: string;
   readonly input: unknown;
   /** Outputs of the step's upstream steps by step name. */
@@ -464,7 +471,7 @@ export async function taskClaimFast(db: Db, plan: FastClaimPlan): Promise<FastCl
   const claimed = rows
     .filter((row) => row.position !== null)
     .map((row) => ({
-      task: taskFromRow(row),
+      task: leasedTaskFromRow(row),
       workflowName: row.w_name,
       input: row.w_input,
       outputs: row.outputs ?? {},
@@ -485,7 +492,9 @@ function limitBound(limit: number): number {
 /** The statement of `taskClaimFast`, for it and for EXPLAIN in tests. */
 export function taskClaimFastStatement(plan: FastClaimPlan) {
   return sql<
-    TaskWithWorkflowRow & {
+    LeasedTaskRow & {
+      readonly w_name: string;
+      readonly w_input: unknown;
       readonly position: string | null;
       readonly outputs: Record<string, unknown> | null;
       readonly candidate_count: string;
@@ -561,7 +570,9 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
       from claimable as c, clock
       -- Conditional on the state it was read in (R1), like every other write of an edge.
       where t.id = c.id and t.state = 'queued'
-      returning ${taskColumns}, c.position, c.name as w_name, c.input as w_input, c.upstream
+      -- What the attempt reads (pg parses every column it is sent), and its workflow's.
+      returning ${leasedTaskColumns}, c.position, c.name as w_name, c.input as w_input,
+        c.upstream
     ),
     -- Each parent once, changed by its first claim in claim order. A CTE of its own, so the
     -- update joins a plain scan (see the settle statement on following concurrent updates).

@@ -1,6 +1,6 @@
 import { deriveClaimOutcomes, formatActor } from '@causeway/workflow';
 import type { Kysely, Transaction } from 'kysely';
-import type { TaskRecord } from '../db/rows';
+import type { LeasedTask } from '../db/rows';
 import type { CausewayDatabase } from '../db/schema';
 import { type FastClaimPlan, taskClaimFast } from '../db/store';
 import { type ApplyContext, claimTasks } from './apply-events';
@@ -107,7 +107,7 @@ async function claimInFull(
 /** A leased task with its definition, its input and the outputs of its upstream steps. */
 function prepareClaimed(
   context: ApplyContext,
-  task: TaskRecord,
+  task: LeasedTask,
   workflowName: string,
   input: unknown,
   outputs: Readonly<Record<string, unknown>>,

@@ -10,7 +10,7 @@ import {
   type WorkflowDefinition,
   type WorkflowStep,
 } from '@causeway/workflow';
-import type { TaskRecord } from '../db/rows';
+import type { LeasedTask } from '../db/rows';
 import { type LeaseFence, taskWriteFenced } from '../db/store';
 import { newId } from '../ids';
 import { type Logger, taskLogger } from '../logger';
@@ -24,7 +24,7 @@ const defaultReceiptTimeoutMs = 24 * 3_600_000;
 
 /** A task this worker claimed, with what its step needs to run. */
 export interface ClaimedTask {
-  readonly task: TaskRecord;
+  readonly task: LeasedTask;
   readonly definition: WorkflowDefinition;
   readonly step: WorkflowStep;
   readonly input: unknown;
