@@ -622,7 +622,8 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
         (select count(*) from task_update) + (select count(*) from workflow_update)
           as written_count) as counts
     )
-    select tu.*, summary.*, (select now from clock) as db_now,
+    -- The summary once, on the first row (pg parses every column of every row it is sent).
+    select tu.*, first.candidate_count, first.ready_count, first.decided, first.summary_now,
       -- Each upstream step's row by the unique (workflow_id, step) index, whatever the
       -- statistics say about workflow_id alone.
       case when jsonb_array_length(tu.upstream) > 0 then (
@@ -632,6 +633,8 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
         from jsonb_array_elements_text(tu.upstream) as u(step)
       ) end as outputs
     from summary left join task_update as tu on true
+    left join summary as first
+      on tu.position is null or tu.position = (select min(position) from task_update)
     order by tu.position`;
 }
 

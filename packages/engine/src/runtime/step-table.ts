@@ -39,8 +39,24 @@ export function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>
   return table;
 }
 
-/** The steps a step runs after, directly or through others. */
-export function upstreamSteps(definition: WorkflowDefinition, name: string): Set<string> {
+const upstreamOf = new WeakMap<WorkflowDefinition, Map<string, ReadonlySet<string>>>();
+
+/** The steps a step runs after, directly or through others; computed once per step. */
+export function upstreamSteps(definition: WorkflowDefinition, name: string): ReadonlySet<string> {
+  let byStep = upstreamOf.get(definition);
+  if (byStep === undefined) {
+    byStep = new Map();
+    upstreamOf.set(definition, byStep);
+  }
+  let found = byStep.get(name);
+  if (found === undefined) {
+    found = collectUpstream(definition, name);
+    byStep.set(name, found);
+  }
+  return found;
+}
+
+function collectUpstream(definition: WorkflowDefinition, name: string): Set<string> {
   const found = new Set<string>();
   const visit = (stepName: string) => {
     const step = definition.steps.find((candidate) => candidate.name === stepName);
