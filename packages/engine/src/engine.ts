@@ -9,6 +9,7 @@ import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Channel } from './channels';
 import { wakeupChannel } from './db/channels';
+import { registerPool } from './db/direct';
 import { migrateToLatest } from './db/migrate';
 import { usePreparedStatements } from './db/prepared-statements';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
@@ -139,6 +140,7 @@ export function createEngine(options: EngineOptions): Engine {
   usePreparedStatements(pool);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
   const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
+  registerPool(db, pool);
   const notifier = new Notifier(databaseUrl, logger, wakeupChannel);
   const context: EngineContext = {
     db,

@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, type Selectable, sql, type Transaction } from 'kysely';
 import { arrayLiteral, constantArrayLiteral } from './array-literal';
 import { transitionsChannel, wakeupChannel } from './channels';
+import { executeDirect } from './direct';
 import { preparedMarker } from './prepared-statements';
 import {
   type LeasedTask,
@@ -146,7 +147,9 @@ export async function submissionInsert(
 ): Promise<Set<string>> {
   const { workflows, tasks, transitions: log } = rows;
   const wakeQueues = [...new Set(tasks.filter((task) => task.runNow).map((task) => task.queue))];
-  const { rows: inserted } = await sql<{ id: string }>`
+  const { rows: inserted } = await executeDirect(
+    db,
+    sql<{ id: string }>`
     ${preparedSql}
     with clock as materialized (
       -- Database time once per statement: causeway_now() per row costs microseconds each.
@@ -199,7 +202,8 @@ export async function submissionInsert(
     )
     select id, (select count(*) from task_insert) as tasks, (select count(*) from log_insert) as log,
       (select count(*) from wake) as wake, (select count(*) from announce) as announce
-    from workflow_insert`.execute(db);
+    from workflow_insert`,
+  );
   return new Set(inserted.map((row) => row.id));
 }
 
@@ -465,7 +469,7 @@ export interface FastClaimResult {
  * left alone, as in the full decision. If any candidate is not covered, nothing is written.
  */
 export async function taskClaimFast(db: Db, plan: FastClaimPlan): Promise<FastClaimResult> {
-  const { rows } = await taskClaimFastStatement(plan).execute(db);
+  const { rows } = await executeDirect(db, taskClaimFastStatement(plan));
   const summary = rows[0];
   if (summary === undefined) throw new Error('the claim statement returned no summary row');
   const claimed = rows
@@ -703,15 +707,17 @@ export async function taskCompleteFast(
   plan: FastCompletePlan,
   { withTasks }: { readonly withTasks: boolean },
 ): Promise<{ readonly completed: readonly FastCompleted[]; readonly now: Date }> {
-  const { rows } = await sql<
-    Selectable<TaskTable> & {
-      readonly position: string | null;
-      readonly edge_from: string;
-      readonly edge_to: string;
-      readonly edge_reason: string;
-      readonly summary_now: Date;
-    }
-  >`
+  const { rows } = await executeDirect(
+    db,
+    sql<
+      Selectable<TaskTable> & {
+        readonly position: string | null;
+        readonly edge_from: string;
+        readonly edge_to: string;
+        readonly edge_reason: string;
+        readonly summary_now: Date;
+      }
+    >`
     ${preparedSql}
     with clock as materialized (select causeway_statement_now() as now),
     request as materialized (
@@ -889,7 +895,8 @@ export async function taskCompleteFast(
     from summary
     left join completed_update as tu on true
     left join cause as c on c.task_id = tu.id
-    order by tu.position`.execute(db);
+    order by tu.position`,
+  );
   const summary = rows[0];
   if (summary === undefined) throw new Error('the settle statement returned no summary row');
   const completed = rows
