@@ -4,15 +4,8 @@ import type pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { historySql } from './causeway-history';
-import { verificationOf, workflowCounts } from './checks';
-import {
-  type CausewaySpec,
-  type Counts,
-  type JobInput,
-  type System,
-  transitionsPerWorkflow,
-  type WorkerHooks,
-} from './system';
+import { specExpectations, verificationOf, workflowCounts } from './checks';
+import type { CausewaySpec, Counts, JobInput, System, WorkerHooks } from './system';
 import { engineRevision, packageVersion } from './versions';
 
 const input = z.object({
@@ -138,19 +131,8 @@ export function causewaySystem(spec: CausewaySpec): System {
 
     async verify(pool, mode, expected) {
       const checks = await verificationCounts(pool, names[mode]);
-      const perWorkflow = transitionsPerWorkflow[mode];
-      const steps = mode === 'workflow' ? 3 : 1;
-      const open = expected.workflows - expected.finished;
-      const want: Record<string, number> = {
-        workflows: expected.workflows,
-        succeeded: expected.finished,
-        queued: open,
-        tasks: expected.workflows * steps,
-        retried: 0,
-        transitions: expected.finished * perWorkflow.finished + open * perWorkflow.submitted,
-        logMismatches: 0,
-      };
-      return verificationOf(checks, want);
+      const { want } = specExpectations(mode, expected);
+      return verificationOf(checks, { ...want, retried: 0 });
     },
 
     async insertHistory(pool, rows) {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Verification } from './system';
+import { type Mode, transitionsPerWorkflow, type Verification } from './system';
 
 /** Workflow counts by state, for `System.counts` of the systems with a workflows table. */
 export async function workflowCounts(
@@ -32,4 +32,30 @@ export function verificationOf(
     .filter(([key, value]) => checks[key] !== value)
     .map(([key, value]) => `${key}: ${checks[key]}, expected ${value}`);
   return { ok: problems.length === 0, problems, checks };
+}
+
+/**
+ * What every system that implements the SPEC must show after a run: the workflows by state,
+ * their tasks, one log row per edge and no log mismatch (R25). Returns the steps per workflow
+ * and the open (unfinished) workflows for system-specific additions.
+ */
+export function specExpectations(
+  mode: Mode,
+  expected: { readonly workflows: number; readonly finished: number },
+): { want: Record<string, number>; steps: number; open: number } {
+  const perWorkflow = transitionsPerWorkflow[mode];
+  const steps = mode === 'workflow' ? 3 : 1;
+  const open = expected.workflows - expected.finished;
+  return {
+    steps,
+    open,
+    want: {
+      workflows: expected.workflows,
+      succeeded: expected.finished,
+      queued: open,
+      tasks: expected.workflows * steps,
+      transitions: expected.finished * perWorkflow.finished + open * perWorkflow.submitted,
+      logMismatches: 0,
+    },
+  };
 }

@@ -1,5 +1,6 @@
 /**
- * The one-statement settle of `complete` results (`settleEvents` → `taskCompleteFast`) against
+ * The one-statement settle of `complete` results (`settleInOneStatement` → `taskCompleteFast`,
+ * the rest then decided in full, as the worker's settler does) against
  * the machine's full decision (`applyEvents`): on random stored states reached by driving the
  * pure machine, a random batch of results (current leases, stale epochs, expired or foreign
  * leases, tasks in any state, two results for one workflow, failures among completions) is
@@ -11,10 +12,14 @@
  */
 import type { TaskEvent } from '@causeway/workflow';
 import fc from 'fast-check';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { applyEvents, type EventRequest } from '../../packages/engine/src/runtime/apply-events';
-import { settleEvents, writeResultsInOneStatement } from '../../packages/engine/src/runtime/settle';
+import {
+  settleInOneStatement,
+  writeResultsInOneStatement,
+} from '../../packages/engine/src/runtime/settle';
 import {
   definitions,
   holder,
@@ -27,6 +32,28 @@ import {
 
 const opened = useStoredRunsDatabase();
 const apply = { definitions, leaseMs: 30_000, random: () => 0.5 };
+
+/**
+ * The settler's composition in one transaction: what one statement writes, then the rest
+ * decided in full; outcomes in request order, with how many the one statement wrote.
+ */
+async function inOneStatementThenInFull(
+  tx: Transaction<CausewayDatabase>,
+  requests: readonly EventRequest[],
+  write: (
+    tx: Transaction<CausewayDatabase>,
+    context: typeof apply,
+    requests: readonly EventRequest[],
+  ) => Promise<ReadonlyMap<EventRequest, unknown>>,
+) {
+  const decided = await write(tx, apply, requests);
+  const rest = requests.filter((request) => !decided.has(request));
+  const full = rest.length === 0 ? [] : (await applyEvents(tx, apply, rest)).outcomes;
+  return {
+    outcomes: requests.map((request) => decided.get(request) ?? full[rest.indexOf(request)]),
+    inOneStatement: decided.size,
+  };
+}
 
 /** Times the paths write (now, or a retry a little after it) read NOW; stored ones are hours away and read as themselves. */
 const settleStamp = (value: Date) =>
@@ -121,7 +148,7 @@ describe('the one-statement settle', () => {
             return { outcomes: applied.outcomes, rows: await rowsAfter(tx, settleStamp) };
           });
           const fast = await rolledBack(opened().db, async (tx) => {
-            const settled = await settleEvents(tx, apply, requests);
+            const settled = await inOneStatementThenInFull(tx, requests, settleInOneStatement);
             return { ...settled, rows: await rowsAfter(tx, settleStamp) };
           });
           expect(plainOutcome(fast.outcomes)).toEqual(plainOutcome(full.outcomes));
@@ -136,13 +163,12 @@ describe('the one-statement settle', () => {
           expect(plainOutcome(byWorkflow(fast.rows))).toEqual(plainOutcome(byWorkflow(full.rows)));
           // The settler's way: the statement answering edges only, then the rest in full.
           const worker = await rolledBack(opened().db, async (tx) => {
-            const decided = await writeResultsInOneStatement(tx, apply, requests);
-            const rest = requests.filter((request) => !decided.has(request));
-            const restOutcomes = (await applyEvents(tx, apply, rest)).outcomes;
-            const outcomes = requests.map((request) =>
-              decided.has(request) ? decided.get(request) : restOutcomes[rest.indexOf(request)],
+            const settled = await inOneStatementThenInFull(
+              tx,
+              requests,
+              writeResultsInOneStatement,
             );
-            return { outcomes, rows: await rowsAfter(tx, settleStamp) };
+            return { ...settled, rows: await rowsAfter(tx, settleStamp) };
           });
           const edgeOf = (outcome: unknown) =>
             plainOutcome((outcome as { kind: string; edge?: unknown }).edge ?? outcome);

@@ -6,15 +6,8 @@ import {
   type TaskState,
   taskStates,
 } from '@causeway/workflow';
-import type { Transaction } from 'kysely';
-import type { CausewayDatabase } from '../db/schema';
 import { type Db, taskCompleteFast } from '../db/store';
-import {
-  type ApplyContext,
-  applyEvents,
-  type EventOutcome,
-  type EventRequest,
-} from './apply-events';
+import type { ApplyContext, EventOutcome, EventRequest } from './apply-events';
 import { stepTableOf } from './step-table';
 
 /** The complete edges, promotion and aggregation as data, read off the machine once. */
@@ -149,26 +142,4 @@ async function settleFast(
     });
   }
   return decided;
-}
-
-/**
- * Writes step results in the caller's transaction: what one statement can write
- * (`settleInOneStatement`), then the rest decided in full by the machine (`applyEvents`).
- * Outcomes come back in request order, with how many the one statement wrote.
- */
-export async function settleEvents(
-  tx: Transaction<CausewayDatabase>,
-  context: ApplyContext,
-  requests: readonly EventRequest[],
-): Promise<{ readonly outcomes: readonly EventOutcome[]; readonly inOneStatement: number }> {
-  const decided = await settleInOneStatement(tx, context, requests);
-  const rest = requests.filter((request) => !decided.has(request));
-  const full = rest.length === 0 ? [] : (await applyEvents(tx, context, rest)).outcomes;
-  const fullOutcome = new Map(rest.map((request, index) => [request, full[index]]));
-  return {
-    outcomes: requests.map(
-      (request) => (decided.get(request) ?? fullOutcome.get(request)) as EventOutcome,
-    ),
-    inOneStatement: decided.size,
-  };
 }
