@@ -52,12 +52,18 @@ const key = (text: string) =>
     .replace(/\$\d+/g, '?')
     .replace(/\(\? \/\*, \.\.\. \*\/\)/g, '(?…)')
     .replace(/\(\?(, \?)*\)/g, '(?…)');
-const short = (text: string) => text.slice(0, 64);
+/** The hot prepared statements share a long prefix (the clock CTE): name them by what they do. */
+const short = (text: string) => {
+  if (!text.startsWith('/* causeway:prepared */')) return text.slice(0, 64);
+  if (text.includes('skip locked')) return 'claim (prepared)';
+  if (text.includes('insert into causeway_workflows')) return 'submit (prepared)';
+  return `prepared: ${text.slice(24, 84)}`;
+};
 interface Stat {
   calls: number;
   ms: number;
 }
-const statements = new Map<string, Stat>();
+const statements = new Map<string, Stat & { rows: number }>();
 const transactions = new Map<string, Stat & { statements: number }>();
 const openTransactions = new WeakMap<object, { texts: string[]; ms: number }>();
 let recording = false;
@@ -69,6 +75,16 @@ function transactionKind(statements: readonly string[]): string {
 }
 
 const originalQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+/** Statements in flight over time, across every connection of this process. */
+const overlap = { inFlight: 0, since: 0, area: 0, busyMs: 0 };
+function inFlightChange(at: number, delta: number): void {
+  if (overlap.inFlight > 0) {
+    overlap.area += overlap.inFlight * (at - overlap.since);
+    overlap.busyMs += at - overlap.since;
+  }
+  overlap.inFlight += delta;
+  overlap.since = at;
+}
 (pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (
   this: object,
   ...args: unknown[]
@@ -77,13 +93,16 @@ const originalQuery = pg.Client.prototype.query as (...args: unknown[]) => unkno
   const full = key(typeof config === 'string' ? config : (config?.text ?? ''));
   const text = short(full);
   const started = now();
-  const result = originalQuery.apply(this, args) as Promise<unknown> | undefined;
-  if (!recording || typeof result?.then !== 'function') return result;
-  const finish = () => {
-    const ms = now() - started;
-    const stat = statements.get(text) ?? { calls: 0, ms: 0 };
+  if (!recording) return originalQuery.apply(this, args);
+  inFlightChange(started, 1);
+  const finish = (result: unknown) => {
+    const finished = now();
+    inFlightChange(finished, -1);
+    const ms = finished - started;
+    const stat = statements.get(text) ?? { calls: 0, ms: 0, rows: 0 };
     stat.calls += 1;
     stat.ms += ms;
+    stat.rows += (result as { rowCount?: number } | undefined)?.rowCount ?? 0;
     statements.set(text, stat);
     const open = openTransactions.get(this);
     if (text === 'begin') openTransactions.set(this, { texts: [full], ms });
@@ -101,7 +120,18 @@ const originalQuery = pg.Client.prototype.query as (...args: unknown[]) => unkno
       }
     }
   };
-  result.then(finish, finish);
+  // pg.Pool#query calls the client with a callback (the engine's hot statements go that way).
+  const callback = args[args.length - 1];
+  if (typeof callback === 'function') {
+    args[args.length - 1] = (error: unknown, result: unknown) => {
+      finish(result);
+      callback(error, result);
+    };
+    return originalQuery.apply(this, args);
+  }
+  const result = originalQuery.apply(this, args) as Promise<unknown> | undefined;
+  if (typeof result?.then !== 'function') return result;
+  result.then(finish, () => finish(undefined));
   return result;
 };
 
@@ -204,6 +234,7 @@ try {
       `PostgreSQL ${server.size > 0 ? '(pg_stat_statements on) ' : ''}${withServerStats ? 'embedded' : 'DATABASE_URL'}`,
     '',
     `- ${f(n / (elapsedMs / 1000), 0)} workflows/s (${f(elapsedMs, 0)} ms)`,
+    `- statements in flight: ${f(overlap.area / elapsedMs)} on average; at least one ${f((overlap.busyMs / elapsedMs) * 100, 0)}% of the time`,
     `- this process's CPU (user ${f(cpu.user / n, 0)} µs, system ${f(cpu.system / n, 0)} µs per workflow): ${f((cpu.user + cpu.system) / 1000, 0)} ms = ${f((cpu.user + cpu.system) / n, 0)} µs per workflow (${f(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100, 0)}% of one core)`,
     '',
     '| transaction | count | per workflow | statements per tx | client ms per tx |',
@@ -216,8 +247,8 @@ try {
   }
   out.push(
     '',
-    '| statement | calls per workflow | client ms per call | server exec ms per call | server plan ms per call | client ms total | server ms total |',
-    '|---|---|---|---|---|---|---|',
+    '| statement | calls per workflow | rows per call | client ms per call | server exec ms per call | server plan ms per call | client ms total | server ms total |',
+    '|---|---|---|---|---|---|---|---|',
   );
   let clientTotal = 0;
   let serverTotal = 0;
@@ -226,7 +257,7 @@ try {
     clientTotal += stat.ms;
     serverTotal += s === undefined ? 0 : s.execMs + s.planMs;
     out.push(
-      `| \`${text}\` | ${f(stat.calls / n, 3)} | ${f(stat.ms / stat.calls, 3)} | ${s ? f(s.execMs / s.calls, 3) : '–'} | ${s ? f(s.planMs / s.calls, 3) : '–'} | ${f(stat.ms, 0)} | ${s ? f(s.execMs + s.planMs, 0) : '–'} |`,
+      `| \`${text}\` | ${f(stat.calls / n, 3)} | ${f(stat.rows / stat.calls, 1)} | ${f(stat.ms / stat.calls, 3)} | ${s ? f(s.execMs / s.calls, 3) : '–'} | ${s ? f(s.planMs / s.calls, 3) : '–'} | ${f(stat.ms, 0)} | ${s ? f(s.execMs + s.planMs, 0) : '–'} |`,
     );
   }
   out.push(

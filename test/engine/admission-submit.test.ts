@@ -1,5 +1,5 @@
 import { type Engine, EngineError } from '@causeway/engine';
-import { defineWorkflow, step } from '@causeway/workflow';
+import { createWorkflowRun, defineWorkflow, step } from '@causeway/workflow';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -54,7 +54,18 @@ const capped = defineWorkflow({
   },
 });
 
-const workflows = [simple, strict, keyed, capped, publishNote];
+/** Deadlines (R28, R29) and per-step attempts, so a batch's task rows differ by step. */
+const timed = defineWorkflow({
+  name: 'adm-timed',
+  input: z.object({ label: z.string() }),
+  deadlineMs: 3_600_000,
+  steps: {
+    early: step({ queue: 'q-timed', deadlineMs: 60_000, maxAttempts: 2, run: () => 'early' }),
+    late: step({ queue: 'q-adm', after: ['early'], maxAttempts: 7, run: () => 'late' }),
+  },
+});
+
+const workflows = [simple, strict, keyed, capped, publishNote, timed];
 
 function engine(): Engine {
   return testEngine(url(), { workflows, queues: { 'q-capped': { maxBacklog: 5 } } });
@@ -279,6 +290,119 @@ describe('transactional submit', () => {
       expect(await tableCounts(url())).toEqual(before);
     },
   );
+});
+
+describe('a batch is written as the pure machine plans it', () => {
+  it('every task and log row of a batch mixing definitions, keys and a stored key', async () => {
+    const cw = engine();
+    const stored = await cw.submit('adm-keyed', { k: 'rows-stored' });
+    const requests = [
+      { name: 'adm-simple', input: { label: 'rows-1' } },
+      { name: 'publish-note', input: { noteId: 'rows', version: 1 } },
+      { name: 'adm-keyed', input: { k: 'rows-stored' } },
+      { name: 'adm-simple', input: { label: 'rows-2' } },
+      { name: 'adm-keyed', input: { k: 'rows-new' } },
+      { name: 'publish-note', input: { noteId: 'rows', version: 2 } },
+      { name: 'adm-timed', input: { label: 'rows-4' } },
+      { name: 'adm-simple', input: { label: 'rows-3' } },
+      { name: 'adm-timed', input: { label: 'rows-5' } },
+    ];
+    const before = await tableCounts(url());
+    const results = await cw.submitMany(requests);
+    expect(results[2]).toEqual({ workflow: stored.workflow, deduplicated: true });
+    const created = results.filter((result) => !result.deduplicated);
+    expect(created).toHaveLength(8);
+    const definitions = new Map(workflows.map((definition) => [definition.name, definition]));
+    let tasks = 0;
+    let transitions = 0;
+    for (const [index, result] of results.entries()) {
+      if (result.deduplicated) continue;
+      const definition = definitions.get(requests[index]?.name as string);
+      if (definition === undefined) throw new Error('unknown definition');
+      const [workflow] = await query<{ name: string; state: string; input: unknown }>(
+        url(),
+        'select name, state, input from causeway_workflows where id = $1',
+        [result.workflow.id],
+      );
+      expect(workflow).toEqual({
+        name: definition.name,
+        state: result.workflow.state,
+        input: requests[index]?.input,
+      });
+      const taskRows = await query<Record<string, unknown>>(
+        url(),
+        `select id, step, queue, state, max_attempts, run_at is not null as ready,
+            (extract(epoch from deadline_at - created_at) * 1000)::float8 as deadline_ms
+           from causeway_tasks where workflow_id = $1`,
+        [result.workflow.id],
+      );
+      const byStep = new Map(taskRows.map((row) => [row.step, row]));
+      const taskIds = definition.steps.map((step) => byStep.get(step.name)?.id as string);
+      const plan = createWorkflowRun(
+        definition,
+        { workflowId: result.workflow.id, taskIds },
+        new Date(0),
+      );
+      expect(plan.run.state).toBe(result.workflow.state);
+      expect(taskRows).toHaveLength(definition.steps.length);
+      definition.steps.forEach((step, position) => {
+        const planned = plan.run.tasks[position];
+        expect(byStep.get(step.name)).toEqual({
+          id: planned?.taskId,
+          step: step.name,
+          queue: step.queue,
+          state: planned?.snapshot.state,
+          max_attempts: step.policy.maxAttempts,
+          ready: planned?.snapshot.state === 'queued',
+          deadline_ms: planned?.snapshot.deadlineAt?.getTime() ?? null,
+        });
+      });
+      const log = await query<Record<string, unknown>>(
+        url(),
+        `select task_id, step, from_state, to_state, reason, error_category, error_summary,
+            actor, attempt, detail
+           from causeway_transitions where workflow_id = $1 order by id`,
+        [result.workflow.id],
+      );
+      expect(log).toEqual(
+        plan.transitions.map((row) =>
+          row.kind === 'workflow'
+            ? {
+                task_id: null,
+                step: null,
+                from_state: row.from,
+                to_state: row.to,
+                reason: row.reason,
+                error_category: null,
+                error_summary: null,
+                actor: row.actor,
+                attempt: 0,
+                detail: row.step === null ? null : { step: row.step },
+              }
+            : {
+                task_id: row.taskId,
+                step: row.step,
+                from_state: row.edge.from,
+                to_state: row.edge.to,
+                reason: row.edge.reason,
+                error_category: row.edge.errorCategory,
+                error_summary: row.edge.errorSummary,
+                actor: row.edge.actor,
+                attempt: row.edge.attempt,
+                detail: row.edge.detail,
+              },
+        ),
+      );
+      tasks += taskRows.length;
+      transitions += log.length;
+    }
+    // Nothing was written for the stored key's request.
+    expect(await tableCounts(url())).toEqual({
+      workflows: before.workflows + 8,
+      tasks: before.tasks + tasks,
+      transitions: before.transitions + transitions,
+    });
+  });
 });
 
 describe('a large batch is one atomic submit', () => {

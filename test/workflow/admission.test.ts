@@ -20,6 +20,7 @@ describe('checkAdmission (R30, R34)', () => {
     ).toEqual({
       ok: true,
       input: { noteId: 'n1', version: 3 },
+      inputJson: '{"noteId":"n1","version":3}',
       idempotencyKey: 'note:n1:v3',
     });
   });

@@ -1,4 +1,5 @@
 import type { WorkflowDefinition } from './define-workflow';
+import { utf8Length } from './utf8-length';
 
 /** Stable codes for everything refused at admission (R34). Nothing is written for any of them. */
 export const admissionErrorCodes = [
@@ -29,7 +30,13 @@ export const defaultAdmissionLimits: AdmissionLimits = Object.freeze({
 });
 
 export type Admission =
-  | { readonly ok: true; readonly input: unknown; readonly idempotencyKey: string | null }
+  | {
+      readonly ok: true;
+      readonly input: unknown;
+      /** The input as JSON, as it was measured against the size limit (and is stored). */
+      readonly inputJson: string;
+      readonly idempotencyKey: string | null;
+    }
   | { readonly ok: false; readonly error: AdmissionError };
 
 /**
@@ -85,7 +92,7 @@ export function checkAdmission(
     const keyProblem = idempotencyKeyProblem(key, limits.maxIdempotencyKeyLength);
     if (keyProblem !== null) return refuse('invalid_idempotency_key', keyProblem);
   }
-  return { ok: true, input: parsed.data, idempotencyKey: key };
+  return { ok: true, input: parsed.data, inputJson: json, idempotencyKey: key };
 }
 
 function idempotencyKeyProblem(key: unknown, maxLength: number): string | null {
@@ -144,11 +151,6 @@ function unstorableReason(text: string): string | null {
   if (text.includes('\u0000')) return 'a NUL character (\\u0000)';
   if (!text.isWellFormed()) return 'a lone UTF-16 surrogate';
   return null;
-}
-
-function utf8Length(text: string): number {
-  // TextEncoder is a web global (no node:* import), available in every runtime we target.
-  return new TextEncoder().encode(text).length;
 }
 
 function refuse(

@@ -112,7 +112,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
   }
   return {
     definition,
-    inputJson: JSON.stringify(admission.input) ?? 'null',
+    inputJson: admission.inputJson,
     idempotencyKey: admission.idempotencyKey,
   };
 }
@@ -182,11 +182,11 @@ async function insertPlan(
   const tx = db as Transaction<CausewayDatabase>;
   // The admission lock taken before the insert makes the cap exact under concurrent submits.
   for (const queue of capped) await queueLockAdmission(tx, queue);
-  const inserted = await submissionInsert(db, plan);
+  const skipped = await submissionInsert(db, plan);
   await refuseOverfullQueues(db, context, capped);
   const answers = new Map<string, SubmitResult>();
   for (const workflow of plan.workflows) {
-    if (inserted.has(workflow.id)) {
+    if (!skipped.has(workflow.id)) {
       answers.set(workflow.id, {
         workflow: { id: workflow.id, state: workflow.state as WorkflowState },
         deduplicated: false,
