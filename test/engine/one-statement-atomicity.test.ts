@@ -114,7 +114,7 @@ describe('the one-statement claim and settle on their own', () => {
     await allowParentUpdates(url);
 
     const settled = await settleInOneStatement(db, apply, [request]);
-    expect([...settled.values()].map((outcome) => outcome.kind)).toEqual(['applied']);
+    expect([...settled.decided.values()].map((outcome) => outcome.kind)).toEqual(['applied']);
     expect((await engine.getWorkflow(workflow.id))?.state).toBe('succeeded');
     expect(await logMismatches(url)).toEqual([]);
   });

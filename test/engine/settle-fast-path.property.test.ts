@@ -8,7 +8,9 @@
  * rolled-back transactions over the same rows. Outcomes, task and workflow rows and log rows
  * must be the same; what the statement does not decide goes to the full decision. The worker's
  * variant (`writeResultsInOneStatement`, edges without task rows) must write the same rows and
- * answer the same edges.
+ * answer the same edges. With slots for chained steps (random per queue), the statement also
+ * leases steps its results make ready; the full decision's counterpart is the same results
+ * followed by claims of exactly those steps, and the rows must again be the same.
  */
 import type { TaskEvent } from '@causeway/workflow';
 import fc from 'fast-check';
@@ -17,6 +19,8 @@ import { describe, expect, it } from 'vitest';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { applyEvents, type EventRequest } from '../../packages/engine/src/runtime/apply-events';
 import {
+  type ChainCapacity,
+  type SettledBatch,
   settleInOneStatement,
   writeResultsInOneStatement,
 } from '../../packages/engine/src/runtime/settle';
@@ -40,20 +44,36 @@ const apply = { definitions, leaseMs: 30_000, random: () => 0.5 };
 async function inOneStatementThenInFull(
   tx: Transaction<CausewayDatabase>,
   requests: readonly EventRequest[],
+  capacity: ChainCapacity,
   write: (
     tx: Transaction<CausewayDatabase>,
     context: typeof apply,
     requests: readonly EventRequest[],
-  ) => Promise<ReadonlyMap<EventRequest, unknown>>,
+    capacity: ChainCapacity,
+  ) => Promise<SettledBatch<unknown>>,
 ) {
-  const decided = await write(tx, apply, requests);
+  const { decided, chained } = await write(tx, apply, requests, capacity);
   const rest = requests.filter((request) => !decided.has(request));
   const full = rest.length === 0 ? [] : (await applyEvents(tx, apply, rest)).outcomes;
   return {
     outcomes: requests.map((request) => decided.get(request) ?? full[rest.indexOf(request)]),
     inOneStatement: decided.size,
+    chained,
   };
 }
+
+/** What an attempt of a chained step is given, for comparison with the full decision's rows. */
+const chainedView = (chained: SettledBatch<unknown>['chained']) =>
+  chained.map((claimed) => ({
+    id: claimed.task.id,
+    queue: claimed.task.queue,
+    state: claimed.task.state,
+    attempt: claimed.task.attempt,
+    leaseEpoch: claimed.task.leaseEpoch,
+    deadlineAt: claimed.task.deadlineAt?.toISOString() ?? null,
+    input: claimed.input,
+    results: claimed.results,
+  }));
 
 /** Times the paths write (now, or a retry a little after it) read NOW; stored ones are hours away and read as themselves. */
 const settleStamp = (value: Date) =>
@@ -83,6 +103,17 @@ const resultSpec = fc.record({
   sibling: fc.integer({ min: 0, max: 2 }).map((n) => n === 0),
 });
 
+/** Slots for chained steps per queue: sometimes none (the plain settle), else a few. */
+const capacitySpec = fc.oneof(
+  { arbitrary: fc.constant(new Map<string, number>()), weight: 1 },
+  {
+    arbitrary: fc
+      .record({ cpu: fc.integer({ min: 0, max: 2 }), net: fc.integer({ min: 0, max: 2 }) })
+      .map((slots): ChainCapacity => new Map(Object.entries(slots))),
+    weight: 3,
+  },
+);
+
 describe('the one-statement settle', () => {
   it('writes what the full decision writes, on random states and batches of results', async () => {
     let inOneStatement = 0;
@@ -90,11 +121,14 @@ describe('the one-statement settle', () => {
     let promotions = 0;
     let parentChanges = 0;
     let sharedWorkflow = 0;
+    let chainedSteps = 0;
+    let unchainedPromotions = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(workflowSpec, { minLength: 1, maxLength: 8 }),
         fc.array(resultSpec, { minLength: 1, maxLength: 6 }),
-        async (specs, results) => {
+        capacitySpec,
+        async (specs, results, capacity) => {
           await store(opened().db, specs);
           const { rows: tasks } = await sql<{
             id: string;
@@ -143,15 +177,74 @@ describe('the one-statement settle', () => {
               ...(result.fails ? {} : { extra: { outputJson: JSON.stringify({ result: index }) } }),
             });
           }
-          const full = await rolledBack(opened().db, async (tx) => {
-            const applied = await applyEvents(tx, apply, requests);
-            return { outcomes: applied.outcomes, rows: await rowsAfter(tx, settleStamp) };
-          });
           const fast = await rolledBack(opened().db, async (tx) => {
-            const settled = await inOneStatementThenInFull(tx, requests, settleInOneStatement);
+            const settled = await inOneStatementThenInFull(
+              tx,
+              requests,
+              capacity,
+              settleInOneStatement,
+            );
             return { ...settled, rows: await rowsAfter(tx, settleStamp) };
           });
-          expect(plainOutcome(fast.outcomes)).toEqual(plainOutcome(full.outcomes));
+          // The full decision: the same results, then claims of exactly the chained steps.
+          const claims: EventRequest[] = fast.chained.map((claimed) => ({
+            taskId: claimed.task.id,
+            workflowId: claimed.task.workflowId,
+            event: { type: 'claim', actor: { kind: 'worker', name: holder } },
+          }));
+          const full = await rolledBack(opened().db, async (tx) => {
+            const applied = await applyEvents(tx, apply, [...requests, ...claims], { holder });
+            return { outcomes: applied.outcomes, rows: await rowsAfter(tx, settleStamp) };
+          });
+          expect(plainOutcome(fast.outcomes)).toEqual(
+            plainOutcome(full.outcomes.slice(0, requests.length)),
+          );
+          for (const outcome of full.outcomes.slice(requests.length)) {
+            expect(outcome).toMatchObject({ kind: 'applied', edge: { to: 'leased' } });
+          }
+          // Never more chained steps per queue than the slots given.
+          for (const [queue, slots] of capacity) {
+            const taken = fast.chained.filter((claimed) => claimed.task.queue === queue).length;
+            expect(taken).toBeLessThanOrEqual(slots);
+          }
+          // An attempt of a chained step gets its row as the full decision leaves it, its
+          // workflow's input and every upstream step's output.
+          const taskOf = new Map(full.rows.tasks.map((row) => [row.id, row]));
+          expect(chainedView(fast.chained)).toEqual(
+            fast.chained.map((claimed) => {
+              const row = taskOf.get(claimed.task.id) as Record<string, unknown>;
+              const upstream = claimed.definition.steps.filter((step) =>
+                Object.hasOwn(claimed.results, step.name),
+              );
+              return {
+                id: row.id,
+                queue: row.queue,
+                state: row.state,
+                attempt: row.attempt,
+                leaseEpoch: Number(row.lease_epoch),
+                deadlineAt:
+                  row.deadline_at === null
+                    ? null
+                    : (claimed.task.deadlineAt?.toISOString() ?? 'missing'),
+                input: { n: 1 },
+                results: Object.fromEntries(
+                  upstream.map((step) => [
+                    step.name,
+                    full.rows.tasks.find(
+                      (task) => task.workflow_id === row.workflow_id && task.step === step.name,
+                    )?.output,
+                  ]),
+                ),
+              };
+            }),
+          );
+          for (const claimed of fast.chained) {
+            const upstream = claimed.definition.steps.filter((step) =>
+              claimed.step.after.includes(step.name),
+            );
+            // Direct upstream steps all succeeded, so each has an output to hand over.
+            for (const step of upstream) expect(claimed.results).toHaveProperty(step.name);
+          }
           // Each workflow's log in the same order; across workflows a batch may interleave
           // differently (the one statement writes its results before the full decision's).
           const byWorkflow = (rows: typeof full.rows) => ({
@@ -166,6 +259,7 @@ describe('the one-statement settle', () => {
             const settled = await inOneStatementThenInFull(
               tx,
               requests,
+              capacity,
               writeResultsInOneStatement,
             );
             return { ...settled, rows: await rowsAfter(tx, settleStamp) };
@@ -174,6 +268,7 @@ describe('the one-statement settle', () => {
             plainOutcome((outcome as { kind: string; edge?: unknown }).edge ?? outcome);
           expect(worker.outcomes.map(edgeOf)).toEqual(fast.outcomes.map(edgeOf));
           expect(plainOutcome(worker.rows)).toEqual(plainOutcome(fast.rows));
+          expect(chainedView(worker.chained)).toEqual(chainedView(fast.chained));
           // A completion that holds its lease, in a batch with another result for its workflow.
           const sharing = requests.filter(
             (request) =>
@@ -190,15 +285,23 @@ describe('the one-statement settle', () => {
           inOneStatement += fast.inOneStatement;
           fellBack += requests.length - fast.inOneStatement;
           promotions += fast.rows.log.filter((row) => row.reason === 'upstream_succeeded').length;
+          chainedSteps += fast.chained.length;
+          unchainedPromotions += fast.rows.tasks.filter(
+            (row) =>
+              row.state === 'queued' &&
+              fast.rows.log.some(
+                (log) => log.task_id === row.id && log.reason === 'upstream_succeeded',
+              ),
+          ).length;
           parentChanges += fast.rows.log.filter(
             (row) => row.task_id === null && row.reason === 'completed',
           ).length;
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
     console.info(
-      `[settle-fast-path] ${inOneStatement} results in one statement, ${fellBack} decided in full; ${promotions} promotions, ${parentChanges} parent changes, ${sharedWorkflow} batches where a holding completion shares its workflow`,
+      `[settle-fast-path] ${inOneStatement} results in one statement, ${fellBack} decided in full; ${promotions} promotions (${chainedSteps} chained, ${unchainedPromotions} left queued), ${parentChanges} parent changes, ${sharedWorkflow} batches where a holding completion shares its workflow`,
     );
     // The generator must reach every branch, or the property proves less than it says.
     expect(inOneStatement).toBeGreaterThan(25);
@@ -206,5 +309,7 @@ describe('the one-statement settle', () => {
     expect(promotions).toBeGreaterThan(20);
     expect(parentChanges).toBeGreaterThan(8);
     expect(sharedWorkflow).toBeGreaterThan(25);
+    expect(chainedSteps).toBeGreaterThan(5);
+    expect(unchainedPromotions).toBeGreaterThan(10);
   }, 180_000);
 });

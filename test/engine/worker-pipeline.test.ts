@@ -9,7 +9,8 @@ import { waitFor } from '../helpers/wait-for';
  * The worker's pipeline: a finished handler frees its slot before its result is written, so
  * the claim for that slot overlaps the write. That may not let more handlers run than the
  * pool allows (R32), and a next step made ready by a result is claimed without waiting for a
- * poll.
+ * poll: the result holds its slot, and the settle statement leases the step to the worker at
+ * once (chained).
  */
 const database = useTestDatabase();
 
@@ -55,6 +56,28 @@ const relay = defineWorkflow({
     }),
   },
 });
+
+/** Polls until every workflow of `ids` succeeded; returns the most tasks seen leased at once. */
+async function mostLeasedUntilSucceeded(url: string, ids: readonly string[]): Promise<number> {
+  let mostLeased = 0;
+  await waitFor(
+    async () => {
+      const leased = await query<{ n: number }>(
+        url,
+        `select count(*)::int as n from causeway_tasks where state = 'leased'`,
+      );
+      mostLeased = Math.max(mostLeased, leased[0]?.n ?? 0);
+      const done = await query<{ n: number }>(
+        url,
+        `select count(*)::int as n from causeway_workflows where id = any($1::uuid[]) and state = 'succeeded'`,
+        [ids],
+      );
+      return done[0]?.n === ids.length;
+    },
+    { timeoutMs: 20_000, intervalMs: 2, description: 'every workflow succeeded' },
+  );
+  return mostLeased;
+}
 
 describe('worker pipeline', () => {
   it('never sleeps through a wake-up that arrives while results are being written', async () => {
@@ -112,6 +135,91 @@ describe('worker pipeline', () => {
       [ids],
     );
     expect(claims[0]?.n).toBe(30);
+    // Each of b and c was leased by the statement that wrote its upstream's success: the
+    // success, the promotion and the claim share one transaction.
+    const chained = await query<{ step: string; n: number }>(
+      database().url,
+      `select next.step, count(*)::int as n
+         from causeway_transitions as next
+         join causeway_transitions as done
+           on done.workflow_id = next.workflow_id and done.xmin::text = next.xmin::text
+          and done.to_state = 'succeeded' and done.task_id is not null
+        where next.workflow_id = any($1::uuid[]) and next.reason = 'lease_acquired'
+          and next.step in ('b', 'c')
+        group by next.step order by next.step`,
+      [ids],
+    );
+    expect(chained).toEqual([
+      { step: 'b', n: 10 },
+      { step: 'c', n: 10 },
+    ]);
+    expect(await logMismatches(database().url)).toEqual([]);
+  });
+
+  it('keeps the pool and lease bounds while steps are chained', async () => {
+    running = 0;
+    mostRunning = 0;
+    const counted = defineWorkflow({
+      name: 'pipeline-counted-chain',
+      input: z.object({ i: z.number().int() }),
+      steps: Object.fromEntries(
+        ['a', 'b', 'c'].map((name, index, names) => [
+          name,
+          step<{ i: number }>({
+            ...(index === 0 ? {} : { after: [names[index - 1] as string] }),
+            run: async (ctx) => {
+              running += 1;
+              mostRunning = Math.max(mostRunning, running);
+              await new Promise((resolve) => setTimeout(resolve, (ctx.input.i + index) % 3));
+              running -= 1;
+              // Each step extends its upstream's output: a chained step must be handed it.
+              const upstream =
+                index === 0 ? `${ctx.input.i}:` : ctx.results[names[index - 1] as string];
+              return `${upstream}${name}`;
+            },
+          }),
+        ]),
+      ),
+    });
+    const engine = testEngine(database().url, { workflows: [counted] });
+    await engine.migrate();
+    const n = 60;
+    const concurrency = 2;
+    const prefetch = 3;
+    const submitted = await engine.submitMany(
+      Array.from({ length: n }, (_, i) => ({ name: 'pipeline-counted-chain', input: { i } })),
+    );
+    const ids = submitted.map((result) => result.workflow.id);
+    const worker = await engine.startWorker({ concurrency, prefetch });
+    const mostLeased = await mostLeasedUntilSucceeded(database().url, ids);
+    await worker.stop();
+    expect(mostRunning).toBe(concurrency);
+    expect(mostLeased).toBeLessThanOrEqual(2 * concurrency + prefetch);
+    // Every step ran once, and got its upstream step's output.
+    const tasks = await query<{ step: string; attempt: number; output: string; input: number }>(
+      database().url,
+      `select t.step, t.attempt, t.output #>> '{}' as output, (w.input ->> 'i')::int as input
+         from causeway_tasks t join causeway_workflows w on w.id = t.workflow_id
+        where t.workflow_id = any($1::uuid[])`,
+      [ids],
+    );
+    expect(tasks).toHaveLength(3 * n);
+    const expected: Record<string, string> = { a: 'a', b: 'ab', c: 'abc' };
+    for (const task of tasks) {
+      expect(task.attempt).toBe(1);
+      expect(task.output).toBe(`${task.input}:${expected[task.step]}`);
+    }
+    const chained = await query<{ n: number }>(
+      database().url,
+      `select count(*)::int as n
+         from causeway_transitions as next
+         join causeway_transitions as done
+           on done.workflow_id = next.workflow_id and done.xmin::text = next.xmin::text
+          and done.to_state = 'succeeded' and done.task_id is not null
+        where next.workflow_id = any($1::uuid[]) and next.reason = 'lease_acquired'`,
+      [ids],
+    );
+    expect(chained[0]?.n).toBeGreaterThan(0);
     expect(await logMismatches(database().url)).toEqual([]);
   });
 
@@ -132,23 +240,7 @@ describe('worker pipeline', () => {
       const ids = submitted.map((result) => result.workflow.id);
       const worker = await engine.startWorker({ concurrency, prefetch });
       // Leases held at once: running + prefetched + results still being written (≤ one pool).
-      let mostLeased = 0;
-      await waitFor(
-        async () => {
-          const leased = await query<{ n: number }>(
-            database().url,
-            `select count(*)::int as n from causeway_tasks where state = 'leased'`,
-          );
-          mostLeased = Math.max(mostLeased, leased[0]?.n ?? 0);
-          const done = await query<{ n: number }>(
-            database().url,
-            `select count(*)::int as n from causeway_workflows where id = any($1::uuid[]) and state = 'succeeded'`,
-            [ids],
-          );
-          return done[0]?.n === n;
-        },
-        { timeoutMs: 15_000, intervalMs: 2, description: 'every busy workflow succeeded' },
-      );
+      const mostLeased = await mostLeasedUntilSucceeded(database().url, ids);
       await worker.stop();
       expect(mostRunning).toBe(concurrency);
       expect(mostLeased).toBeGreaterThan(0);

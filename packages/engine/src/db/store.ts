@@ -757,7 +757,27 @@ export interface FastCompletePlan {
   readonly stepNames: readonly string[];
   readonly stepSteps: readonly string[];
   readonly stepAfter: readonly string[];
+  readonly stepUpstream: readonly string[];
   readonly stepOrder: readonly number[];
+  /**
+   * Steps a result makes ready that this worker leases in the same statement, per queue at
+   * most `limits` (empty: none). Only where the claim edge leaves the parent as it is and the
+   * step's deadline has not passed; the rest are queued as usual.
+   */
+  readonly chain: FastChainPlan;
+}
+
+/** The claim edge of chained steps, read off the machine as the one-statement claim does. */
+export interface FastChainPlan {
+  readonly queues: readonly string[];
+  readonly limits: readonly number[];
+  readonly to: string;
+  readonly reason: string;
+  readonly attemptIncrement: number;
+  readonly effectStarted: boolean;
+  readonly leaseMs: number;
+  readonly parentFrom: readonly string[];
+  readonly parentTo: readonly string[];
 }
 
 /**
@@ -787,7 +807,13 @@ export async function taskCompleteFast(
   db: Db,
   plan: FastCompletePlan,
   { withTasks }: { readonly withTasks: boolean },
-): Promise<{ readonly completed: readonly FastCompleted[]; readonly now: Date }> {
+): Promise<{
+  readonly completed: readonly FastCompleted[];
+  /** Steps made ready and leased to the plan's holder in the same statement (`chain`). */
+  readonly chained: readonly FastClaimedTask[];
+  readonly now: Date;
+}> {
+  const { chain } = plan;
   const { rows } = await executeDirect(
     db,
     sql<
@@ -797,6 +823,7 @@ export async function taskCompleteFast(
         readonly edge_to: string;
         readonly edge_reason: string;
         readonly summary_now: Date;
+        readonly chained: readonly ChainedRow[] | null;
       }
     >`
     ${preparedSql}
@@ -821,7 +848,7 @@ export async function taskCompleteFast(
     ),
     locked_task as materialized (
       select id, workflow_id, step, queue, state, attempt, lease_holder, lease_epoch,
-        lease_expires_at
+        lease_expires_at, deadline_at, output
       from causeway_tasks
       where workflow_id in (select id from locked_workflow)
       order by id
@@ -832,8 +859,9 @@ export async function taskCompleteFast(
         ${constantArrayLiteral(plan.stepNames)}::text[],
         ${constantArrayLiteral(plan.stepSteps)}::text[],
         ${constantArrayLiteral(plan.stepAfter)}::jsonb[],
+        ${constantArrayLiteral(plan.stepUpstream)}::jsonb[],
         ${constantArrayLiteral(plan.stepOrder)}::integer[]
-      ) as s(name, step, after, ord)
+      ) as s(name, step, after, upstream, ord)
     ),
     cause as materialized (
       select r.task_id, r.workflow_id, r.output, r.position, r.epoch, t.step,
@@ -855,7 +883,7 @@ export async function taskCompleteFast(
         and t.lease_expires_at > (select now from clock)
     ),
     after_cause as materialized (
-      select t.id, t.workflow_id, t.step, t.queue, t.attempt, c.name,
+      select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.deadline_at, c.name,
         case when t.id = c.task_id then c.to_state else t.state end as state
       from locked_task as t
       join cause as c on c.workflow_id = t.workflow_id
@@ -863,14 +891,14 @@ export async function taskCompleteFast(
     -- A pending step is promoted when each of its upstream steps has succeeded: counted with
     -- joins (linear in the batch) rather than a correlated subquery per pending step.
     promoted as materialized (
-      select a.id, a.workflow_id, a.step, a.queue, a.attempt, s.ord
+      select a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
       from after_cause as a
       join step as s on s.name = a.name and s.step = a.step
       left join lateral jsonb_array_elements_text(s.after) as u(step) on true
       left join after_cause as done
         on done.workflow_id = a.workflow_id and done.step = u.step and done.state = 'succeeded'
       where a.state = 'pending'
-      group by a.id, a.workflow_id, a.step, a.queue, a.attempt, s.ord
+      group by a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
       having count(u.step) = count(done.id)
     ),
     parent as materialized (
@@ -889,6 +917,33 @@ export async function taskCompleteFast(
         ${constantArrayLiteral(plan.presenceStates)}::text[]
       ) as g(mask, state) on g.mask = m.mask
     ),
+    -- Promoted steps this worker leases at once, per queue up to its limit, in result order:
+    -- only where the claim leaves the parent as the promotion left it (so no parent edge is
+    -- due for the claim) and the deadline has not passed (that claim ends the task instead).
+    chained as materialized (
+      select r.id, r.position, r.ord
+      from (
+        select p.id, p.queue, c.position, p.ord,
+          row_number() over (partition by p.queue order by c.position, p.ord) as nth
+        from promoted as p
+        join cause as c on c.workflow_id = p.workflow_id
+        join parent as pa on pa.workflow_id = p.workflow_id
+        join unnest(
+          ${constantArrayLiteral(chain.parentFrom)}::text[],
+          ${constantArrayLiteral(chain.parentTo)}::text[]
+        ) as m(from_state, to_state)
+          on m.from_state = pa.parent_after and m.to_state = pa.parent_after
+        where p.deadline_at is null or p.deadline_at > (select now from clock)
+      ) as r
+      join unnest(${chain.queues}::text[], ${chain.limits}::integer[]) as q(queue, most)
+        on q.queue = r.queue
+      where r.nth <= q.most
+    ),
+    promoted_plan as materialized (
+      select p.*, ch.id is not null as chained, ch.position
+      from promoted as p
+      left join chained as ch on ch.id = p.id
+    ),
     -- Two updates, each joined to one CTE: rows a concurrent transaction changed since the
     -- statement began are then followed to their latest version (EvalPlanQual) reliably.
     completed_update as (
@@ -905,18 +960,25 @@ export async function taskCompleteFast(
       where t.id = c.task_id and t.state = c.from_state and t.lease_epoch = c.epoch
       returning ${taskColumns}, c.position
     ),
+    -- A chained step takes both edges in one write: pending → queued → leased.
     promoted_update as (
       update causeway_tasks as t set
-        state = ${plan.promoteTo},
-        run_at = clock.now,
-        lease_holder = null,
-        lease_expires_at = null,
+        state = case when p.chained then ${chain.to} else ${plan.promoteTo} end,
+        attempt = t.attempt + case when p.chained then ${chain.attemptIncrement}::integer else 0 end,
+        effect_started = case when p.chained then ${chain.effectStarted}::boolean
+          else t.effect_started end,
+        run_at = case when p.chained then null else clock.now end,
+        lease_holder = case when p.chained then ${plan.holder} end,
+        lease_epoch = t.lease_epoch + case when p.chained then 1 else 0 end,
+        lease_expires_at = case when p.chained
+          then clock.now + ${chain.leaseMs}::integer * interval '1 millisecond' end,
         receipt_id = null,
         receipt_deadline_at = null,
         updated_at = clock.now
-      from promoted as p, clock
+      from promoted_plan as p, clock
       where t.id = p.id and t.state = 'pending'
-      returning t.id
+      returning t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, t.lease_epoch,
+        t.deadline_at, t.evidence, t.checkpoints, p.chained, p.position, p.ord, p.upstream
     ),
     workflow_update as (
       update causeway_workflows as w set state = p.parent_after, updated_at = clock.now
@@ -946,12 +1008,42 @@ export async function taskCompleteFast(
         from parent as pa
         join cause as c on c.workflow_id = pa.workflow_id
         where pa.parent_after <> pa.parent_before
+        union all
+        -- The claims of chained steps come after every result's rows, as the full decision
+        -- writes them when the claims follow the results.
+        select p.workflow_id, p.id, p.step, ${plan.promoteTo}, ${chain.to}, ${chain.reason},
+          ${plan.actor}, p.attempt + ${chain.attemptIncrement}::integer, null, p.position, 3,
+          p.ord
+        from promoted_plan as p
+        where p.chained
       ) as v, clock
-      order by position, rank, ord
+      order by rank = 3, position, rank, ord
       returning 1
     ),
     wake as (
-      select pg_notify(${wakeupChannel}, queue) from (select distinct queue from promoted) as q
+      select pg_notify(${wakeupChannel}, queue)
+      from (select distinct queue from promoted_plan where not chained) as q
+    ),
+    -- What the attempts of chained steps need: the leased task, its workflow's name and
+    -- input, and its upstream steps' outputs (this statement's own result included; the
+    -- others from the locked rows, which are current even if the statement waited).
+    chained_out as materialized (
+      select jsonb_agg(jsonb_build_object(
+        'id', pu.id, 'workflow_id', pu.workflow_id, 'step', pu.step, 'queue', pu.queue,
+        'state', pu.state, 'attempt', pu.attempt, 'lease_epoch', pu.lease_epoch,
+        'deadline_at', pu.deadline_at, 'evidence', pu.evidence, 'checkpoints', pu.checkpoints,
+        'w_name', c.name,
+        'w_input', (select w.input from causeway_workflows as w where w.id = pu.workflow_id),
+        'outputs', coalesce((
+          select jsonb_object_agg(u.step, case when u.step = c.step
+            then coalesce(c.output::jsonb, lt.output) else lt.output end)
+          from jsonb_array_elements_text(pu.upstream) as u(step)
+          join locked_task as lt on lt.workflow_id = pu.workflow_id and lt.step = u.step
+        ), '{}'::jsonb)
+      ) order by pu.position, pu.ord) as tasks
+      from promoted_update as pu
+      join cause as c on c.workflow_id = pu.workflow_id
+      where pu.chained
     ),
     announce as (
       select pg_notify(${transitionsChannel}, '') where exists (select 1 from cause)
@@ -964,6 +1056,7 @@ export async function taskCompleteFast(
         (select count(*) from workflow_update) as workflow_count,
         (select count(*) from wake) as wake_count,
         (select count(*) from announce) as announce_count,
+        (select tasks from chained_out) as chained,
         (select count(*) from cause) + (select count(*) from promoted)
           + (select count(*) from parent where parent_after <> parent_before) as decided_count,
         (select count(*) from completed_update) + (select count(*) from promoted_update)
@@ -972,7 +1065,10 @@ export async function taskCompleteFast(
     -- Whole task rows only for callers that read them: pg parses every column it is sent.
     select ${withTasks ? sql`tu.*` : sql`tu.id, tu.attempt, tu.position`},
       c.from_state as edge_from, c.to_state as edge_to, c.reason as edge_reason,
-      summary.summary_now
+      summary.summary_now,
+      -- The chained steps once, on the first row (pg parses every column of every row).
+      case when tu.position is null or tu.position = (select min(position) from completed_update)
+        then summary.chained end as chained
     from summary
     left join completed_update as tu on true
     left join cause as c on c.task_id = tu.id
@@ -990,7 +1086,34 @@ export async function taskCompleteFast(
       attempt: row.attempt,
       task: withTasks ? taskFromRow(row) : null,
     }));
-  return { completed, now: summary.summary_now };
+  const chained = (summary.chained ?? []).map((row) => ({
+    task: leasedTaskFromRow({
+      ...row,
+      lease_epoch: String(row.lease_epoch),
+      deadline_at: row.deadline_at === null ? null : new Date(row.deadline_at),
+    }),
+    workflowName: row.w_name,
+    input: row.w_input,
+    outputs: row.outputs,
+  }));
+  return { completed, chained, now: summary.summary_now };
+}
+
+/** A chained step as the settle statement sends it (one JSON object; times as text). */
+interface ChainedRow {
+  readonly id: string;
+  readonly workflow_id: string;
+  readonly step: string;
+  readonly queue: string;
+  readonly state: string;
+  readonly attempt: number;
+  readonly lease_epoch: number;
+  readonly deadline_at: string | null;
+  readonly evidence: Selectable<TaskTable>['evidence'];
+  readonly checkpoints: Selectable<TaskTable>['checkpoints'];
+  readonly w_name: string;
+  readonly w_input: unknown;
+  readonly outputs: Record<string, unknown>;
 }
 
 /** The wake-up payload that means "the outbox has work" (queue names start with a letter). */

@@ -21,8 +21,11 @@ export interface ClaimRequest {
 
 /** The claim edge as data, read off the machine once (null: the machine's claim is not expressible). */
 const outcomes = deriveClaimOutcomes();
-/** The parts of the plan that never change, built once rather than on every claim. */
-const claimEdge =
+/**
+ * The parts of the plan that never change, built once rather than on every claim; the settle
+ * statement uses the same edge for the steps it chains.
+ */
+export const claimEdge =
   outcomes === null
     ? null
     : {
@@ -105,7 +108,7 @@ async function claimInFull(
 }
 
 /** A leased task with its definition, its input and the outputs of its upstream steps. */
-function prepareClaimed(
+export function prepareClaimed(
   context: ApplyContext,
   task: LeasedTask,
   workflowName: string,

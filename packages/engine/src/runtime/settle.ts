@@ -8,6 +8,8 @@ import {
 } from '@causeway/workflow';
 import { type Db, taskCompleteFast } from '../db/store';
 import type { ApplyContext, EventOutcome, EventRequest } from './apply-events';
+import { claimEdge, prepareClaimed } from './claim';
+import type { ClaimedTask } from './executor';
 import { stepTableOf } from './step-table';
 
 /** The complete edges, promotion and aggregation as data, read off the machine once. */
@@ -27,6 +29,21 @@ const completeEdges =
         presenceMasks: [...outcomes.parentByPresence.keys()],
         presenceStates: [...outcomes.parentByPresence.values()],
       };
+
+/**
+ * How many of the steps a batch of results makes ready its writer takes at once, per queue:
+ * they are leased to it in the settle statement itself (pending → queued → leased) instead of
+ * waiting in the queue for its next claim.
+ */
+export type ChainCapacity = ReadonlyMap<string, number>;
+
+const noChain: ChainCapacity = new Map();
+
+/** What a batch of results came to: outcomes by request, and the steps leased to the writer. */
+export interface SettledBatch<Outcome> {
+  readonly decided: ReadonlyMap<EventRequest, Outcome>;
+  readonly chained: readonly ClaimedTask[];
+}
 
 /**
  * A plain `complete` result of the writer's own lease: the case the one statement covers. A
@@ -56,8 +73,9 @@ export function writeResultsInOneStatement(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
-): Promise<ReadonlyMap<EventRequest, ResultOutcome>> {
-  return settleFast(db, context, requests, false);
+  capacity: ChainCapacity = noChain,
+): Promise<SettledBatch<ResultOutcome>> {
+  return settleFast(db, context, requests, capacity, false);
 }
 
 /**
@@ -72,37 +90,44 @@ export function settleInOneStatement(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
-): Promise<ReadonlyMap<EventRequest, EventOutcome>> {
-  return settleFast(db, context, requests, true);
+  capacity: ChainCapacity = noChain,
+): Promise<SettledBatch<EventOutcome>> {
+  return settleFast(db, context, requests, capacity, true);
 }
 
 function settleFast(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
+  capacity: ChainCapacity,
   withTasks: true,
-): Promise<Map<EventRequest, EventOutcome>>;
+): Promise<SettledBatch<EventOutcome>>;
 function settleFast(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
+  capacity: ChainCapacity,
   withTasks: false,
-): Promise<Map<EventRequest, ResultOutcome>>;
+): Promise<SettledBatch<ResultOutcome>>;
 async function settleFast(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
+  capacity: ChainCapacity,
   withTasks: boolean,
-): Promise<Map<EventRequest, EventOutcome | ResultOutcome>> {
+): Promise<SettledBatch<EventOutcome | ResultOutcome>> {
   const decided = new Map<EventRequest, EventOutcome | ResultOutcome>();
   // Every workflow of the batch must be known up front: the statement locks them all first.
   const known = requests.every((request) => request.workflowId !== undefined);
   const plain = completeEdges === null || !known ? [] : requests.filter(isPlainComplete);
   const holder = plain[0]?.fence?.holder;
   const fast = plain.filter((request) => request.fence?.holder === holder);
-  if (completeEdges === null || fast.length === 0 || holder === undefined) return decided;
+  if (completeEdges === null || fast.length === 0 || holder === undefined) {
+    return { decided, chained: [] };
+  }
   const actor = formatActor({ kind: 'worker', name: holder });
   const steps = stepTableOf(context.definitions);
+  const chainQueues = claimEdge === null ? [] : [...capacity].filter(([, most]) => most > 0);
   const written = await taskCompleteFast(
     db,
     {
@@ -119,7 +144,22 @@ async function settleFast(
       stepNames: steps.stepNames,
       stepSteps: steps.stepSteps,
       stepAfter: steps.stepAfter,
+      stepUpstream: steps.stepUpstream,
       stepOrder: steps.stepOrder,
+      chain: {
+        // Without a claim edge the machine can express, no queue is given: nothing chains.
+        ...(claimEdge ?? {
+          to: 'leased',
+          reason: 'lease_acquired',
+          attemptIncrement: 1,
+          effectStarted: false,
+          parentFrom: [],
+          parentTo: [],
+        }),
+        queues: chainQueues.map(([queue]) => queue),
+        limits: chainQueues.map(([, most]) => most),
+        leaseMs: context.leaseMs,
+      },
     },
     { withTasks },
   );
@@ -141,5 +181,8 @@ async function settleFast(
       },
     });
   }
-  return decided;
+  const chained = written.chained.map((row) =>
+    prepareClaimed(context, row.task, row.workflowName, row.input, row.outputs, written.now),
+  );
+  return { decided, chained };
 }

@@ -2,12 +2,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isRetryableDatabaseError } from '../db/pg-errors';
 import { applyEvents, type EventOutcome, type EventRequest } from './apply-events';
 import type { EngineContext } from './context';
-import { type ResultOutcome, writeResultsInOneStatement } from './settle';
+import type { ClaimedTask } from './executor';
+import { type ChainCapacity, type ResultOutcome, writeResultsInOneStatement } from './settle';
 
 interface Pending {
   readonly request: EventRequest;
   readonly resolve: (outcome: ResultOutcome) => void;
   readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Free slots of the worker that the steps a batch of results makes ready may take at once
+ * (chained in the settle statement), reserved while the statement runs.
+ */
+export interface ChainSlots {
+  /** Reserves slots for the steps a batch of results may make ready, per queue. */
+  reserve(requests: readonly EventRequest[]): ChainCapacity;
+  /** Releases what `reserve` took and hands over the steps leased in the statement. */
+  deliver(reserved: ChainCapacity, chained: readonly ClaimedTask[]): void;
 }
 
 const maxBatch = 500;
@@ -31,7 +43,10 @@ export class Settler {
   private readonly flushing = new Set<Promise<void>>();
   private scheduled = false;
 
-  constructor(private readonly context: EngineContext) {}
+  constructor(
+    private readonly context: EngineContext,
+    private readonly slots: ChainSlots | null = null,
+  ) {}
 
   settle(request: EventRequest): Promise<ResultOutcome> {
     return new Promise((resolve, reject) => {
@@ -67,6 +82,26 @@ export class Settler {
     this.flushing.add(flushing);
   }
 
+  /** The one statement, with slots reserved for the steps it may chain. */
+  private async writeInOneStatement(
+    requests: readonly EventRequest[],
+  ): Promise<ReadonlyMap<EventRequest, ResultOutcome>> {
+    const reserved = this.slots?.reserve(requests) ?? new Map<string, number>();
+    let chained: readonly ClaimedTask[] = [];
+    try {
+      const settled = await writeResultsInOneStatement(
+        this.context.db,
+        this.context.apply,
+        requests,
+        reserved,
+      );
+      chained = settled.chained;
+      return settled.decided;
+    } finally {
+      this.slots?.deliver(reserved, chained);
+    }
+  }
+
   /** Writes a batch's results, retrying transient errors for what is not yet written. */
   private async write(batch: readonly Pending[]): Promise<void> {
     let pending = batch;
@@ -74,11 +109,7 @@ export class Settler {
     for (let attempt = 0; ; attempt += 1) {
       try {
         if (inOneStatement) {
-          const decided = await writeResultsInOneStatement(
-            this.context.db,
-            this.context.apply,
-            pending.map((item) => item.request),
-          );
+          const decided = await this.writeInOneStatement(pending.map((item) => item.request));
           // Committed: these are done, whatever happens to the rest.
           pending = pending.filter((item) => {
             const outcome = decided.get(item.request);

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowDefinition } from '@causeway/workflow';
 import { isRetryableDatabaseError } from '../db/pg-errors';
 import { leaseRenewMany, outboxWakeup, taskGet } from '../db/store';
+import type { EventRequest } from './apply-events';
 import { claimReadyTasks } from './claim';
 import type { EngineContext } from './context';
 import { Attempt, type ClaimedTask } from './executor';
@@ -90,6 +91,15 @@ export class Worker implements WorkerHandle {
    * loop still polls).
    */
   private readonly drained = new Set<string>();
+  /**
+   * Per queue: slots held for the steps that results being written may make ready, so the
+   * settle can lease those steps at once (chained) instead of the claim loop filling every
+   * freed slot with new work first. One per result whose step runs before a step of a queue
+   * this worker serves; released once the result is written.
+   */
+  private readonly chainHeld = new Map<string, number>();
+  /** The queue each such result holds its slot in, by task id. */
+  private readonly holding = new Map<string, string>();
   /** Wake-ups received per queue, so a claim can tell whether work was announced meanwhile. */
   private readonly announced = new Map<string, number>();
   private readonly settler: Settler;
@@ -111,7 +121,10 @@ export class Worker implements WorkerHandle {
     private readonly context: EngineContext,
     private readonly options: WorkerOptions,
   ) {
-    this.settler = new Settler(context);
+    this.settler = new Settler(context, {
+      reserve: (requests) => this.reserveForChain(requests),
+      deliver: (reserved, chained) => this.deliverChained(reserved, chained),
+    });
     if (
       options.prefetch !== undefined &&
       (!Number.isInteger(options.prefetch) || options.prefetch < 0)
@@ -262,13 +275,60 @@ export class Worker implements WorkerHandle {
     const held =
       (this.runningByQueue.get(queue) ?? 0) +
       (this.waiting.get(queue)?.length ?? 0) +
-      (this.reserved.get(queue) ?? 0);
+      (this.reserved.get(queue) ?? 0) +
+      (this.chainHeld.get(queue) ?? 0);
     const unwritten = this.writing.get(queue)?.size ?? 0;
     return limit + this.prefetchOf(queue) - held - Math.max(0, unwritten - limit);
   }
 
   private reserve(queue: string, slots: number): void {
     this.reserved.set(queue, (this.reserved.get(queue) ?? 0) + slots);
+  }
+
+  /**
+   * Slots for the steps a batch of results makes ready, taken in the settle statement itself
+   * (chained): the slots its results hold (one each; a result that makes two steps of a
+   * queue ready chains one, the other is queued). A chained step skips the queue: it runs
+   * before older queued tasks of its queue, which keeps a started workflow moving, and it
+   * saves the claim of it.
+   */
+  private reserveForChain(requests: readonly EventRequest[]): ReadonlyMap<string, number> {
+    const reserved = new Map<string, number>();
+    for (const request of requests) {
+      const queue = this.holding.get(request.taskId);
+      if (queue === undefined) continue;
+      this.releaseHold(request.taskId);
+      // A stopping worker takes no new work (R31): the steps are queued for others.
+      if (!this.stopping) reserved.set(queue, (reserved.get(queue) ?? 0) + 1);
+    }
+    for (const [queue, slots] of reserved) this.reserve(queue, slots);
+    return reserved;
+  }
+
+  /** Gives back the slot a result held for a step it may make ready. */
+  private releaseHold(taskId: string): void {
+    const queue = this.holding.get(taskId);
+    if (queue === undefined) return;
+    this.holding.delete(taskId);
+    this.chainHeld.set(queue, (this.chainHeld.get(queue) ?? 1) - 1);
+  }
+
+  /** Releases a chain reservation and runs (or, when stopping, hands back) the chained steps. */
+  private deliverChained(
+    reserved: ReadonlyMap<string, number>,
+    chained: readonly ClaimedTask[],
+  ): void {
+    for (const [queue, slots] of reserved) this.reserve(queue, -slots);
+    const byQueue = new Map<string, ClaimedTask[]>();
+    for (const claimed of chained) {
+      const queue = claimed.task.queue;
+      byQueue.set(queue, [...(byQueue.get(queue) ?? []), claimed]);
+    }
+    for (const [queue, claimed] of byQueue) this.enqueue(queue, claimed);
+    // Slots reserved and not used are free again for the claim loops.
+    for (const queue of reserved.keys()) {
+      if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
+    }
   }
 
   /** Claimed tasks wait for a slot, and start at once where one is free. */
@@ -315,12 +375,19 @@ export class Worker implements WorkerHandle {
         this.running.delete(attempt);
         this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
         writing.add(attempt);
+        const { definition, step } = attempt.claimed;
+        const next = downstreamQueues(definition, step.name).find((name) => this.limits.has(name));
+        if (next !== undefined && !this.stopping) {
+          this.holding.set(attempt.fence.taskId, next);
+          this.chainHeld.set(next, (this.chainHeld.get(next) ?? 0) + 1);
+        }
         this.pump(queue);
         if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
         return attempt.written;
       })
       .finally(() => {
         writing.delete(attempt);
+        this.releaseHold(attempt.fence.taskId);
         this.attemptsDone.delete(done);
         // A success may have made the next steps ready: their claim loops look at once,
         // without waiting for the wake-up the settle sends through the database.
