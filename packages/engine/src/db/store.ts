@@ -231,7 +231,6 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
         ) with ordinality as v(workflow, kind, position)
       ) as t
       where t.workflow_id in (select id from workflow_insert)
-      order by t.position
       returning 1
     ),
     log_insert as (
@@ -416,7 +415,9 @@ export async function workflowLockWithTasks(
     select ${taskColumns}, ${workflowColumns}, (select causeway_now()) as db_now
     from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
-    where t.workflow_id in (select id from locked)
+    -- An array, not a semi-join: probes of the (workflow_id, step) index, never a hash of
+    -- the whole table whenever it is small enough to look cheap.
+    where t.workflow_id = any(array(select id from locked))
     order by t.id
     for update of t, w`.execute(tx);
   return loadedFromRows(rows, rows[0]?.db_now ?? (await databaseNow(tx)));
@@ -446,7 +447,7 @@ export async function taskClaimLoad(
     ),
     locked as materialized (
       select id from causeway_workflows
-      where id in (select workflow_id from candidates)
+      where id = any(array(select workflow_id from candidates))
       order by id
       for update skip locked
     )
@@ -457,7 +458,9 @@ export async function taskClaimLoad(
       (select count(*) from candidates) as candidate_count
     from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
-    where t.workflow_id in (select id from locked)
+    -- An array, not a semi-join: probes of the (workflow_id, step) index, never a hash of
+    -- the whole table whenever it is small enough to look cheap.
+    where t.workflow_id = any(array(select id from locked))
     order by t.id
     for update of t, w`.execute(tx);
   // No rows: nothing ready, or every candidate's workflow was busy (rare; polling covers it).
@@ -850,7 +853,9 @@ export async function taskCompleteFast(
       select id, workflow_id, step, queue, state, attempt, lease_holder, lease_epoch,
         lease_expires_at, deadline_at, output
       from causeway_tasks
-      where workflow_id in (select id from locked_workflow)
+      -- An array, not a semi-join, as for the workflows: a settle probed the index until the
+      -- planner found the table small (a bench's few thousand rows) and scanned all of it.
+      where workflow_id = any(array(select id from locked_workflow))
       order by id
       for update
     ),
