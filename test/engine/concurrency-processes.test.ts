@@ -3,12 +3,57 @@ import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
 import { type Child, spawnFixture } from './fixtures/children';
-import { drainWorkflow } from './fixtures/drain-workflow';
+import { drainDiamondWorkflow, drainWorkflow } from './fixtures/drain-workflow';
 
 const database = useTestDatabase();
 
 const taskCount = 2_000;
 const processCount = 4;
+
+/** The side table where every handler invocation in a child records itself. */
+async function createInvocationTable(url: string): Promise<void> {
+  await query(
+    url,
+    `create table if not exists handler_invocations (
+       id bigint generated always as identity primary key,
+       task_id uuid not null,
+       holder text not null,
+       attempt integer not null,
+       pid integer not null,
+       at timestamptz not null default clock_timestamp())`,
+  );
+}
+
+/** Four idle drain workers in their own processes, ready and listening; their holders. */
+async function spawnDrainWorkers(url: string): Promise<{ children: Child[]; holders: string[] }> {
+  const children: Child[] = [];
+  for (let index = 0; index < processCount; index += 1) {
+    children.push(
+      spawnFixture(
+        'drain-worker.ts',
+        {
+          CAUSEWAY_CHILD_DATABASE_URL: url,
+          CAUSEWAY_CHILD_CONCURRENCY: '16',
+          CAUSEWAY_CHILD_LEASE_MS: '10000',
+        },
+        `drain-worker-${index}`,
+      ),
+    );
+  }
+  const ready = await Promise.all(children.map((child) => child.ready(60_000)));
+  return { children, holders: ready.map((message) => message.holder) };
+}
+
+/** Stops every child (worker stop, engine close) and expects each to exit 0. */
+async function stopDrainWorkers(children: readonly Child[]): Promise<void> {
+  const exits = await Promise.all(children.map((child) => child.stop()));
+  for (const [index, exit] of exits.entries()) {
+    expect(exit, `${children[index]?.name}\n${children[index]?.output()}`).toEqual({
+      code: 0,
+      signal: null,
+    });
+  }
+}
 
 describe('2,000 tasks drained by 4 worker processes', () => {
   it('runs every handler exactly once, leaves nothing behind, and spreads the work', async () => {
@@ -22,39 +67,15 @@ describe('2,000 tasks drained by 4 worker processes', () => {
       ],
     });
     await engine.migrate();
-    await query(
-      url,
-      `create table handler_invocations (
-         id bigint generated always as identity primary key,
-         task_id uuid not null,
-         holder text not null,
-         attempt integer not null,
-         pid integer not null,
-         at timestamptz not null default clock_timestamp())`,
-    );
+    await createInvocationTable(url);
 
-    const children: Child[] = [];
-    for (let index = 0; index < processCount; index += 1) {
-      children.push(
-        spawnFixture(
-          'drain-worker.ts',
-          {
-            CAUSEWAY_CHILD_DATABASE_URL: url,
-            CAUSEWAY_CHILD_CONCURRENCY: '16',
-            CAUSEWAY_CHILD_LEASE_MS: '10000',
-          },
-          `drain-worker-${index}`,
-        ),
-      );
-    }
     const started = performance.now();
-    const ready = await Promise.all(children.map((child) => child.ready(60_000)));
+    const { children, holders } = await spawnDrainWorkers(url);
     const readyMs = Math.round(performance.now() - started);
-    const holders = ready.map((message) => message.holder);
     expect(new Set(holders).size).toBe(processCount);
-    for (const [index, message] of ready.entries()) {
+    for (const [index, holder] of holders.entries()) {
       // R7: the holder names this process (host/pid/boot id), never the host alone.
-      expect(message.holder).toContain(`/${children[index]?.process.pid}/`);
+      expect(holder).toContain(`/${children[index]?.process.pid}/`);
     }
 
     // All four are idle and listening; one batch wakes them all at once.
@@ -87,13 +108,7 @@ describe('2,000 tasks drained by 4 worker processes', () => {
 
     const drainMs = Math.round(performance.now() - submittedAt);
     // Each child stops its worker and closes its engine, then exits 0.
-    const exits = await Promise.all(children.map((child) => child.stop()));
-    for (const [index, exit] of exits.entries()) {
-      expect(exit, `${children[index]?.name}\n${children[index]?.output()}`).toEqual({
-        code: 0,
-        signal: null,
-      });
-    }
+    await stopDrainWorkers(children);
 
     // Every task succeeded, none is left non-terminal, every workflow succeeded.
     expect(await progress()).toEqual({ succeeded: taskCount });
@@ -150,6 +165,84 @@ describe('2,000 tasks drained by 4 worker processes', () => {
     for (const row of distribution) expect(row.n).toBeGreaterThan(0);
 
     // R25 holds for every task and workflow.
+    expect(await logMismatches(url)).toEqual([]);
+  }, 120_000);
+});
+
+describe('diamond workflows drained by 4 worker processes, steps chained', () => {
+  it('runs every step exactly once with its upstream outputs, whoever writes the last upstream', async () => {
+    const url = database().url;
+    const never = async () => {
+      throw new Error('the parent process never runs a step');
+    };
+    const engine = testEngine(url, {
+      workflows: [drainWorkflow(never), drainDiamondWorkflow(never)],
+    });
+    await engine.migrate();
+    await createInvocationTable(url);
+    const { children } = await spawnDrainWorkers(url);
+    const count = 300;
+    const submitted = await engine.submitMany(
+      Array.from({ length: count }, (_, n) => ({ name: 'drain-diamond', input: { n } })),
+    );
+    const ids = submitted.map((result) => result.workflow.id);
+    const succeeded = async () =>
+      (
+        await query<{ n: number }>(
+          url,
+          `select count(*)::int as n from causeway_workflows
+            where id = any($1::uuid[]) and state = 'succeeded'`,
+          [ids],
+        )
+      )[0]?.n;
+    try {
+      await waitFor(async () => (await succeeded()) === count, {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        description: `all ${count} diamonds succeeded`,
+      });
+    } finally {
+      await stopDrainWorkers(children);
+    }
+
+    // Each of the 4 steps of each workflow ran once, and was claimed or chained once.
+    const perTask = await query<{ runs: number; leases: number; tasks: number }>(
+      url,
+      `select runs, leases, count(*)::int as tasks from (
+         select t.id,
+           (select count(*) from handler_invocations h where h.task_id = t.id)::int as runs,
+           (select count(*) from causeway_transitions tr
+             where tr.workflow_id = t.workflow_id and tr.task_id = t.id
+               and tr.reason = 'lease_acquired')::int as leases
+           from causeway_tasks t where t.workflow_id = any($1::uuid[])) per_task
+       group by runs, leases`,
+      [ids],
+    );
+    expect(perTask).toEqual([{ runs: 1, leases: 1, tasks: 4 * count }]);
+    // d got b's and c's outputs, which got a's: 2n + 3.
+    const wrong = await query<{ n: number; output: unknown }>(
+      url,
+      `select (w.input ->> 'n')::int as n, t.output
+         from causeway_tasks t join causeway_workflows w on w.id = t.workflow_id
+        where t.workflow_id = any($1::uuid[]) and t.step = 'd'
+          and t.output <> to_jsonb(2 * (w.input ->> 'n')::int + 3)`,
+      [ids],
+    );
+    expect(wrong).toEqual([]);
+    // Steps were chained: leased by the statement that wrote an upstream step's success.
+    const chained = await query<{ step: string; n: number }>(
+      url,
+      `select next.step, count(*)::int as n
+         from causeway_transitions as next
+         join causeway_transitions as done
+           on done.workflow_id = next.workflow_id and done.xmin::text = next.xmin::text
+          and done.to_state = 'succeeded' and done.task_id is not null
+        where next.workflow_id = any($1::uuid[]) and next.reason = 'lease_acquired'
+        group by next.step order by next.step`,
+      [ids],
+    );
+    console.info(`[concurrency-processes] chained leases by step: ${JSON.stringify(chained)}`);
+    expect(chained.reduce((sum, row) => sum + row.n, 0)).toBeGreaterThan(0);
     expect(await logMismatches(url)).toEqual([]);
   }, 120_000);
 });

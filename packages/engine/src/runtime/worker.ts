@@ -94,12 +94,12 @@ export class Worker implements WorkerHandle {
   /**
    * Per queue: slots held for the steps that results being written may make ready, so the
    * settle can lease those steps at once (chained) instead of the claim loop filling every
-   * freed slot with new work first. One per result whose step runs before a step of a queue
-   * this worker serves; released once the result is written.
+   * freed slot with new work first. A result holds one in each queue this worker serves that
+   * has a step running after its step; released once the result is written.
    */
   private readonly chainHeld = new Map<string, number>();
-  /** The queue each such result holds its slot in, by task id. */
-  private readonly holding = new Map<string, string>();
+  /** The queues each such result holds a slot in, by task id. */
+  private readonly holding = new Map<string, readonly string[]>();
   /** Wake-ups received per queue, so a claim can tell whether work was announced meanwhile. */
   private readonly announced = new Map<string, number>();
   private readonly settler: Settler;
@@ -287,30 +287,31 @@ export class Worker implements WorkerHandle {
 
   /**
    * Slots for the steps a batch of results makes ready, taken in the settle statement itself
-   * (chained): the slots its results hold (one each; a result that makes two steps of a
-   * queue ready chains one, the other is queued). A chained step skips the queue: it runs
+   * (chained): the slots its results hold (one per queue of their next steps; a result that
+   * makes two steps of one queue ready chains one, the other is queued). A chained step skips the queue: it runs
    * before older queued tasks of its queue, which keeps a started workflow moving, and it
    * saves the claim of it.
    */
   private reserveForChain(requests: readonly EventRequest[]): ReadonlyMap<string, number> {
     const reserved = new Map<string, number>();
     for (const request of requests) {
-      const queue = this.holding.get(request.taskId);
-      if (queue === undefined) continue;
+      const queues = this.holding.get(request.taskId);
+      if (queues === undefined) continue;
       this.releaseHold(request.taskId);
       // A stopping worker takes no new work (R31): the steps are queued for others.
-      if (!this.stopping) reserved.set(queue, (reserved.get(queue) ?? 0) + 1);
+      if (this.stopping) continue;
+      for (const queue of queues) reserved.set(queue, (reserved.get(queue) ?? 0) + 1);
     }
     for (const [queue, slots] of reserved) this.reserve(queue, slots);
     return reserved;
   }
 
-  /** Gives back the slot a result held for a step it may make ready. */
+  /** Gives back the slots a result held for the steps it may make ready. */
   private releaseHold(taskId: string): void {
-    const queue = this.holding.get(taskId);
-    if (queue === undefined) return;
+    const queues = this.holding.get(taskId);
+    if (queues === undefined) return;
     this.holding.delete(taskId);
-    this.chainHeld.set(queue, (this.chainHeld.get(queue) ?? 1) - 1);
+    for (const queue of queues) this.chainHeld.set(queue, (this.chainHeld.get(queue) ?? 1) - 1);
   }
 
   /** Releases a chain reservation and runs (or, when stopping, hands back) the chained steps. */
@@ -376,10 +377,12 @@ export class Worker implements WorkerHandle {
         this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
         writing.add(attempt);
         const { definition, step } = attempt.claimed;
-        const next = downstreamQueues(definition, step.name).find((name) => this.limits.has(name));
-        if (next !== undefined && !this.stopping) {
+        const next = downstreamQueues(definition, step.name).filter((name) =>
+          this.limits.has(name),
+        );
+        if (next.length > 0 && !this.stopping) {
           this.holding.set(attempt.fence.taskId, next);
-          this.chainHeld.set(next, (this.chainHeld.get(next) ?? 0) + 1);
+          for (const queue of next) this.chainHeld.set(queue, (this.chainHeld.get(queue) ?? 0) + 1);
         }
         this.pump(queue);
         if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
