@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
-import { logMismatches, query, testEngine } from '../helpers/engine';
+import { chainedLeases, logMismatches, query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
 import { type Child, spawnFixture } from './fixtures/children';
 import { drainDiamondWorkflow, drainWorkflow } from './fixtures/drain-workflow';
@@ -230,17 +230,7 @@ describe('diamond workflows drained by 4 worker processes, steps chained', () =>
     );
     expect(wrong).toEqual([]);
     // Steps were chained: leased by the statement that wrote an upstream step's success.
-    const chained = await query<{ step: string; n: number }>(
-      url,
-      `select next.step, count(*)::int as n
-         from causeway_transitions as next
-         join causeway_transitions as done
-           on done.workflow_id = next.workflow_id and done.xmin::text = next.xmin::text
-          and done.to_state = 'succeeded' and done.task_id is not null
-        where next.workflow_id = any($1::uuid[]) and next.reason = 'lease_acquired'
-        group by next.step order by next.step`,
-      [ids],
-    );
+    const chained = await chainedLeases(url, ids);
     console.info(`[concurrency-processes] chained leases by step: ${JSON.stringify(chained)}`);
     expect(chained.reduce((sum, row) => sum + row.n, 0)).toBeGreaterThan(0);
     expect(await logMismatches(url)).toEqual([]);

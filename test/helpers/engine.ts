@@ -65,3 +65,24 @@ export async function logMismatches(databaseUrl: string): Promise<Record<string,
 export async function setDatabaseClockOffset(databaseUrl: string, offsetMs: number): Promise<void> {
   await query(databaseUrl, 'update causeway_clock set offset_ms = $1', [offsetMs]);
 }
+
+/**
+ * Chained leases of the workflows `ids`, per step: `lease_acquired` rows written by the same
+ * transaction as a step's success in their workflow (the settle statement that chained them).
+ */
+export async function chainedLeases(
+  databaseUrl: string,
+  ids: readonly string[],
+): Promise<{ step: string; n: number }[]> {
+  return query(
+    databaseUrl,
+    `select next.step, count(*)::int as n
+       from causeway_transitions as next
+       join causeway_transitions as done
+         on done.workflow_id = next.workflow_id and done.xmin::text = next.xmin::text
+        and done.to_state = 'succeeded' and done.task_id is not null
+      where next.workflow_id = any($1::uuid[]) and next.reason = 'lease_acquired'
+      group by next.step order by next.step`,
+    [ids],
+  );
+}
