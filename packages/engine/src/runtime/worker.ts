@@ -24,7 +24,7 @@ export interface WorkerOptions {
    * claims mean fewer statements per task; waiting tasks are `leased` (renewed, and handed
    * back with `worker_shutdown` at shutdown) and their attempt timeout starts when they run.
    * Default: adaptive, as many as the pool starts within about 10 ms at the pace of the
-   * queue's recent handlers, at most 4 per slot; so none for slow handlers (`prefetch.ts`).
+   * queue's recent handlers, at most 9 per slot; so none for slow handlers (`prefetch.ts`).
    */
   readonly prefetch?: number;
   /** Run the sweeper in this worker (default true; safe with many). */
