@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { publishNote } from '../../examples/publish-note/workflow';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { query } from '../helpers/engine';
 import { doomed } from './fixtures/workflows';
 import { data, gql, startApi } from './helpers';
 
@@ -136,16 +137,27 @@ describe('queries', () => {
     const ids = seen.map((edge) => edge.node.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of original) expect(ids).toContain(id);
-    const keys = seen.map((edge) => `${edge.node.createdAt}|${edge.node.id}`);
-    const ordered = seen.every((edge, index) => {
-      const previous = seen[index - 1];
+    // In (created_at, id) order, created_at to the microsecond as stored (the API's
+    // createdAt shows milliseconds: two rows of one millisecond may be in either id order).
+    const stored = await query<{ id: string; created_at: string }>(
+      url,
+      `select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as created_at
+         from causeway_workflows where id = any($1::uuid[])`,
+      [ids],
+    );
+    const createdAt = new Map(stored.map((row) => [row.id, row.created_at]));
+    const keys = ids.map((id) => `${createdAt.get(id)}|${id}`);
+    const ordered = ids.every((id, index) => {
+      const previous = ids[index - 1];
       if (previous === undefined) return true;
-      return (
-        previous.node.createdAt < edge.node.createdAt ||
-        (previous.node.createdAt === edge.node.createdAt && previous.node.id < edge.node.id)
-      );
+      const [before, at] = [createdAt.get(previous) ?? '', createdAt.get(id) ?? ''];
+      return before < at || (before === at && previous < id);
     });
     expect(ordered, keys.join('\n')).toBe(true);
+    for (const edge of seen) {
+      // The API's createdAt is the stored time, to the millisecond.
+      expect(edge.node.createdAt.slice(0, 23)).toBe(createdAt.get(edge.node.id)?.slice(0, 23));
+    }
     // Cursors are opaque: not an id, not a number.
     expect(seen[0]?.cursor).not.toContain(seen[0]?.node.id);
   });
