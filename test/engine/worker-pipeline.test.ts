@@ -57,16 +57,24 @@ const relay = defineWorkflow({
   },
 });
 
-/** Polls until every workflow of `ids` succeeded; returns the most tasks seen leased at once. */
-async function mostLeasedUntilSucceeded(url: string, ids: readonly string[]): Promise<number> {
-  let mostLeased = 0;
+/**
+ * Polls until every workflow of `ids` succeeded; returns the most tasks seen leased at once,
+ * per queue (the bound is per queue: each has its own pool).
+ */
+async function mostLeasedUntilSucceeded(
+  url: string,
+  ids: readonly string[],
+): Promise<Map<string, number>> {
+  const mostLeased = new Map<string, number>();
   await waitFor(
     async () => {
-      const leased = await query<{ n: number }>(
+      const leased = await query<{ queue: string; n: number }>(
         url,
-        `select count(*)::int as n from causeway_tasks where state = 'leased'`,
+        `select queue, count(*)::int as n from causeway_tasks where state = 'leased' group by queue`,
       );
-      mostLeased = Math.max(mostLeased, leased[0]?.n ?? 0);
+      for (const row of leased) {
+        mostLeased.set(row.queue, Math.max(mostLeased.get(row.queue) ?? 0, row.n));
+      }
       const done = await query<{ n: number }>(
         url,
         `select count(*)::int as n from causeway_workflows where id = any($1::uuid[]) and state = 'succeeded'`,
@@ -145,63 +153,90 @@ describe('worker pipeline', () => {
     expect(await logMismatches(database().url)).toEqual([]);
   });
 
-  it('keeps the pool and lease bounds while steps are chained', async () => {
-    running = 0;
-    mostRunning = 0;
-    const counted = defineWorkflow({
-      name: 'pipeline-counted-chain',
-      input: z.object({ i: z.number().int() }),
-      steps: Object.fromEntries(
-        ['a', 'b', 'c'].map((name, index, names) => [
-          name,
-          step<{ i: number }>({
-            ...(index === 0 ? {} : { after: [names[index - 1] as string] }),
-            run: async (ctx) => {
-              running += 1;
-              mostRunning = Math.max(mostRunning, running);
-              await new Promise((resolve) => setTimeout(resolve, (ctx.input.i + index) % 3));
-              running -= 1;
-              // Each step extends its upstream's output: a chained step must be handed it.
-              const upstream =
-                index === 0 ? `${ctx.input.i}:` : ctx.results[names[index - 1] as string];
-              return `${upstream}${name}`;
-            },
+  it.each([
+    {
+      queues: 'one queue',
+      otherQueue: null,
+      concurrency: { default: 2 } as Record<string, number>,
+      prefetch: 3,
+    },
+    {
+      // Many results of a wide pool make steps ready for a narrow one: each may hold a slot
+      // there only while one is free.
+      queues: 'b on a second, narrow queue',
+      otherQueue: 'pipeline-other',
+      concurrency: { default: 6, 'pipeline-other': 1 } as Record<string, number>,
+      prefetch: 0,
+    },
+  ])(
+    'keeps the pool and lease bounds while steps are chained ($queues)',
+    async ({ otherQueue, concurrency, prefetch }) => {
+      const runningIn = new Map<string, number>();
+      const mostRunningIn = new Map<string, number>();
+      const counted = defineWorkflow({
+        name: `pipeline-counted-chain-${otherQueue ?? 'default'}`,
+        input: z.object({ i: z.number().int() }),
+        steps: Object.fromEntries(
+          ['a', 'b', 'c'].map((name, index, names) => {
+            const queue = name === 'b' && otherQueue !== null ? otherQueue : 'default';
+            return [
+              name,
+              step<{ i: number }>({
+                queue,
+                ...(index === 0 ? {} : { after: [names[index - 1] as string] }),
+                run: async (ctx) => {
+                  runningIn.set(queue, (runningIn.get(queue) ?? 0) + 1);
+                  mostRunningIn.set(
+                    queue,
+                    Math.max(mostRunningIn.get(queue) ?? 0, runningIn.get(queue) ?? 0),
+                  );
+                  await new Promise((resolve) => setTimeout(resolve, (ctx.input.i + index) % 3));
+                  runningIn.set(queue, (runningIn.get(queue) ?? 1) - 1);
+                  // Each step extends its upstream's output: a chained step must be handed it.
+                  const upstream =
+                    index === 0 ? `${ctx.input.i}:` : ctx.results[names[index - 1] as string];
+                  return `${upstream}${name}`;
+                },
+              }),
+            ];
           }),
-        ]),
-      ),
-    });
-    const engine = testEngine(database().url, { workflows: [counted] });
-    await engine.migrate();
-    const n = 60;
-    const concurrency = 2;
-    const prefetch = 3;
-    const submitted = await engine.submitMany(
-      Array.from({ length: n }, (_, i) => ({ name: 'pipeline-counted-chain', input: { i } })),
-    );
-    const ids = submitted.map((result) => result.workflow.id);
-    const worker = await engine.startWorker({ concurrency, prefetch });
-    const mostLeased = await mostLeasedUntilSucceeded(database().url, ids);
-    await worker.stop();
-    expect(mostRunning).toBe(concurrency);
-    expect(mostLeased).toBeLessThanOrEqual(2 * concurrency + prefetch);
-    // Every step ran once, and got its upstream step's output.
-    const tasks = await query<{ step: string; attempt: number; output: string; input: number }>(
-      database().url,
-      `select t.step, t.attempt, t.output #>> '{}' as output, (w.input ->> 'i')::int as input
+        ),
+      });
+      const engine = testEngine(database().url, { workflows: [counted] });
+      await engine.migrate();
+      const n = 60;
+      const submitted = await engine.submitMany(
+        Array.from({ length: n }, (_, i) => ({ name: counted.name, input: { i } })),
+      );
+      const ids = submitted.map((result) => result.workflow.id);
+      const worker = await engine.startWorker({ concurrency, prefetch });
+      const mostLeased = await mostLeasedUntilSucceeded(database().url, ids);
+      await worker.stop();
+      // R32 per queue: no queue ran more than its pool; leases within twice it plus prefetch.
+      for (const [queue, limit] of Object.entries(concurrency)) {
+        expect(mostRunningIn.get(queue), queue).toBeLessThanOrEqual(limit);
+        expect(mostLeased.get(queue) ?? 0, queue).toBeLessThanOrEqual(2 * limit + prefetch);
+      }
+      expect(mostRunningIn.get('default')).toBe(concurrency.default);
+      // Every step ran once, and got its upstream step's output.
+      const tasks = await query<{ step: string; attempt: number; output: string; input: number }>(
+        database().url,
+        `select t.step, t.attempt, t.output #>> '{}' as output, (w.input ->> 'i')::int as input
          from causeway_tasks t join causeway_workflows w on w.id = t.workflow_id
         where t.workflow_id = any($1::uuid[])`,
-      [ids],
-    );
-    expect(tasks).toHaveLength(3 * n);
-    const expected: Record<string, string> = { a: 'a', b: 'ab', c: 'abc' };
-    for (const task of tasks) {
-      expect(task.attempt).toBe(1);
-      expect(task.output).toBe(`${task.input}:${expected[task.step]}`);
-    }
-    const chained = await chainedLeases(database().url, ids);
-    expect(chained.reduce((sum, row) => sum + row.n, 0)).toBeGreaterThan(0);
-    expect(await logMismatches(database().url)).toEqual([]);
-  });
+        [ids],
+      );
+      expect(tasks).toHaveLength(3 * n);
+      const expected: Record<string, string> = { a: 'a', b: 'ab', c: 'abc' };
+      for (const task of tasks) {
+        expect(task.attempt).toBe(1);
+        expect(task.output).toBe(`${task.input}:${expected[task.step]}`);
+      }
+      const chained = await chainedLeases(database().url, ids);
+      expect(chained.reduce((sum, row) => sum + row.n, 0)).toBeGreaterThan(0);
+      expect(await logMismatches(database().url)).toEqual([]);
+    },
+  );
 
   it.each([
     { concurrency: 3, prefetch: 0 },
@@ -220,7 +255,10 @@ describe('worker pipeline', () => {
       const ids = submitted.map((result) => result.workflow.id);
       const worker = await engine.startWorker({ concurrency, prefetch });
       // Leases held at once: running + prefetched + results still being written (≤ one pool).
-      const mostLeased = await mostLeasedUntilSucceeded(database().url, ids);
+      const mostLeased = Math.max(
+        0,
+        ...(await mostLeasedUntilSucceeded(database().url, ids)).values(),
+      );
       await worker.stop();
       expect(mostRunning).toBe(concurrency);
       expect(mostLeased).toBeGreaterThan(0);
