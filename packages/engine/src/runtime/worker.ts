@@ -288,9 +288,9 @@ export class Worker implements WorkerHandle {
   /**
    * Slots for the steps a batch of results makes ready, taken in the settle statement itself
    * (chained): the slots its results hold (one per queue of their next steps; a result that
-   * makes two steps of one queue ready chains one, the other is queued). A chained step skips the queue: it runs
-   * before older queued tasks of its queue, which keeps a started workflow moving, and it
-   * saves the claim of it.
+   * makes two steps of one queue ready chains one, the other is queued). A chained step skips
+   * the queue: it runs before older queued tasks of its queue, which keeps a started workflow
+   * moving, and it saves the claim of it.
    */
   private reserveForChain(requests: readonly EventRequest[]): ReadonlyMap<string, number> {
     const reserved = new Map<string, number>();
@@ -322,8 +322,9 @@ export class Worker implements WorkerHandle {
     for (const [queue, slots] of reserved) this.reserve(queue, -slots);
     const byQueue = new Map<string, ClaimedTask[]>();
     for (const claimed of chained) {
-      const queue = claimed.task.queue;
-      byQueue.set(queue, [...(byQueue.get(queue) ?? []), claimed]);
+      const tasks = byQueue.get(claimed.task.queue) ?? [];
+      tasks.push(claimed);
+      byQueue.set(claimed.task.queue, tasks);
     }
     for (const [queue, claimed] of byQueue) this.enqueue(queue, claimed);
     // Slots reserved and not used are free again for the claim loops.
