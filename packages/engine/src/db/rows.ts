@@ -95,24 +95,16 @@ export interface WorkflowRecord {
   readonly updatedAt: Date;
 }
 
+/** A whole task row: the columns an attempt reads (`leasedTaskFromRow`) and the rest. */
 export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
   return {
-    id: row.id,
-    workflowId: row.workflow_id,
-    step: row.step,
-    queue: row.queue,
-    state: row.state as TaskState,
-    attempt: row.attempt,
+    ...leasedTaskFromRow(row),
     maxAttempts: row.max_attempts,
     replayCount: row.replay_count,
     runAt: row.run_at,
-    deadlineAt: row.deadline_at,
     leaseHolder: row.lease_holder,
-    leaseEpoch: Number(row.lease_epoch),
     leaseExpiresAt: row.lease_expires_at,
     effectStarted: row.effect_started,
-    evidence: row.evidence,
-    checkpoints: row.checkpoints ?? {},
     progress: row.progress,
     output: row.output,
     receiptId: row.receipt_id,
