@@ -378,10 +378,11 @@ export class Worker implements WorkerHandle {
         this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
         writing.add(attempt);
         const { definition, step } = attempt.claimed;
-        // Only where a slot is free: a hold counts as a lease the pool may take (its own
-        // queue has the slot this handler just freed; another queue may be full).
+        // A hold counts as a lease the pool may take. In its own queue it takes the slot this
+        // handler just freed, whatever the prefetch holds; another queue may be full, so
+        // there only while a slot is free.
         const next = downstreamQueues(definition, step.name).filter(
-          (name) => this.limits.has(name) && this.freeSlots(name) > 0,
+          (name) => this.limits.has(name) && (name === queue || this.freeSlots(name) > 0),
         );
         if (next.length > 0 && !this.stopping) {
           this.holding.set(attempt.fence.taskId, next);
