@@ -78,7 +78,7 @@ export function causewaySystem(spec: CausewaySpec): System {
     config: {
       concurrency: spec.concurrency,
       claimBatchSize: spec.claimBatchSize ?? 'default (concurrency + prefetch)',
-      prefetch: spec.prefetch ?? 'default (adaptive: ~10 ms of work, at most 4 per slot)',
+      prefetch: spec.prefetch ?? 'default (adaptive: ~10 ms of work, at most 9 per slot)',
       poolSize: spec.poolSize ?? 'default (10)',
       pollIntervalMs: spec.pollIntervalMs ?? 'default (1000)',
       leaseMs: spec.leaseMs ?? 'default (30000)',
