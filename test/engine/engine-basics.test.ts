@@ -117,6 +117,81 @@ describe('engine basics', () => {
     expect((await newer.getWorkflow(unknownToOlder.workflow.id))?.state).toBe('queued');
   });
 
+  it("keeps claiming its own tasks behind a backlog of another version's tasks", async () => {
+    // A rolling deploy: the newer version defines a workflow (and a step) the older one does
+    // not, on the queue they share. Its tasks are older than the older version's own, and
+    // more than one claim takes: they must not fill every claim of the older worker.
+    const added = defineWorkflow({
+      name: 'rolling-added',
+      input: z.object({ i: z.number().int() }),
+      steps: { only: step({ run: () => 'newer' }) },
+    });
+    const grownNewer = defineWorkflow({
+      name: 'rolling-grown',
+      input: z.object({ i: z.number().int() }),
+      steps: { first: step({ run: () => 'first' }), added: step({ run: () => 'added' }) },
+    });
+    const grownOlder = defineWorkflow({
+      name: 'rolling-grown',
+      input: z.object({ i: z.number().int() }),
+      steps: { first: step({ run: () => 'first' }) },
+    });
+    const newer = testEngine(database().url, { workflows: [added, grownNewer, flaky] });
+    await newer.migrate();
+    const older = testEngine(database().url, { workflows: [grownOlder, flaky] });
+    const backlog = await newer.submitMany(
+      Array.from({ length: 30 }, (_, i) => ({ name: 'rolling-added', input: { i } })),
+    );
+    // Each grown workflow has a root step the older version does not know.
+    const grown = await newer.submitMany(
+      Array.from({ length: 10 }, (_, i) => ({ name: 'rolling-grown', input: { i } })),
+    );
+    const known = await older.submitMany(
+      Array.from({ length: 5 }, () => ({
+        name: 'flaky',
+        input: { failures: 0, category: 'timeout' },
+      })),
+    );
+    // Two tasks per claim: without skipping the backlog, every claim would take only its rows.
+    const worker = await older.startWorker({ concurrency: 2, prefetch: 0 });
+    await waitFor(
+      async () => {
+        const states = await Promise.all(
+          known.map(async (run) => (await older.getWorkflow(run.workflow.id))?.state),
+        );
+        return states.every((state) => state === 'succeeded');
+      },
+      { timeoutMs: 10_000, description: "the older version's workflows succeeded" },
+    );
+    await worker.stop();
+    // The older worker ran only steps it defines: the newer version's tasks were never leased.
+    const untouched = await query<{ step: string; state: string; n: number }>(
+      database().url,
+      `select t.step, t.state, count(*)::int as n from causeway_tasks t
+        where t.workflow_id = any($1::uuid[]) group by t.step, t.state order by t.step, t.state`,
+      [[...backlog, ...grown].map((run) => run.workflow.id)],
+    );
+    expect(untouched).toEqual([
+      { step: 'added', state: 'queued', n: 10 },
+      { step: 'first', state: 'succeeded', n: 10 },
+      { step: 'only', state: 'queued', n: 30 },
+    ]);
+    // The newer version's worker takes the rest.
+    const newerWorker = await newer.startWorker({ concurrency: 4 });
+    const ids = [...backlog, ...grown, ...known].map((run) => run.workflow.id);
+    await waitFor(async () => {
+      const rows = await query<{ n: number }>(
+        database().url,
+        `select count(*)::int as n from causeway_workflows
+          where id = any($1::uuid[]) and state = 'succeeded'`,
+        [ids],
+      );
+      return rows[0]?.n === ids.length;
+    });
+    await newerWorker.stop();
+    expect(await logMismatches(database().url)).toEqual([]);
+  });
+
   it('keeps the transition log append-only', async () => {
     const rows = await query(database().url, 'select count(*)::int as n from causeway_transitions');
     expect(rows[0]?.n).toBeGreaterThan(0);

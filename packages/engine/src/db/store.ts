@@ -424,6 +424,17 @@ export async function workflowLockWithTasks(
 }
 
 /**
+ * A ready task's step is one this engine defines (`stepKeys`, `workflow/step`). Claims take
+ * only those: in a rolling deploy another version's tasks wait for a worker that knows them,
+ * instead of filling every claim of this one while its own tasks wait behind them. A task
+ * is matched through its workflow's primary key, once per ready row the claim reads.
+ */
+function definedStep(task: RawBuilder<unknown>, stepKeys: readonly string[]) {
+  return sql`(select w.name from causeway_workflows as w where w.id = ${task}.workflow_id)
+    || '/' || ${task}.step = any(${constantArrayLiteral(stepKeys)}::text[])`;
+}
+
+/**
  * A claim's read, in one round trip (R4, R8): ready rows of one queue in `run_at` order,
  * locked with SKIP LOCKED so two claimers never get the same row (served by the partial
  * index on queued rows); their workflows, locked with SKIP LOCKED so a claimer never
@@ -433,14 +444,16 @@ export async function taskClaimLoad(
   tx: Transaction<CausewayDatabase>,
   queue: string,
   limit: number,
+  stepKeys: readonly string[],
 ): Promise<LoadedRuns & { readonly candidateIds: readonly string[]; readonly skipped: number }> {
   const { rows } = await sql<
     TaskWithWorkflowRow & { is_candidate: boolean; candidate_count: string }
   >`
     ${preparedSql}
     with candidates as materialized (
-      select id, workflow_id from causeway_tasks
+      select id, workflow_id from causeway_tasks as t
       where state = 'queued' and queue = ${queue} and run_at <= (select causeway_statement_now())
+        and ${definedStep(sql`t`, stepKeys)}
       order by run_at
       limit ${limit}
       for update skip locked
@@ -518,6 +531,8 @@ export interface FastClaimPlan {
   readonly definedNames: readonly string[];
   readonly stepNames: readonly string[];
   readonly stepSteps: readonly string[];
+  /** `workflow/step` of every step this engine defines: the only tasks the claim takes. */
+  readonly stepKeys: readonly string[];
   /** Per step: a JSON array of the steps it runs after, directly or not (whose outputs it reads). */
   readonly stepUpstream: readonly string[];
 }
@@ -549,8 +564,9 @@ export interface FastClaimResult {
  * `taskClaimLoad` (ready rows in `run_at` order, SKIP LOCKED, their workflows SKIP LOCKED),
  * then, if every one is covered by the plan, the claim edges, the parents' new states and the
  * log rows in the order the full decision writes them (each task's edge, then its parent's
- * edge if the parent changed). Tasks of workflows this engine does not define are locked and
- * left alone, as in the full decision. If any candidate is not covered, nothing is written.
+ * edge if the parent changed). Candidates are tasks of steps this engine defines
+ * (`definedStep`); a workflow it does not define is still left alone, as in the full
+ * decision. If any candidate is not covered, nothing is written.
  */
 export async function taskClaimFast(db: Db, plan: FastClaimPlan): Promise<FastClaimResult> {
   const { rows } = await executeDirect(db, taskClaimFastStatement(plan));
@@ -600,9 +616,10 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
       -- connection holds a handful of such plans, not one per limit. The outer limit takes
       -- exactly the rows wanted; rows are locked only as they are taken.
       select * from (
-        select id, workflow_id, step, run_at, deadline_at from causeway_tasks
+        select id, workflow_id, step, run_at, deadline_at from causeway_tasks as t
         where state = 'queued' and queue = ${plan.queue}
           and run_at <= (select now from clock)
+          and ${definedStep(sql`t`, plan.stepKeys)}
         order by run_at
         limit ${sql.lit(limitBound(plan.limit))}
         for update skip locked

@@ -29,6 +29,7 @@ import {
 import { EngineError } from '../errors';
 import { holdsLease } from './lease';
 import { logRowOf } from './log-rows';
+import { stepTableOf } from './step-table';
 
 /** One event for one task, as the engine asks for it. */
 export interface EventRequest {
@@ -156,7 +157,12 @@ export async function claimTasks(
   context: ApplyContext,
   claim: { readonly queue: string; readonly limit: number; readonly holder: string },
 ): Promise<ApplyResult & { readonly skipped: number }> {
-  const loaded = await taskClaimLoad(tx, claim.queue, claim.limit);
+  const loaded = await taskClaimLoad(
+    tx,
+    claim.queue,
+    claim.limit,
+    stepTableOf(context.definitions).stepKeys,
+  );
   const actor = { kind: 'worker', name: claim.holder } as const;
   const requests = loaded.candidateIds.map((taskId) => ({
     taskId,

@@ -49,6 +49,7 @@ export function fastClaimPlan(context: ApplyContext, request: ClaimRequest): Fas
     definedNames: steps.definedNames,
     stepNames: steps.stepNames,
     stepSteps: steps.stepSteps,
+    stepKeys: steps.stepKeys,
     stepUpstream: steps.stepUpstream,
   };
 }

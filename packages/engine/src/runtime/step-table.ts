@@ -8,6 +8,11 @@ export interface StepTable {
   readonly definedNames: readonly string[];
   readonly stepNames: readonly string[];
   readonly stepSteps: readonly string[];
+  /**
+   * `workflow/step` per entry: what a claim may take (names are lowercase letters, digits,
+   * `_` and `-`, so the slash is unambiguous).
+   */
+  readonly stepKeys: readonly string[];
   /** JSON array of the steps it runs after directly (what promotion checks). */
   readonly stepAfter: readonly string[];
   /** JSON array of the steps it runs after, directly or not (whose outputs it reads). */
@@ -28,6 +33,7 @@ export function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>
       definedNames: [...definitions.keys()],
       stepNames: steps.map((entry) => entry.definition.name),
       stepSteps: steps.map((entry) => entry.step.name),
+      stepKeys: steps.map((entry) => `${entry.definition.name}/${entry.step.name}`),
       stepAfter: steps.map((entry) => JSON.stringify(entry.step.after)),
       stepUpstream: steps.map((entry) =>
         JSON.stringify([...upstreamSteps(entry.definition, entry.step.name)]),
