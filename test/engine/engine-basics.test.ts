@@ -118,9 +118,11 @@ describe('engine basics', () => {
   });
 
   it("keeps claiming its own tasks behind a backlog of another version's tasks", async () => {
-    // A rolling deploy: the newer version defines a workflow (and a step) the older one does
-    // not, on the queue they share. Its tasks are older than the older version's own, and
-    // more than one claim takes: they must not fill every claim of the older worker.
+    // A rolling deploy: the newer version defines a workflow, and a step of another, that the
+    // older one does not, on the queue they share. Their tasks are older than the older
+    // version's own, and more than one claim takes: they must not fill every claim of the
+    // older worker. Nor may it run the step it knows of the grown workflow: had it finished
+    // that step after the added one, nobody would promote the step that waits for both.
     const added = defineWorkflow({
       name: 'rolling-added',
       input: z.object({ i: z.number().int() }),
@@ -129,7 +131,11 @@ describe('engine basics', () => {
     const grownNewer = defineWorkflow({
       name: 'rolling-grown',
       input: z.object({ i: z.number().int() }),
-      steps: { first: step({ run: () => 'first' }), added: step({ run: () => 'added' }) },
+      steps: {
+        first: step({ run: () => 'first' }),
+        added: step({ run: () => 'added' }),
+        both: step({ after: ['first', 'added'], run: () => 'both' }),
+      },
     });
     const grownOlder = defineWorkflow({
       name: 'rolling-grown',
@@ -146,6 +152,13 @@ describe('engine basics', () => {
     const grown = await newer.submitMany(
       Array.from({ length: 10 }, (_, i) => ({ name: 'rolling-grown', input: { i } })),
     );
+    // The workflow row carries the steps it was submitted with: what the claims compare.
+    const grownRow = await query<{ steps: string }>(
+      database().url,
+      'select steps from causeway_workflows where id = $1',
+      [grown[0]?.workflow.id],
+    );
+    expect(grownRow).toEqual([{ steps: 'first,added,both' }]);
     const known = await older.submitMany(
       Array.from({ length: 5 }, () => ({
         name: 'flaky',
@@ -164,7 +177,8 @@ describe('engine basics', () => {
       { timeoutMs: 10_000, description: "the older version's workflows succeeded" },
     );
     await worker.stop();
-    // The older worker ran only steps it defines: the newer version's tasks were never leased.
+    // The older worker ran only workflows whose every step it defines: the newer version's
+    // tasks were never leased.
     const untouched = await query<{ step: string; state: string; n: number }>(
       database().url,
       `select t.step, t.state, count(*)::int as n from causeway_tasks t
@@ -173,7 +187,8 @@ describe('engine basics', () => {
     );
     expect(untouched).toEqual([
       { step: 'added', state: 'queued', n: 10 },
-      { step: 'first', state: 'succeeded', n: 10 },
+      { step: 'both', state: 'pending', n: 10 },
+      { step: 'first', state: 'queued', n: 10 },
       { step: 'only', state: 'queued', n: 30 },
     ]);
     // The newer version's worker takes the rest.

@@ -118,7 +118,7 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
   };
 }
 
-export function workflowFromRow(row: Selectable<WorkflowTable>): WorkflowRecord {
+export function workflowFromRow(row: Omit<Selectable<WorkflowTable>, 'steps'>): WorkflowRecord {
   return {
     id: row.id,
     name: row.name,

@@ -22,6 +22,8 @@ export interface WorkflowTable {
   state: string;
   input: Json;
   idempotency_key: string | null;
+  /** The workflow's steps at submit, comma-separated (null for rows not written by a submit). */
+  steps: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -37,6 +37,8 @@ export interface NewWorkflowRow {
   readonly state: string;
   readonly inputJson: string;
   readonly idempotencyKey: string | null;
+  /** The definition's step names, comma-separated (`workflowStepsText`). */
+  readonly steps: string;
 }
 
 export interface NewTransitionRow {
@@ -156,7 +158,10 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
     if (position === undefined) throw new Error(`submission row refers to unknown id ${id}`);
     return position;
   };
-  const workflowKinds = distinctRows(workflows, (a, b) => a.name === b.name && a.state === b.state);
+  const workflowKinds = distinctRows(
+    workflows,
+    (a, b) => a.name === b.name && a.state === b.state && a.steps === b.steps,
+  );
   const taskKinds = distinctRows(
     tasks,
     (a, b) =>
@@ -195,11 +200,14 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
         ${arrayLiteral(tasks.map((task) => task.id))}::uuid[] as task
     ),
     workflow_insert as (
-      insert into causeway_workflows (id, name, state, input, idempotency_key, created_at, updated_at)
+      insert into causeway_workflows (id, name, state, input, idempotency_key, steps, created_at,
+        updated_at)
       select (select workflow from id)[v.position],
         (${column(workflowKinds, (row) => row.name)}::text[])[v.kind],
         (${column(workflowKinds, (row) => row.state)}::text[])[v.kind],
-        v.input::jsonb, v.idempotency_key, (select at from clock), (select at from clock)
+        v.input::jsonb, v.idempotency_key,
+        (${column(workflowKinds, (row) => row.steps)}::text[])[v.kind],
+        (select at from clock), (select at from clock)
       from unnest(
         ${arrayLiteral(workflowKinds.positions)}::integer[],
         ${arrayLiteral(workflows.map((row) => row.inputJson))}::text[],
@@ -424,14 +432,23 @@ export async function workflowLockWithTasks(
 }
 
 /**
- * A ready task's step is one this engine defines (`stepKeys`, `workflow/step`). Claims take
- * only those: in a rolling deploy another version's tasks wait for a worker that knows them,
- * instead of filling every claim of this one while its own tasks wait behind them. A task
- * is matched through its workflow's primary key, once per ready row the claim reads.
+ * A ready task is one this engine can run and settle: its step, and every step of its
+ * workflow (`steps`, written at submit), are steps this engine defines (`stepKeys`,
+ * `workflow/step`). In a rolling deploy, another version's workflows, and workflows a newer
+ * version gave steps this one does not know, wait for a worker that knows them, instead of
+ * filling every claim of this one while its own tasks wait behind them, or having a step
+ * completed by a worker that could not promote the new steps waiting for it. Read through the
+ * workflow's primary key, once per ready row the claim reads; a workflow row without `steps`
+ * (not written by a submit) is judged by the task's step alone.
  */
-function definedStep(task: RawBuilder<unknown>, stepKeys: readonly string[]) {
-  return sql`(select w.name from causeway_workflows as w where w.id = ${task}.workflow_id)
-    || '/' || ${task}.step = any(${constantArrayLiteral(stepKeys)}::text[])`;
+function definedWorkflowStep(task: RawBuilder<unknown>, stepKeys: readonly string[]) {
+  const keys = sql`${constantArrayLiteral(stepKeys)}::text[]`;
+  return sql`coalesce((
+      select w.name || '/' || ${task}.step = any(${keys})
+        and (w.steps is null or not exists (
+          select 1 from unnest(string_to_array(w.steps, ',')) as known(step)
+          where w.name || '/' || known.step <> all(${keys})))
+      from causeway_workflows as w where w.id = ${task}.workflow_id), false)`;
 }
 
 /**
@@ -453,7 +470,7 @@ export async function taskClaimLoad(
     with candidates as materialized (
       select id, workflow_id from causeway_tasks as t
       where state = 'queued' and queue = ${queue} and run_at <= (select causeway_statement_now())
-        and ${definedStep(sql`t`, stepKeys)}
+        and ${definedWorkflowStep(sql`t`, stepKeys)}
       order by run_at
       limit ${limit}
       for update skip locked
@@ -564,9 +581,9 @@ export interface FastClaimResult {
  * `taskClaimLoad` (ready rows in `run_at` order, SKIP LOCKED, their workflows SKIP LOCKED),
  * then, if every one is covered by the plan, the claim edges, the parents' new states and the
  * log rows in the order the full decision writes them (each task's edge, then its parent's
- * edge if the parent changed). Candidates are tasks of steps this engine defines
- * (`definedStep`); a workflow it does not define is still left alone, as in the full
- * decision. If any candidate is not covered, nothing is written.
+ * edge if the parent changed). Candidates are tasks of workflows whose every step this
+ * engine defines (`definedWorkflowStep`); a workflow it does not define is still left alone,
+ * as in the full decision. If any candidate is not covered, nothing is written.
  */
 export async function taskClaimFast(db: Db, plan: FastClaimPlan): Promise<FastClaimResult> {
   const { rows } = await executeDirect(db, taskClaimFastStatement(plan));
@@ -619,7 +636,7 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
         select id, workflow_id, step, run_at, deadline_at from causeway_tasks as t
         where state = 'queued' and queue = ${plan.queue}
           and run_at <= (select now from clock)
-          and ${definedStep(sql`t`, plan.stepKeys)}
+          and ${definedWorkflowStep(sql`t`, plan.stepKeys)}
         order by run_at
         limit ${sql.lit(limitBound(plan.limit))}
         for update skip locked

@@ -45,6 +45,18 @@ export function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>
   return table;
 }
 
+const stepsTexts = new WeakMap<WorkflowDefinition, string>();
+
+/** A definition's step names, comma-separated in definition order: a workflow row's `steps`. */
+export function workflowStepsText(definition: WorkflowDefinition): string {
+  let text = stepsTexts.get(definition);
+  if (text === undefined) {
+    text = definition.steps.map((step) => step.name).join(',');
+    stepsTexts.set(definition, text);
+  }
+  return text;
+}
+
 const upstreamOf = new WeakMap<WorkflowDefinition, Map<string, ReadonlySet<string>>>();
 
 /** The steps a step runs after, directly or through others; computed once per step. */

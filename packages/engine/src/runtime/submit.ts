@@ -19,6 +19,7 @@ import {
 import { EngineError } from '../errors';
 import { newId } from '../ids';
 import { logRowOf } from './log-rows';
+import { workflowStepsText } from './step-table';
 
 export interface SubmitRequest {
   readonly name: string;
@@ -150,6 +151,7 @@ function planSubmission(prepared: readonly Prepared[]): Plan {
       state: created.run.state,
       inputJson: item.inputJson,
       idempotencyKey: item.idempotencyKey,
+      steps: workflowStepsText(item.definition),
     });
     created.run.tasks.forEach((task, index) => {
       const step = item.definition.steps[index];
