@@ -548,7 +548,7 @@ export interface FastClaimPlan {
   readonly definedNames: readonly string[];
   readonly stepNames: readonly string[];
   readonly stepSteps: readonly string[];
-  /** `workflow/step` of every step this engine defines: the only tasks the claim takes. */
+  /** `workflow/step` of every step this engine defines (`definedWorkflowStep`). */
   readonly stepKeys: readonly string[];
   /** Per step: a JSON array of the steps it runs after, directly or not (whose outputs it reads). */
   readonly stepUpstream: readonly string[];
