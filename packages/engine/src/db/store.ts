@@ -439,15 +439,16 @@ export async function workflowLockWithTasks(
  * filling every claim of this one while its own tasks wait behind them, or having a step
  * completed by a worker that could not promote the new steps waiting for it. Read through the
  * workflow's primary key, once per ready row the claim reads; a workflow row without `steps`
- * (not written by a submit) is judged by the task's step alone.
+ * (not written by a submit) is judged by the task's step alone (a submitted workflow's steps
+ * include its tasks' own).
  */
 function definedWorkflowStep(task: RawBuilder<unknown>, stepKeys: readonly string[]) {
   const keys = sql`${constantArrayLiteral(stepKeys)}::text[]`;
   return sql`coalesce((
-      select w.name || '/' || ${task}.step = any(${keys})
-        and (w.steps is null or not exists (
-          select 1 from unnest(string_to_array(w.steps, ',')) as known(step)
-          where w.name || '/' || known.step <> all(${keys})))
+      select not exists (
+          select 1
+          from unnest(coalesce(string_to_array(w.steps, ','), array[${task}.step])) as known(step)
+          where w.name || '/' || known.step <> all(${keys}))
       from causeway_workflows as w where w.id = ${task}.workflow_id), false)`;
 }
 
