@@ -269,6 +269,66 @@ describe('prefetch', () => {
   });
 });
 
+describe('step context', () => {
+  it("works destructured, and shows each write it confirmed and the earlier attempts' ones", async () => {
+    const seen: Record<string, unknown>[] = [];
+    const destructured = defineWorkflow({
+      name: 'destructured-ctx',
+      input: z.object({}),
+      steps: {
+        only: step({
+          maxAttempts: 2,
+          backoff: { initialIntervalMs: 10, maximumIntervalMs: 10 },
+          run: async (ctx) => {
+            const { attempt, checkpoint, checkpoints, progress, boundary, recordEvidence } = ctx;
+            const { signal, logger, idempotencyKey, taskId, workflowId, step: name } = ctx;
+            logger.info({ attempt }, 'destructured');
+            seen.push({
+              attempt,
+              before: { ...checkpoints },
+              evidence: ctx.evidence,
+              aborted: signal.aborted,
+              keyed: idempotencyKey === `causeway:${taskId}`,
+              ids: typeof workflowId === 'string' && name === 'only',
+            });
+            if (attempt > 1) return { checkpoints: ctx.checkpoints };
+            await progress({ done: 1 });
+            await checkpoint('first', { n: 1 });
+            await recordEvidence('ev-1');
+            await boundary();
+            seen.push({ after: { ...ctx.checkpoints }, evidence: ctx.evidence });
+            throw new StepError('unavailable', 'once more');
+          },
+        }),
+      },
+    });
+    const engine = testEngine(database().url, { workflows: [destructured] });
+    await engine.migrate();
+    const { workflow } = await engine.submit('destructured-ctx', {});
+    const worker = await engine.startWorker({ concurrency: 1 });
+    const done = await waitFor(async () => {
+      const current = await engine.getWorkflow(workflow.id);
+      return current?.state === 'succeeded' ? current : undefined;
+    });
+    await worker.stop();
+    expect(seen).toEqual([
+      { attempt: 1, before: {}, evidence: null, aborted: false, keyed: true, ids: true },
+      { after: { first: { n: 1 } }, evidence: 'ev-1' },
+      {
+        attempt: 2,
+        before: { first: { n: 1 } },
+        evidence: 'ev-1',
+        aborted: false,
+        keyed: true,
+        ids: true,
+      },
+    ]);
+    expect(done.tasks[0]?.output).toEqual({ checkpoints: { first: { n: 1 } } });
+    expect(done.tasks[0]?.progress).toEqual({ done: 1 });
+    expect(await logMismatches(database().url)).toEqual([]);
+  });
+});
+
 describe('evidence (R21)', () => {
   it('re-runs a non-reentrant step whose lease expired after it recorded evidence; the re-run asks instead of resubmitting', async () => {
     const platform = { submits: 0, queries: 0 };

@@ -4,7 +4,6 @@ import {
   isAwaitReceipt,
   isSendRequest,
   jsonStorageProblem,
-  type StepContext,
   type TaskEdge,
   type TaskEvent,
   type WorkflowDefinition,
@@ -15,6 +14,7 @@ import { type LeaseFence, taskWriteFenced } from '../db/store';
 import { newId } from '../ids';
 import { type Logger, taskLogger } from '../logger';
 import type { EventRequest } from './apply-events';
+import { AttemptContext, type AttemptOwner, type FencedChange } from './attempt-context';
 import type { EngineContext } from './context';
 import type { Settler } from './settler';
 import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';
@@ -33,14 +33,19 @@ export interface ClaimedTask {
   readonly deadlineInMs: number | null;
 }
 
-/** One running attempt: its fence, its abort controller and whether its effect started. */
-export class Attempt {
+/**
+ * One running attempt: its fence, its abort state and whether its effect started. Its abort
+ * controller's signal and its logger are made on first use (the signal when the step reads
+ * it, the logger when a line is written): most attempts of fast steps need neither.
+ */
+export class Attempt implements AttemptOwner {
   readonly fence: LeaseFence;
-  readonly controller = new AbortController();
+  private readonly controller = new AbortController();
+  private abortedWith: StepAbort | null = null;
+  private taskLoggerOrNull: Logger | null = null;
   effectStarted = false;
   /** The edge its result wrote, once written (null until then, or if none was). */
   writtenEdge: TaskEdge | null = null;
-  readonly logger: Logger;
   /** Monotonic time of the claim: a prefetched attempt's deadline keeps running while it waits. */
   private readonly claimedAt = performance.now();
   private settled = false;
@@ -56,22 +61,37 @@ export class Attempt {
       holder: context.holder,
       epoch: claimed.task.leaseEpoch,
     };
-    this.logger = taskLogger(context.rootLogger, {
-      holder: context.holder,
-      workflowId: claimed.task.workflowId,
-      taskId: claimed.task.id,
-      attempt: claimed.task.attempt,
-      step: claimed.task.step,
+  }
+
+  get logger(): Logger {
+    const { task } = this.claimed;
+    this.taskLoggerOrNull ??= taskLogger(this.context.rootLogger, {
+      holder: this.context.holder,
+      workflowId: task.workflowId,
+      taskId: task.id,
+      attempt: task.attempt,
+      step: task.step,
     });
+    return this.taskLoggerOrNull;
+  }
+
+  /** Aborted when the lease is lost, a cancel is requested, the attempt times out or the service stops. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.abortedWith !== null;
   }
 
   abort(reason: AbortReason): void {
-    if (!this.controller.signal.aborted) this.controller.abort(new StepAbort(reason));
+    if (this.abortedWith !== null) return;
+    this.abortedWith = new StepAbort(reason);
+    this.controller.abort(this.abortedWith);
   }
 
   get abortReason(): AbortReason | null {
-    const reason: unknown = this.controller.signal.reason;
-    return reason instanceof StepAbort ? reason.reason : null;
+    return this.abortedWith?.reason ?? null;
   }
 
   /**
@@ -90,9 +110,13 @@ export class Attempt {
       () => this.abort(timeoutMs < step.policy.timeoutMs ? 'deadline' : 'attempt_timeout'),
       Math.max(0, timeoutMs),
     );
-    this.logger.debug('attempt started');
+    // The child logger is made only for a line that is written.
+    const debug = this.context.rootLogger.isLevelEnabled('debug');
+    if (debug) this.logger.debug('attempt started');
     try {
-      const result = await step.run(this.stepContext());
+      const result = await step.run(
+        new AttemptContext(this, task, this.claimed.input, this.claimed.results),
+      );
       clearTimeout(timer);
       this.reportResult(result);
     } catch (error) {
@@ -100,7 +124,7 @@ export class Attempt {
       this.reportError(error);
     } finally {
       clearTimeout(timer);
-      this.logger.debug({ state: task.state }, 'attempt finished');
+      if (debug) this.logger.debug({ state: task.state }, 'attempt finished');
     }
   }
 
@@ -223,15 +247,16 @@ export class Attempt {
       });
       if (outcome.kind === 'applied') {
         this.writtenEdge = outcome.edge;
-        this.logger.info(
-          {
-            from: outcome.edge.from,
-            to: outcome.edge.to,
-            reason: outcome.edge.reason,
-            errorCategory: outcome.edge.errorCategory,
-          },
-          `${outcome.edge.from} → ${outcome.edge.to} (${outcome.edge.reason})`,
-        );
+        if (this.context.rootLogger.isLevelEnabled('info'))
+          this.logger.info(
+            {
+              from: outcome.edge.from,
+              to: outcome.edge.to,
+              reason: outcome.edge.reason,
+              errorCategory: outcome.edge.errorCategory,
+            },
+            `${outcome.edge.from} → ${outcome.edge.to} (${outcome.edge.reason})`,
+          );
       } else if (outcome.kind === 'stale') {
         this.logger.warn(
           { event: event.type },
@@ -255,72 +280,21 @@ export class Attempt {
     return { kind: 'worker', name: this.context.holder };
   }
 
-  /** The `ctx` a step's run gets. Every write is fenced on this claim. */
-  private stepContext(): StepContext<unknown> {
-    const { task } = this.claimed;
-    const checkpoints: Record<string, unknown> = { ...task.checkpoints };
-    let evidence = task.evidence;
-    const fencedWrite = async (change: Parameters<typeof taskWriteFenced>[2]): Promise<void> => {
-      if (this.abortReason === 'lease_lost') throw new LeaseLost();
-      const state = await taskWriteFenced(this.context.db, this.fence, change);
-      if (state === null) {
-        this.abort('lease_lost');
-        throw new LeaseLost();
-      }
-      if (change.effectStarted) this.effectStarted = true;
-      if (state === 'cancel_requested' && change.effectStarted) {
-        // A boundary: confirm the cancel here, before any further effect (R13).
-        await this.report({ type: 'boundary', actor: this.actor() });
-        this.abort('cancel_requested');
-        throw new CancelConfirmed();
-      }
-    };
-    return {
-      workflowId: task.workflowId,
-      taskId: task.id,
-      step: task.step,
-      input: this.claimed.input,
-      results: this.claimed.results,
-      attempt: task.attempt,
-      signal: this.controller.signal,
-      idempotencyKey: `causeway:${task.id}`,
-      checkpoints,
-      logger: this.logger,
-      progress: async (value) => {
-        const json = JSON.stringify(value);
-        await fencedWrite({ progressJson: json });
-      },
-      checkpoint: async (name, data) => {
-        const value = data === undefined ? null : data;
-        const problem = jsonStorageProblem(value);
-        if (problem !== null)
-          throw new TypeError(`checkpoint "${name}" cannot be stored: ${problem}`);
-        await fencedWrite({
-          effectStarted: true,
-          checkpoint: { name, dataJson: JSON.stringify(value) },
-        });
-        checkpoints[name] = value;
-      },
-      boundary: async () => {
-        await fencedWrite({ effectStarted: true });
-      },
-      get evidence() {
-        return evidence;
-      },
-      recordEvidence: async (externalId) => {
-        if (
-          typeof externalId !== 'string' ||
-          externalId.length === 0 ||
-          externalId.length > 1_000
-        ) {
-          throw new TypeError('recordEvidence needs an external id of 1 to 1,000 characters');
-        }
-        const problem = jsonStorageProblem(externalId);
-        if (problem !== null) throw new TypeError(`the evidence cannot be stored: ${problem}`);
-        await fencedWrite({ effectStarted: true, evidence: externalId });
-        evidence = externalId;
-      },
-    };
+  /** A write of this attempt's task row, fenced on its lease (R7); a boundary confirms a cancel (R13). */
+  async fencedWrite(change: FencedChange): Promise<void> {
+    if (this.abortReason === 'lease_lost') throw new LeaseLost();
+    const state = await taskWriteFenced(this.context.db, this.fence, change);
+    if (state === null) {
+      this.abort('lease_lost');
+      throw new LeaseLost();
+    }
+    if (change.effectStarted) this.effectStarted = true;
+    if (state === 'cancel_requested' && change.effectStarted) {
+      // A boundary: confirm the cancel here, before any further effect (R13).
+      await this.report({ type: 'boundary', actor: this.actor() });
+      this.abort('cancel_requested');
+      throw new CancelConfirmed();
+    }
   }
 }
 

@@ -259,7 +259,7 @@ export class Worker implements WorkerHandle {
     while ((this.runningByQueue.get(queue) ?? 0) < limit && waiting.length > 0) {
       const attempt = waiting.shift() as Attempt;
       // A prefetched lease that was lost (or cancelled) while waiting is not run.
-      if (attempt.controller.signal.aborted) continue;
+      if (attempt.aborted) continue;
       this.startAttempt(queue, attempt);
     }
   }
@@ -420,7 +420,7 @@ export class Worker implements WorkerHandle {
       ...[...this.waiting.values()].flat(),
       ...[...this.writing.values()].flatMap((attempts) => [...attempts]),
     ];
-    const attempts = held.filter((attempt) => !attempt.controller.signal.aborted);
+    const attempts = held.filter((attempt) => !attempt.aborted);
     if (attempts.length === 0) return;
     try {
       const renewed = await leaseRenewMany(
