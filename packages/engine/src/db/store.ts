@@ -766,7 +766,10 @@ export function taskClaimFastStatement(plan: FastClaimPlan) {
  * (`deriveCompleteOutcomes`) and the engine's definitions, with the results themselves.
  */
 export interface FastCompletePlan {
-  /** The results, one per request, in request order. */
+  /**
+   * The results, in request order; each must be its batch's only request for its workflow
+   * (the caller leaves the others to the full decision, which applies them in request order).
+   */
   readonly taskIds: readonly string[];
   readonly workflowIds: readonly string[];
   /** The lease epoch each result was produced under (R7). */
@@ -834,8 +837,9 @@ export interface FastCompleted {
 /**
  * Writes `complete` results in one statement, for the common case: it locks every workflow of
  * the batch in id order and all their tasks (as every decider does, waiting for them), then,
- * for each result whose task still holds the lease (R7), is the batch's only request for its
- * workflow and has a complete edge from its state: the task's edge, the promotion of each
+ * for each result whose task still holds the lease (R7) and has a complete edge from its state
+ * (each is the batch's only request for its workflow: `FastCompletePlan.taskIds`): the
+ * task's edge, the promotion of each
  * pending step whose upstream steps have now all succeeded, the parent's new state and the log
  * rows in the order the full decision writes them (task, promotions in definition order,
  * parent), plus the wake-ups. Results it does not decide are left untouched for the full
@@ -871,11 +875,6 @@ export async function taskCompleteFast(
         ${plan.epochs}::bigint[], ${plan.outputs}::text[])
         with ordinality as r(task_id, workflow_id, epoch, output, position)
     ),
-    batch as materialized (
-      select workflow_id, count(*) as requests
-      from unnest(${plan.batchWorkflowIds}::uuid[]) as b(workflow_id)
-      group by workflow_id
-    ),
     locked_workflow as materialized (
       select id, name, state from causeway_workflows
       -- An array, not a semi-join: the planner then probes the primary key for each id
@@ -910,7 +909,6 @@ export async function taskCompleteFast(
       from request as r
       -- Plain joins, not correlated subqueries: those ran once per pair of rows the join
       -- considered, a quarter of the server's time at 50 results a batch.
-      join batch as b on b.workflow_id = r.workflow_id and b.requests = 1
       join locked_task as t on t.id = r.task_id and t.workflow_id = r.workflow_id
       join locked_workflow as w on w.id = r.workflow_id
       join step as s on s.name = w.name and s.step = t.step
