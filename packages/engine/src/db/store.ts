@@ -864,22 +864,24 @@ export async function taskCompleteFast(
         readonly edge_from: string;
         readonly edge_to: string;
         readonly edge_reason: string;
-        readonly summary_now: Date;
+        /** On the first row only. */
+        readonly summary_now: Date | null;
         readonly chained: readonly ChainedRow[] | null;
       }
     >`
     ${preparedSql}
     with clock as materialized (select causeway_statement_now() as now),
     request as materialized (
-      select * from unnest(${plan.taskIds}::uuid[], ${plan.workflowIds}::uuid[],
-        ${plan.epochs}::bigint[], ${plan.outputs}::text[])
+      select * from unnest(${arrayLiteral(plan.taskIds)}::uuid[],
+        ${arrayLiteral(plan.workflowIds)}::uuid[], ${arrayLiteral(plan.epochs)}::bigint[],
+        ${arrayLiteral(plan.outputs)}::text[])
         with ordinality as r(task_id, workflow_id, epoch, output, position)
     ),
     locked_workflow as materialized (
       select id, name, state from causeway_workflows
       -- An array, not a semi-join: the planner then probes the primary key for each id
       -- instead of hashing the whole table whenever it is small enough to look cheap.
-      where id = any(${plan.batchWorkflowIds}::uuid[])
+      where id = any(${arrayLiteral(plan.batchWorkflowIds)}::uuid[])
       order by id
       for update
     ),
@@ -1101,19 +1103,21 @@ export async function taskCompleteFast(
           + (select count(*) from workflow_update) as written_count) as counts
     )
     -- Whole task rows only for callers that read them: pg parses every column it is sent.
-    select ${withTasks ? sql`tu.*` : sql`tu.id, tu.attempt, tu.position`},
+    select ${withTasks ? sql`tu.*` : sql`tu.attempt, tu.position`},
       c.from_state as edge_from, c.to_state as edge_to, c.reason as edge_reason,
-      summary.summary_now,
-      -- The chained steps once, on the first row (pg parses every column of every row).
-      case when tu.position is null or tu.position = (select min(position) from completed_update)
-        then summary.chained end as chained
+      -- The summary once, on the first row (pg parses every column of every row).
+      case when first.is_first then summary.summary_now end as summary_now,
+      case when first.is_first then summary.chained end as chained
     from summary
     left join completed_update as tu on true
     left join cause as c on c.task_id = tu.id
+    cross join lateral (select tu.position is null
+      or tu.position = (select min(position) from completed_update) as is_first) as first
     order by tu.position`,
   );
   const summary = rows[0];
-  if (summary === undefined) throw new Error('the settle statement returned no summary row');
+  if (summary?.summary_now == null) throw new Error('the settle statement returned no summary row');
+  const now = summary.summary_now;
   const completed = rows
     .filter((row) => row.position !== null)
     .map((row) => ({
@@ -1134,7 +1138,7 @@ export async function taskCompleteFast(
     input: row.w_input,
     outputs: row.outputs,
   }));
-  return { completed, chained, now: summary.summary_now };
+  return { completed, chained, now };
 }
 
 /** A chained step as the settle statement sends it (one JSON object; times as text). */
