@@ -304,7 +304,8 @@ describe('a batch is written as the pure machine plans it', () => {
       { name: 'adm-keyed', input: { k: 'rows-new' } },
       { name: 'publish-note', input: { noteId: 'rows', version: 2 } },
       { name: 'adm-timed', input: { label: 'rows-4' } },
-      { name: 'adm-simple', input: { label: 'rows-3' } },
+      // Quotes, backslashes, a comma, braces and characters beyond ASCII travel unchanged.
+      { name: 'adm-simple', input: { label: 'rows-3 "q", \\ {x} é 🚀' } },
       { name: 'adm-timed', input: { label: 'rows-5' } },
     ];
     const before = await tableCounts(url());

@@ -3,16 +3,32 @@ import { isTerminalTaskState, type TaskState, type WorkflowState } from './state
 /**
  * The parent's state as one pure fold over its children's states (SPEC §4), rules
  * evaluated top to bottom. A workflow has at least one step, so `children` is never empty.
+ * One pass and no closures: it runs for every workflow a submit plans.
  */
 export function aggregateWorkflowState(children: readonly TaskState[]): WorkflowState {
   if (children.length === 0) throw new RangeError('a workflow has at least one task');
-  const some = (state: TaskState) => children.includes(state);
-  if (some('dead')) return 'dead';
-  if (children.every((state) => state === 'succeeded')) return 'succeeded';
-  if (children.every(isTerminalTaskState) && some('cancelled')) return 'cancelled';
-  if (some('cancel_requested')) return 'cancel_requested';
-  if (some('leased') || some('awaiting_receipt')) return 'running';
-  if (some('succeeded') && children.some((state) => !isTerminalTaskState(state))) return 'running';
+  let anyDead = false;
+  let allSucceeded = true;
+  let allTerminal = true;
+  let anyCancelled = false;
+  let anyCancelRequested = false;
+  let anyRunning = false;
+  let anySucceeded = false;
+  for (const state of children) {
+    if (state === 'dead') anyDead = true;
+    if (state !== 'succeeded') allSucceeded = false;
+    if (!isTerminalTaskState(state)) allTerminal = false;
+    if (state === 'cancelled') anyCancelled = true;
+    if (state === 'cancel_requested') anyCancelRequested = true;
+    if (state === 'leased' || state === 'awaiting_receipt') anyRunning = true;
+    if (state === 'succeeded') anySucceeded = true;
+  }
+  if (anyDead) return 'dead';
+  if (allSucceeded) return 'succeeded';
+  if (allTerminal && anyCancelled) return 'cancelled';
+  if (anyCancelRequested) return 'cancel_requested';
+  if (anyRunning) return 'running';
+  if (anySucceeded && !allTerminal) return 'running';
   return 'queued';
 }
 

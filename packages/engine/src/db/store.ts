@@ -205,14 +205,16 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
       select (select workflow from id)[v.position],
         (${column(workflowKinds, (row) => row.name)}::text[])[v.kind],
         (${column(workflowKinds, (row) => row.state)}::text[])[v.kind],
-        v.input::jsonb, v.idempotency_key,
+        (${`[${workflows.map((row) => row.inputJson).join(',')}]`}::jsonb)->(v.position::integer - 1),
+        v.idempotency_key,
         (${column(workflowKinds, (row) => row.steps)}::text[])[v.kind],
         (select at from clock), (select at from clock)
+      -- The inputs travel as one JSON array (their texts joined), read back by position:
+      -- as a text array each needed its quotes escaped.
       from unnest(
         ${arrayLiteral(workflowKinds.positions)}::integer[],
-        ${arrayLiteral(workflows.map((row) => row.inputJson))}::text[],
         ${arrayLiteral(workflows.map((row) => row.idempotencyKey))}::text[]
-      ) with ordinality as v(kind, input, idempotency_key, position)
+      ) with ordinality as v(kind, idempotency_key, position)
       order by v.position
       on conflict (name, idempotency_key) where idempotency_key is not null do nothing
       returning id
