@@ -267,8 +267,11 @@ export class Worker implements WorkerHandle {
   /**
    * How many tasks a claim may take for a queue now. Running, waiting and being-claimed
    * attempts fill the pool plus prefetch. A finished handler frees its slot before its result
-   * is written, so the next claim overlaps that write; but at most one pool's worth of
-   * results may be unwritten, so a worker never holds more than 2 × pool + prefetch leases.
+   * is written, so the next claim overlaps that write; but results waiting to be written count
+   * against the claims beyond a pool's worth, or beyond the prefetch when that is larger. So
+   * a worker never holds more than pool + prefetch + max(pool, prefetch) leases: twice the pool
+   * for slow handlers (no prefetch), and for fast ones results wait in batches as large as the
+   * claims (W2 measured 15–33 % faster than with one pool's worth, W4 unchanged).
    */
   private freeSlots(queue: string): number {
     const limit = this.limits.get(queue) as number;
@@ -278,7 +281,8 @@ export class Worker implements WorkerHandle {
       (this.reserved.get(queue) ?? 0) +
       (this.chainHeld.get(queue) ?? 0);
     const unwritten = this.writing.get(queue)?.size ?? 0;
-    return limit + this.prefetchOf(queue) - held - Math.max(0, unwritten - limit);
+    const prefetch = this.prefetchOf(queue);
+    return limit + prefetch - held - Math.max(0, unwritten - Math.max(limit, prefetch));
   }
 
   private reserve(queue: string, slots: number): void {
