@@ -1,4 +1,10 @@
-import { aggregateWorkflowState, type TaskState, type WorkflowState } from '@causeway/workflow';
+import {
+  aggregateWorkflowState,
+  isTerminalTaskState,
+  type TaskState,
+  taskStates,
+  type WorkflowState,
+} from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
 
 describe('aggregateWorkflowState (SPEC §4, top to bottom)', () => {
@@ -19,6 +25,31 @@ describe('aggregateWorkflowState (SPEC §4, top to bottom)', () => {
     [['queued'], 'queued'],
   ])('%j → %s', (children, expected) => {
     expect(aggregateWorkflowState(children)).toBe(expected);
+  });
+
+  it('agrees with the table read rule by rule, for every list of up to three children', () => {
+    // SPEC §4 as written, one rule per line, as the oracle for the one-pass fold.
+    const byRules = (children: readonly TaskState[]): WorkflowState => {
+      const some = (state: TaskState) => children.includes(state);
+      if (some('dead')) return 'dead';
+      if (children.every((state) => state === 'succeeded')) return 'succeeded';
+      if (children.every(isTerminalTaskState) && some('cancelled')) return 'cancelled';
+      if (some('cancel_requested')) return 'cancel_requested';
+      if (some('leased') || some('awaiting_receipt')) return 'running';
+      if (some('succeeded') && children.some((state) => !isTerminalTaskState(state)))
+        return 'running';
+      return 'queued';
+    };
+    let lists: TaskState[][] = [[]];
+    let checked = 0;
+    for (let length = 1; length <= 3; length += 1) {
+      lists = lists.flatMap((list) => taskStates.map((state) => [...list, state]));
+      for (const children of lists) {
+        expect(aggregateWorkflowState(children), children.join(',')).toBe(byRules(children));
+        checked += 1;
+      }
+    }
+    expect(checked).toBe(8 + 64 + 512);
   });
 
   it('refuses a workflow without tasks', () => {
