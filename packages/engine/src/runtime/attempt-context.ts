@@ -58,6 +58,11 @@ export class AttemptContext implements StepContext<unknown> {
 
   /** Checkpoints confirmed by earlier attempts, and by this one as it confirms them. */
   get checkpoints(): Readonly<Record<string, unknown>> {
+    return this.confirmedCheckpoints();
+  }
+
+  /** The earlier attempts' checkpoints, copied once, with this attempt's as it confirms them. */
+  private confirmedCheckpoints(): Record<string, unknown> {
     this.confirmed ??= { ...this.task.checkpoints };
     return this.confirmed;
   }
@@ -83,8 +88,7 @@ export class AttemptContext implements StepContext<unknown> {
         effectStarted: true,
         checkpoint: { name, dataJson: JSON.stringify(value) },
       });
-      this.confirmed ??= { ...this.task.checkpoints };
-      this.confirmed[name] = value;
+      this.confirmedCheckpoints()[name] = value;
     };
     return this.checkpointFn;
   }

@@ -124,11 +124,15 @@ async function settleFast(
   // A workflow with two requests in the batch is left to the full decision, which applies
   // them in request order. Filtered here, not in the statement: there the filter's row
   // estimate (one row) once made a custom plan re-scan the batch per result (250 ms at 90).
-  const requestsOf = new Map<string | undefined, number>();
-  for (const request of requests)
-    requestsOf.set(request.workflowId, (requestsOf.get(request.workflowId) ?? 0) + 1);
+  // (Every request has its workflow id here when `plain` is not empty: `known`.)
+  const requestsOf = new Map<string, number>();
+  for (const request of plain.length === 0 ? [] : requests) {
+    const workflowId = request.workflowId as string;
+    requestsOf.set(workflowId, (requestsOf.get(workflowId) ?? 0) + 1);
+  }
   const fast = plain.filter(
-    (request) => request.fence?.holder === holder && requestsOf.get(request.workflowId) === 1,
+    (request) =>
+      request.fence?.holder === holder && requestsOf.get(request.workflowId as string) === 1,
   );
   if (completeEdges === null || fast.length === 0 || holder === undefined) {
     return { decided, chained: [] };
@@ -143,9 +147,7 @@ async function settleFast(
       workflowIds: fast.map((request) => request.workflowId as string),
       epochs: fast.map((request) => request.fence?.epoch as number),
       outputs: fast.map((request) => request.extra?.outputJson ?? null),
-      batchWorkflowIds: requests.flatMap((request) =>
-        request.workflowId === undefined ? [] : [request.workflowId],
-      ),
+      batchWorkflowIds: [...requestsOf.keys()],
       holder,
       actor,
       ...completeEdges,
