@@ -40,17 +40,18 @@ import {
 } from '@causeway/workflow';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { taskClaimCandidates } from '../../packages/engine/src/db/claim/claim-load';
+import { databaseNow } from '../../packages/engine/src/db/clock';
+import type { LeaseFence } from '../../packages/engine/src/db/lease/lease-fence';
+import { leaseRenewMany } from '../../packages/engine/src/db/lease/lease-renew';
+import { taskWriteFenced } from '../../packages/engine/src/db/lease/task-write-fenced';
+import { taskListByWorkflows } from '../../packages/engine/src/db/reads/record-reads';
 import type { TaskRecord } from '../../packages/engine/src/db/rows';
 import {
-  databaseNow,
-  type LeaseFence,
-  leaseRenewMany,
-  taskClaimCandidates,
-  taskListByWorkflows,
-  taskWriteFenced,
-} from '../../packages/engine/src/db/store';
-import { applyEvents, type EventRequest } from '../../packages/engine/src/runtime/apply-events';
-import { holdsLease } from '../../packages/engine/src/runtime/executor';
+  applyEvents,
+  type EventRequest,
+} from '../../packages/engine/src/runtime/decision/apply-events';
+import { holdsLease } from '../../packages/engine/src/runtime/worker/executor';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
 import { commandsReplayPath } from '../workflow/arbitraries';
@@ -302,7 +303,7 @@ function compareKeys(a: readonly (number | string)[], b: readonly (number | stri
   return 0;
 }
 
-/** Runs one event in its own transaction, as the engine's settler does, returning its `now`. */
+/** Runs one event in its own transaction, as the engine's resultWriter does, returning its `now`. */
 async function applyInTransaction(system: RealSystem, request: EventRequest) {
   return system.db.transaction().execute(async (tx) => {
     const now = await databaseNow(tx);
@@ -483,7 +484,7 @@ class ClaimCommand extends ModelCommand {
 
 type SettleKind = 'complete' | 'fail' | 'await_receipt' | 'release';
 
-/** A running step reports its result: one event fenced on its lease (R7), as the settler writes it. */
+/** A running step reports its result: one event fenced on its lease (R7), as the resultWriter writes it. */
 class SettleCommand extends ModelCommand {
   constructor(
     readonly kind: SettleKind,

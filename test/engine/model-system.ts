@@ -13,17 +13,14 @@ import type { Engine } from '@causeway/engine';
 import { type TaskState, type WorkflowState, workflowRegistry } from '@causeway/workflow';
 import { sql } from 'kysely';
 import { pino } from 'pino';
+import { clockSetOffset, databaseNow } from '../../packages/engine/src/db/clock';
+import { taskListByWorkflows } from '../../packages/engine/src/db/reads/record-reads';
 import type { TaskRecord } from '../../packages/engine/src/db/rows';
-import {
-  clockSetOffset,
-  databaseNow,
-  taskListByWorkflows,
-} from '../../packages/engine/src/db/store';
-import { applyEvents } from '../../packages/engine/src/runtime/apply-events';
 import type { EngineContext } from '../../packages/engine/src/runtime/context';
+import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-events';
 import { Notifier } from '../../packages/engine/src/runtime/notifier';
-import { recordReceipt } from '../../packages/engine/src/runtime/operations';
-import { Sweeper } from '../../packages/engine/src/runtime/sweeper';
+import { recordReceipt } from '../../packages/engine/src/runtime/operations/operations';
+import { Sweeper } from '../../packages/engine/src/runtime/sweep/sweeper';
 import type { LogRow } from './model-state';
 import { leaseMs, modelWorkflows, sweeperHolder } from './model-workflows';
 

@@ -11,8 +11,8 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
-import { claimReadyTasks } from '../../packages/engine/src/runtime/claim';
-import { settleInOneStatement } from '../../packages/engine/src/runtime/settle';
+import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
+import { settleInOneStatement } from '../../packages/engine/src/runtime/settle/one-statement-settle';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
 

@@ -3,7 +3,7 @@ import {
   AdaptivePrefetch,
   prefetchPerSlot,
   prefetchWindowMs,
-} from '../../packages/engine/src/runtime/prefetch';
+} from '../../packages/engine/src/runtime/worker/prefetch';
 
 describe('adaptive prefetch', () => {
   it('holds nothing waiting before any handler has finished', () => {

@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { publishNote } from '../../examples/publish-note/workflow';
 import { arrayLiteral } from '../../packages/engine/src/db/array-literal';
+import { claimStatement } from '../../packages/engine/src/db/claim/claim-statement';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
-import { taskClaimFastStatement } from '../../packages/engine/src/db/store';
-import { fastClaimPlan } from '../../packages/engine/src/runtime/claim';
+import { claimStatementPlan } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
 import { createTestDatabase, type TestDatabase, useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
@@ -131,14 +131,14 @@ async function explainClaim(databaseUrl: string) {
 }
 
 /**
- * The worker's real claim statement (`taskClaimFast`), explained with ANALYZE in a transaction
+ * The worker's real claim statement (`taskClaimInOneStatement`), explained with ANALYZE in a transaction
  * that rolls back (the 'bulk' workflow is not defined by this plan, so it claims nothing anyway).
  * `custom` plans it with its parameters, as PostgreSQL does for the first executions of a
  * prepared statement; `generic` forces the plan PostgreSQL caches and reuses after that (the
  * worker's statement is prepared), which must be as good: no scan of a whole table.
  */
 async function explainFastClaim(databaseUrl: string, mode: 'custom' | 'generic') {
-  const plan = fastClaimPlan(
+  const plan = claimStatementPlan(
     { definitions: workflowRegistry([publishNote]), leaseMs: 30_000, random: Math.random },
     { queue: 'default', limit: 10, holder: 'explain-host/1/boot' },
   );
@@ -146,7 +146,7 @@ async function explainFastClaim(databaseUrl: string, mode: 'custom' | 'generic')
   const kysely = new Kysely<CausewayDatabase>({
     dialect: new PostgresDialect({ pool: new pg.Pool() }),
   });
-  const compiled = taskClaimFastStatement(plan).compile(kysely);
+  const compiled = claimStatement(plan).compile(kysely);
   await kysely.destroy();
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();

@@ -7,19 +7,18 @@ import {
 } from '@causeway/workflow';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
-import type { Channel } from './channels';
-import { wakeupChannel } from './db/channels';
 import { registerPool } from './db/direct';
 import { migrateToLatest } from './db/migrate';
+import { wakeupChannel } from './db/notify-channels';
+import { outboxListByTasks } from './db/outbox/outbox-queries';
 import { usePreparedStatements } from './db/prepared-statements';
-import type { TaskRecord, WorkflowRecord } from './db/rows';
-import type { CausewayDatabase } from './db/schema';
 import {
-  outboxListByTasks,
   taskListByWorkflows,
   transitionListByWorkflow,
   workflowGet,
-} from './db/store';
+} from './db/reads/record-reads';
+import type { TaskRecord, WorkflowRecord } from './db/rows';
+import type { CausewayDatabase } from './db/schema';
 import { EngineError } from './errors';
 import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
@@ -37,15 +36,16 @@ import {
   requeueDead,
   type TaskAnswer,
   type WorkflowCancelAnswer,
-} from './runtime/operations';
+} from './runtime/operations/operations';
 import {
   type SubmitOptions,
   type SubmitRequest,
   type SubmitResult,
   submitMany,
-} from './runtime/submit';
-import { Sweeper } from './runtime/sweeper';
-import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker';
+} from './runtime/operations/submit';
+import type { Channel } from './runtime/outbox/delivery-channels';
+import { Sweeper } from './runtime/sweep/sweeper';
+import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker/worker';
 
 export interface EngineOptions {
   /** Postgres connection string; defaults to the DATABASE_URL environment variable. */

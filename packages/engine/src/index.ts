@@ -1,11 +1,4 @@
-export {
-  type Channel,
-  type DeliveryResult,
-  type HttpChannelOptions,
-  httpChannel,
-  type OutboxMessage,
-} from './channels';
-export { transitionsChannel } from './db/channels';
+export { transitionsChannel } from './db/notify-channels';
 export {
   createEngine,
   type Engine,
@@ -24,7 +17,14 @@ export type {
   RequeueRequest,
   TaskAnswer,
   WorkflowCancelAnswer,
-} from './runtime/operations';
-export { CancelConfirmed, LeaseLost, StepAbort } from './runtime/step-signals';
-export type { SubmitOptions, SubmitRequest, SubmitResult } from './runtime/submit';
-export type { StopOptions, WorkerHandle, WorkerOptions } from './runtime/worker';
+} from './runtime/operations/operations';
+export type { SubmitOptions, SubmitRequest, SubmitResult } from './runtime/operations/submit';
+export {
+  type Channel,
+  type DeliveryResult,
+  type HttpChannelOptions,
+  httpChannel,
+  type OutboxMessage,
+} from './runtime/outbox/delivery-channels';
+export { CancelConfirmed, LeaseLost, StepAbort } from './runtime/worker/step-signals';
+export type { StopOptions, WorkerHandle, WorkerOptions } from './runtime/worker/worker';

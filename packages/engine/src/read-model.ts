@@ -1,5 +1,6 @@
 import type { Transition, WorkflowState } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
+import { outboxListByTasks } from './db/outbox/outbox-queries';
 import {
   taskListByIds,
   taskListByWorkflowIds,
@@ -11,12 +12,11 @@ import {
   workflowCountRead,
   workflowListByIds,
   workflowPageRead,
-} from './db/read-queries';
+} from './db/reads/read-queries';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
-import { outboxListByTasks } from './db/store';
 
-export type { WorkflowKey } from './db/read-queries';
+export type { WorkflowKey } from './db/reads/read-queries';
 export type { TaskRecord, WorkflowRecord } from './db/rows';
 export type { CausewayDatabase } from './db/schema';
 

@@ -1,10 +1,10 @@
 import type { WorkflowDefinition } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
-import type { Channel } from '../channels';
 import type { CausewayDatabase } from '../db/schema';
 import type { Logger } from '../logger';
-import type { ApplyContext } from './apply-events';
+import type { ApplyContext } from './decision/apply-events';
 import type { Notifier } from './notifier';
+import type { Channel } from './outbox/delivery-channels';
 
 /** What the runtime parts of one engine share. */
 export interface EngineContext {

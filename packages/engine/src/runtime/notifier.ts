@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { channelListen } from '../db/channels';
+import { channelListen } from '../db/notify-channels';
 import type { Logger } from '../logger';
 
 /**

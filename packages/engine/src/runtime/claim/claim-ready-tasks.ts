@@ -1,11 +1,10 @@
 import { deriveClaimOutcomes, formatActor } from '@causeway/workflow';
 import type { Kysely, Transaction } from 'kysely';
-import type { LeasedTask } from '../db/rows';
-import type { CausewayDatabase } from '../db/schema';
-import { type FastClaimPlan, taskClaimFast } from '../db/store';
-import { type ApplyContext, claimTasks } from './apply-events';
-import type { ClaimedTask } from './executor';
-import { stepTableOf, upstreamSteps } from './step-table';
+import { type ClaimStatementPlan, taskClaimInOneStatement } from '../../db/claim/claim-statement';
+import type { CausewayDatabase } from '../../db/schema';
+import { type ApplyContext, claimTasks } from '../decision/apply-events';
+import { stepTableOf } from '../step-table';
+import { type ClaimedTask, prepareClaimed } from './claimed-task';
 
 /** What a claim took: tasks ready to run, and how many it left because their workflow was busy. */
 export interface ClaimResult {
@@ -38,7 +37,10 @@ export const claimEdge =
       };
 
 /** The one-statement claim's parameters, or null when the machine's claim is not expressible. */
-export function fastClaimPlan(context: ApplyContext, request: ClaimRequest): FastClaimPlan | null {
+export function claimStatementPlan(
+  context: ApplyContext,
+  request: ClaimRequest,
+): ClaimStatementPlan | null {
   if (claimEdge === null) return null;
   const steps = stepTableOf(context.definitions);
   return {
@@ -56,7 +58,7 @@ export function fastClaimPlan(context: ApplyContext, request: ClaimRequest): Fas
 
 /**
  * Claims up to `limit` ready tasks of a queue (R4, R8). The common case is one statement
- * (`taskClaimFast`) whose edges come from the machine as data; when a ready task is one it
+ * (`taskClaimInOneStatement`) whose edges come from the machine as data; when a ready task is one it
  * may not decide (a deadline passed, an unusual parent state), the claim is decided in full
  * by the machine (`claimTasks`). With a Kysely instance rather than a transaction, the
  * one-statement claim commits on its own and the full one runs in its own transaction.
@@ -66,9 +68,9 @@ export async function claimReadyTasks(
   context: ApplyContext,
   request: ClaimRequest,
 ): Promise<ClaimResult> {
-  const plan = fastClaimPlan(context, request);
+  const plan = claimStatementPlan(context, request);
   if (plan !== null) {
-    const fast = await taskClaimFast(db, plan);
+    const fast = await taskClaimInOneStatement(db, plan);
     if (fast.decided) {
       return {
         claimed: fast.claimed.map((row) =>
@@ -106,32 +108,4 @@ async function claimInFull(
     claimed.push(prepareClaimed(context, task, workflow.name, workflow.input, outputs, result.now));
   }
   return { claimed, skipped: result.skipped };
-}
-
-/** A leased task with its definition, its input and the outputs of its upstream steps. */
-export function prepareClaimed(
-  context: ApplyContext,
-  task: LeasedTask,
-  workflowName: string,
-  input: unknown,
-  outputs: Readonly<Record<string, unknown>>,
-  now: Date,
-): ClaimedTask {
-  const definition = context.definitions.get(workflowName);
-  if (definition === undefined) throw new Error(`claimed task ${task.id} of unknown workflow`);
-  const step = definition.steps.find((candidate) => candidate.name === task.step);
-  if (step === undefined) throw new Error(`workflow "${workflowName}" has no step "${task.step}"`);
-  // Outputs of every upstream step, direct or not (they all succeeded, or this would not run).
-  const results: Record<string, unknown> = {};
-  for (const upstream of upstreamSteps(definition, step.name)) {
-    if (upstream in outputs) results[upstream] = outputs[upstream];
-  }
-  return {
-    task,
-    definition,
-    step,
-    input,
-    results,
-    deadlineInMs: task.deadlineAt === null ? null : task.deadlineAt.getTime() - now.getTime(),
-  };
 }

@@ -6,11 +6,13 @@ import {
   type TaskState,
   taskStates,
 } from '@causeway/workflow';
-import { type Db, taskCompleteFast } from '../db/store';
-import type { ApplyContext, EventOutcome, EventRequest } from './apply-events';
-import { claimEdge, prepareClaimed } from './claim';
-import type { ClaimedTask } from './executor';
-import { stepTableOf } from './step-table';
+import type { Db } from '../../db/database';
+import { taskSettleInOneStatement } from '../../db/settle/settle-statement';
+import { claimEdge } from '../claim/claim-ready-tasks';
+import type { ClaimedTask } from '../claim/claimed-task';
+import { prepareClaimed } from '../claim/claimed-task';
+import type { ApplyContext, EventOutcome, EventRequest } from '../decision/apply-events';
+import { stepTableOf } from '../step-table';
 
 /** The complete edges, promotion and aggregation as data, read off the machine once. */
 const outcomes = deriveCompleteOutcomes();
@@ -66,7 +68,7 @@ export type ResultOutcome =
   | Exclude<EventOutcome, { readonly kind: 'applied' }>;
 
 /**
- * `settleInOneStatement` for the worker's settler: the same statement, answering with edges
+ * `settleInOneStatement` for the worker's resultWriter: the same statement, answering with edges
  * only (no task rows to send and parse).
  */
 export function writeResultsInOneStatement(
@@ -75,11 +77,11 @@ export function writeResultsInOneStatement(
   requests: readonly EventRequest[],
   capacity: ChainCapacity = noChain,
 ): Promise<SettledBatch<ResultOutcome>> {
-  return settleFast(db, context, requests, capacity, false);
+  return settleCompleteResults(db, context, requests, capacity, false);
 }
 
 /**
- * The plain `complete` results of a batch that one statement can write (`taskCompleteFast`),
+ * The plain `complete` results of a batch that one statement can write (`taskSettleInOneStatement`),
  * with their edges read off the machine as data: written and returned with their outcomes.
  * Given a Kysely instance rather than a transaction, the statement commits on its own; it is
  * atomic either way, and it fails as a whole if it wrote other than it decided. Whatever it
@@ -92,24 +94,24 @@ export function settleInOneStatement(
   requests: readonly EventRequest[],
   capacity: ChainCapacity = noChain,
 ): Promise<SettledBatch<EventOutcome>> {
-  return settleFast(db, context, requests, capacity, true);
+  return settleCompleteResults(db, context, requests, capacity, true);
 }
 
-function settleFast(
+function settleCompleteResults(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
   capacity: ChainCapacity,
   withTasks: true,
 ): Promise<SettledBatch<EventOutcome>>;
-function settleFast(
+function settleCompleteResults(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
   capacity: ChainCapacity,
   withTasks: false,
 ): Promise<SettledBatch<ResultOutcome>>;
-async function settleFast(
+async function settleCompleteResults(
   db: Db,
   context: ApplyContext,
   requests: readonly EventRequest[],
@@ -138,7 +140,7 @@ async function settleFast(
   const actor = formatActor({ kind: 'worker', name: holder });
   const steps = stepTableOf(context.definitions);
   const chainQueues = claimEdge === null ? [] : [...capacity].filter(([, most]) => most > 0);
-  const written = await taskCompleteFast(
+  const written = await taskSettleInOneStatement(
     db,
     {
       taskIds: fast.map((request) => request.taskId),

@@ -1,16 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowDefinition } from '@causeway/workflow';
-import { isRetryableDatabaseError } from '../db/pg-errors';
-import { leaseRenewMany, outboxWakeup, taskGet } from '../db/store';
-import type { EventRequest } from './apply-events';
-import { claimReadyTasks } from './claim';
-import type { EngineContext } from './context';
-import { Attempt, type ClaimedTask } from './executor';
-import { OutboxDispatcher } from './outbox-dispatcher';
+import { leaseRenewMany } from '../../db/lease/lease-renew';
+import { outboxWakeup } from '../../db/notify-channels';
+import { isRetryableDatabaseError } from '../../db/pg-errors';
+import { taskGet } from '../../db/reads/record-reads';
+import { claimReadyTasks } from '../claim/claim-ready-tasks';
+import type { ClaimedTask } from '../claim/claimed-task';
+import type { EngineContext } from '../context';
+import type { EventRequest } from '../decision/apply-events';
+import { OutboxDispatcher } from '../outbox/outbox-dispatcher';
+import { ResultWriter } from '../settle/result-writer';
+import { downstreamQueues } from '../step-table';
+import { Sweeper } from '../sweep/sweeper';
+import { Attempt } from './executor';
 import { AdaptivePrefetch } from './prefetch';
-import { Settler } from './settler';
-import { downstreamQueues } from './step-table';
-import { Sweeper } from './sweeper';
 
 export interface WorkerOptions {
   /** Queues to serve; default: every queue of the engine's workflows. */
@@ -102,7 +105,7 @@ export class Worker implements WorkerHandle {
   private readonly holding = new Map<string, readonly string[]>();
   /** Wake-ups received per queue, so a claim can tell whether work was announced meanwhile. */
   private readonly announced = new Map<string, number>();
-  private readonly settler: Settler;
+  private readonly resultWriter: ResultWriter;
   private readonly sweeper: Sweeper | null;
   private readonly dispatcher: OutboxDispatcher | null;
   private readonly limits: Map<string, number>;
@@ -121,7 +124,7 @@ export class Worker implements WorkerHandle {
     private readonly context: EngineContext,
     private readonly options: WorkerOptions,
   ) {
-    this.settler = new Settler(context, {
+    this.resultWriter = new ResultWriter(context, {
       reserve: (requests) => this.reserveForChain(requests),
       deliver: (reserved, chained) => this.deliverChained(reserved, chained),
     });
@@ -210,7 +213,7 @@ export class Worker implements WorkerHandle {
     }
     if (this.renewTimer !== null) clearInterval(this.renewTimer);
     this.unsubscribe?.();
-    await this.settler.drain();
+    await this.resultWriter.drain();
     this.context.logger.info('worker stopped');
   }
 
@@ -342,14 +345,14 @@ export class Worker implements WorkerHandle {
     if (this.stopping) {
       // A claim that committed while the worker stops: hand its tasks straight back (R31).
       for (const task of claimed) {
-        const released = new Attempt(this.context, this.settler, task).release();
+        const released = new Attempt(this.context, this.resultWriter, task).release();
         this.attemptsDone.add(released);
         void released.finally(() => this.attemptsDone.delete(released));
       }
       return;
     }
     const waiting = this.waiting.get(queue) ?? [];
-    for (const task of claimed) waiting.push(new Attempt(this.context, this.settler, task));
+    for (const task of claimed) waiting.push(new Attempt(this.context, this.resultWriter, task));
     this.waiting.set(queue, waiting);
     this.pump(queue);
   }
@@ -376,7 +379,7 @@ export class Worker implements WorkerHandle {
       .then(() => {
         const prefetch = this.prefetch.get(queue);
         if (prefetch instanceof AdaptivePrefetch) prefetch.record(performance.now() - startedAt);
-        // The handler returned: its slot is free while the settler writes its result, so the
+        // The handler returned: its slot is free while the resultWriter writes its result, so the
         // claim for it overlaps that write.
         this.running.delete(attempt);
         this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);

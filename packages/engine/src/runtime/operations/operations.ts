@@ -9,10 +9,14 @@ import {
   type TaskState,
   type WorkflowState,
 } from '@causeway/workflow';
-import { taskLastReason, taskListDeadByReason, taskRecordLateCancel } from '../db/store';
-import { EngineError } from '../errors';
-import { applyEvents, type EventOutcome } from './apply-events';
-import type { EngineContext } from './context';
+import {
+  taskLastReason,
+  taskListDeadByReason,
+  taskRecordLateCancel,
+} from '../../db/operations/operation-queries';
+import { EngineError } from '../../errors';
+import type { EngineContext } from '../context';
+import { applyEvents, type EventOutcome } from '../decision/apply-events';
 
 /** Who asked: an operator by name, or a client. */
 export interface Requester {

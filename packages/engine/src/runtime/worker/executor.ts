@@ -6,32 +6,20 @@ import {
   jsonStorageProblem,
   type TaskEdge,
   type TaskEvent,
-  type WorkflowDefinition,
-  type WorkflowStep,
 } from '@causeway/workflow';
-import type { LeasedTask } from '../db/rows';
-import { type LeaseFence, taskWriteFenced } from '../db/store';
-import { newId } from '../ids';
-import { type Logger, taskLogger } from '../logger';
-import type { EventRequest } from './apply-events';
+import type { LeaseFence } from '../../db/lease/lease-fence';
+import { taskWriteFenced } from '../../db/lease/task-write-fenced';
+import { newId } from '../../ids';
+import { type Logger, taskLogger } from '../../logger';
+import type { ClaimedTask } from '../claim/claimed-task';
+import type { EngineContext } from '../context';
+import type { EventRequest } from '../decision/apply-events';
+import type { ResultWriter } from '../settle/result-writer';
 import { AttemptContext, type AttemptOwner, type FencedChange } from './attempt-context';
-import type { EngineContext } from './context';
-import type { Settler } from './settler';
 import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';
 
 /** How long a sent effect may wait for its receipt when the channel does not say. */
 const defaultReceiptTimeoutMs = 24 * 3_600_000;
-
-/** A task this worker claimed, with what its step needs to run. */
-export interface ClaimedTask {
-  readonly task: LeasedTask;
-  readonly definition: WorkflowDefinition;
-  readonly step: WorkflowStep;
-  readonly input: unknown;
-  readonly results: Readonly<Record<string, unknown>>;
-  /** Milliseconds until the absolute deadline by the database clock, or null. */
-  readonly deadlineInMs: number | null;
-}
 
 /**
  * One running attempt: its fence, its abort state and whether its effect started. Its abort
@@ -53,7 +41,7 @@ export class Attempt implements AttemptOwner {
 
   constructor(
     private readonly context: EngineContext,
-    private readonly settler: Settler,
+    private readonly resultWriter: ResultWriter,
     readonly claimed: ClaimedTask,
   ) {
     this.fence = {
@@ -95,7 +83,7 @@ export class Attempt implements AttemptOwner {
   }
 
   /**
-   * Runs the step and hands its result to the settler; never throws. Resolves when the
+   * Runs the step and hands its result to the resultWriter; never throws. Resolves when the
    * handler is done, before the result is written (see `written`): the worker frees the slot
    * then, so the next claim overlaps this write.
    */
@@ -228,7 +216,7 @@ export class Attempt implements AttemptOwner {
     });
   }
 
-  /** Queues the attempt's one result for the settler; never rejects. */
+  /** Queues the attempt's one result for the resultWriter; never rejects. */
   private report(event: TaskEvent, extra?: EventRequest['extra']): Promise<void> {
     if (this.settled) return this.writing;
     this.settled = true;
@@ -238,7 +226,7 @@ export class Attempt implements AttemptOwner {
 
   private async write(event: TaskEvent, extra: EventRequest['extra'] | undefined): Promise<void> {
     try {
-      const outcome = await this.settler.settle({
+      const outcome = await this.resultWriter.settle({
         taskId: this.fence.taskId,
         workflowId: this.claimed.task.workflowId,
         event,
@@ -298,4 +286,4 @@ export class Attempt implements AttemptOwner {
   }
 }
 
-export { holdsLease } from './lease';
+export { holdsLease } from '../decision/holds-lease';

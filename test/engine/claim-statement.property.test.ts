@@ -1,5 +1,5 @@
 /**
- * The one-statement claim (`taskClaimFast`) against the machine's full claim (`claimTasks`):
+ * The one-statement claim (`taskClaimInOneStatement`) against the machine's full claim (`claimTasks`):
  * on random stored states, reached by driving the pure machine, both run in a rolled-back
  * transaction over the same rows, and must lease the same tasks in the same order, leave the
  * same task and workflow rows and append the same log rows. Where the statement may not
@@ -9,9 +9,9 @@
 import { deriveClaimOutcomes, type WorkflowDefinition } from '@causeway/workflow';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { taskClaimFast } from '../../packages/engine/src/db/store';
-import { claimTasks } from '../../packages/engine/src/runtime/apply-events';
-import { fastClaimPlan } from '../../packages/engine/src/runtime/claim';
+import { taskClaimInOneStatement } from '../../packages/engine/src/db/claim/claim-statement';
+import { claimStatementPlan } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
+import { claimTasks } from '../../packages/engine/src/runtime/decision/apply-events';
 import {
   definitions,
   holder,
@@ -68,9 +68,9 @@ describe('the one-statement claim', () => {
               return { result, rows: await rowsAfter(tx, claimStamp(result.now)) };
             }),
             fast: await rolledBack(opened().db, async (tx) => {
-              const plan = fastClaimPlan(apply, request);
+              const plan = claimStatementPlan(apply, request);
               if (plan === null) throw new Error("the machine's claim should be expressible");
-              const result = await taskClaimFast(tx, plan);
+              const result = await taskClaimInOneStatement(tx, plan);
               return { result, rows: await rowsAfter(tx, claimStamp(result.now)) };
             }),
           }));
@@ -119,7 +119,7 @@ describe('the one-statement claim', () => {
       { numRuns: 300 },
     );
     console.info(
-      `[claim-fast-path] decided ${decidedRuns} runs (${leasedTotal} leases, ${withUpstream} reading upstream outputs; ${twoInOneWorkflow} with two of one workflow), deferred ${deferredRuns}`,
+      `[claim-statement] decided ${decidedRuns} runs (${leasedTotal} leases, ${withUpstream} reading upstream outputs; ${twoInOneWorkflow} with two of one workflow), deferred ${deferredRuns}`,
     );
     // The generator must reach both branches, or the property proves less than it says.
     expect(decidedRuns).toBeGreaterThan(100);

@@ -6,8 +6,8 @@ import {
   transitionFromRow,
   type WorkflowRecord,
   workflowFromRow,
-} from './rows';
-import type { CausewayDatabase, WorkflowTable } from './schema';
+} from '../rows';
+import type { CausewayDatabase, WorkflowTable } from '../schema';
 
 /**
  * Read-only queries for the API and other readers: pages, counts, by-id batches (one query for

@@ -3,10 +3,10 @@ import {
   taskListExpiredLeases,
   taskListQueuedPastDeadline,
   taskListReceiptOverdue,
-} from '../db/store';
-import { taskLogger } from '../logger';
-import { applyEvents, type EventRequest } from './apply-events';
-import type { EngineContext } from './context';
+} from '../../db/sweep/sweep-queries';
+import { taskLogger } from '../../logger';
+import type { EngineContext } from '../context';
+import { applyEvents, type EventRequest } from '../decision/apply-events';
 
 const batchSize = 200;
 

@@ -1,5 +1,5 @@
 import type { PlannedTransition } from '@causeway/workflow';
-import type { NewTransitionRow } from '../db/store';
+import type { NewTransitionRow } from '../../db/transition-row';
 
 /**
  * The log row (R24) of a transition the pure machine planned. A workflow row keeps the step

@@ -13,23 +13,23 @@ import {
   type WorkflowState,
 } from '@causeway/workflow';
 import type { Transaction } from 'kysely';
-import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../db/rows';
-import type { CausewayDatabase } from '../db/schema';
+import { taskClaimLoad } from '../../db/claim/claim-load';
+import type { LeaseFence } from '../../db/lease/lease-fence';
+import type { LoadedRuns } from '../../db/locked-runs';
+import { taskWorkflowIds } from '../../db/reads/record-reads';
+import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../../db/rows';
+import type { CausewayDatabase } from '../../db/schema';
 import {
-  type LeaseFence,
-  type LoadedRuns,
   type NewOutboxRow,
-  type NewTransitionRow,
   runChangesWrite,
   type TaskWrite,
-  taskClaimLoad,
-  taskWorkflowIds,
-  workflowLockWithTasks,
-} from '../db/store';
-import { EngineError } from '../errors';
-import { holdsLease } from './lease';
+} from '../../db/settle/run-changes-write';
+import { workflowLockWithTasks } from '../../db/settle/workflow-lock';
+import type { NewTransitionRow } from '../../db/transition-row';
+import { EngineError } from '../../errors';
+import { stepTableOf } from '../step-table';
+import { holdsLease } from './holds-lease';
 import { logRowOf } from './log-rows';
-import { stepTableOf } from './step-table';
 
 /** One event for one task, as the engine asks for it. */
 export interface EventRequest {

@@ -1,6 +1,6 @@
 /**
- * The one-statement settle of `complete` results (`settleInOneStatement` → `taskCompleteFast`,
- * the rest then decided in full, as the worker's settler does) against
+ * The one-statement settle of `complete` results (`settleInOneStatement` → `taskSettleInOneStatement`,
+ * the rest then decided in full, as the worker's resultWriter does) against
  * the machine's full decision (`applyEvents`): on random stored states reached by driving the
  * pure machine, a random batch of results (current leases, stale epochs, expired or foreign
  * leases, tasks in any state, two results for one workflow, failures among completions) is
@@ -17,13 +17,16 @@ import fc from 'fast-check';
 import { sql, type Transaction } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
-import { applyEvents, type EventRequest } from '../../packages/engine/src/runtime/apply-events';
+import {
+  applyEvents,
+  type EventRequest,
+} from '../../packages/engine/src/runtime/decision/apply-events';
 import {
   type ChainCapacity,
   type SettledBatch,
   settleInOneStatement,
   writeResultsInOneStatement,
-} from '../../packages/engine/src/runtime/settle';
+} from '../../packages/engine/src/runtime/settle/one-statement-settle';
 import {
   definitions,
   holder,
@@ -38,7 +41,7 @@ const opened = useStoredRunsDatabase();
 const apply = { definitions, leaseMs: 30_000, random: () => 0.5 };
 
 /**
- * The settler's composition in one transaction: what one statement writes, then the rest
+ * The resultWriter's composition in one transaction: what one statement writes, then the rest
  * decided in full; outcomes in request order, with how many the one statement wrote.
  */
 async function inOneStatementThenInFull(
@@ -254,7 +257,7 @@ describe('the one-statement settle', () => {
             ),
           });
           expect(plainOutcome(byWorkflow(fast.rows))).toEqual(plainOutcome(byWorkflow(full.rows)));
-          // The settler's way: the statement answering edges only, then the rest in full.
+          // The resultWriter's way: the statement answering edges only, then the rest in full.
           const worker = await rolledBack(opened().db, async (tx) => {
             const settled = await inOneStatementThenInFull(
               tx,
@@ -301,7 +304,7 @@ describe('the one-statement settle', () => {
       { numRuns: 500 },
     );
     console.info(
-      `[settle-fast-path] ${inOneStatement} results in one statement, ${fellBack} decided in full; ${promotions} promotions (${chainedSteps} chained, ${unchainedPromotions} left queued), ${parentChanges} parent changes, ${sharedWorkflow} batches where a holding completion shares its workflow`,
+      `[settle-statement] ${inOneStatement} results in one statement, ${fellBack} decided in full; ${promotions} promotions (${chainedSteps} chained, ${unchainedPromotions} left queued), ${parentChanges} parent changes, ${sharedWorkflow} batches where a holding completion shares its workflow`,
     );
     // The generator must reach every branch, or the property proves less than it says.
     expect(inOneStatement).toBeGreaterThan(25);

@@ -1,9 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isRetryableDatabaseError } from '../db/pg-errors';
-import { applyEvents, type EventOutcome, type EventRequest } from './apply-events';
-import type { EngineContext } from './context';
-import type { ClaimedTask } from './executor';
-import { type ChainCapacity, type ResultOutcome, writeResultsInOneStatement } from './settle';
+import { isRetryableDatabaseError } from '../../db/pg-errors';
+import type { ClaimedTask } from '../claim/claimed-task';
+import type { EngineContext } from '../context';
+import { applyEvents, type EventOutcome, type EventRequest } from '../decision/apply-events';
+import {
+  type ChainCapacity,
+  type ResultOutcome,
+  writeResultsInOneStatement,
+} from './one-statement-settle';
 
 interface Pending {
   readonly request: EventRequest;
@@ -38,7 +42,7 @@ const maxFlushes = 2;
  * retried for what is not yet written; past that the request fails and the lease simply
  * expires (the sweeper then decides, R10).
  */
-export class Settler {
+export class ResultWriter {
   private queue: Pending[] = [];
   private readonly flushing = new Set<Promise<void>>();
   private scheduled = false;

@@ -1,7 +1,7 @@
 import { jsonStorageProblem, type StepContext } from '@causeway/workflow';
-import type { LeasedTask } from '../db/rows';
-import type { taskWriteFenced } from '../db/store';
-import type { Logger } from '../logger';
+import type { taskWriteFenced } from '../../db/lease/task-write-fenced';
+import type { LeasedTask } from '../../db/rows';
+import type { Logger } from '../../logger';
 
 /** A fenced write of the attempt's own task row (progress, checkpoint, evidence, boundary). */
 export type FencedChange = Parameters<typeof taskWriteFenced>[2];

@@ -5,21 +5,23 @@ import {
   type WorkflowState,
 } from '@causeway/workflow';
 import type { Kysely, Transaction } from 'kysely';
-import type { CausewayDatabase } from '../db/schema';
+import type { Db } from '../../db/database';
+import type { CausewayDatabase } from '../../db/schema';
 import {
-  type Db,
-  type NewSubmittedTask,
-  type NewTransitionRow,
-  type NewWorkflowRow,
   queueBacklog,
   queueLockAdmission,
-  submissionInsert,
   workflowFindByKey,
-} from '../db/store';
-import { EngineError } from '../errors';
-import { newId } from '../ids';
-import { logRowOf } from './log-rows';
-import { workflowStepsText } from './step-table';
+} from '../../db/submission/admission-queries';
+import {
+  type NewSubmittedTask,
+  type NewWorkflowRow,
+  submissionInsert,
+} from '../../db/submission/submission-insert';
+import type { NewTransitionRow } from '../../db/transition-row';
+import { EngineError } from '../../errors';
+import { newId } from '../../ids';
+import { logRowOf } from '../decision/log-rows';
+import { workflowStepsText } from '../step-table';
 
 export interface SubmitRequest {
   readonly name: string;

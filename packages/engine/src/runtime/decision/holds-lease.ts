@@ -1,5 +1,5 @@
-import type { TaskRecord } from '../db/rows';
-import type { LeaseFence } from '../db/store';
+import type { LeaseFence } from '../../db/lease/lease-fence';
+import type { TaskRecord } from '../../db/rows';
 
 /** The claim still holds the lease: same holder and epoch, still running, not expired (R7). */
 export function holdsLease(task: TaskRecord, fence: LeaseFence, now: Date): boolean {

@@ -10,3 +10,6 @@ export async function channelListen(client: pg.Client, channel: string): Promise
   if (!/^[a-z_]+$/.test(channel)) throw new RangeError(`not a channel name: ${channel}`);
   await client.query(`listen ${channel}`);
 }
+
+/** The wake-up payload that means "the outbox has work" (queue names start with a letter). */
+export const outboxWakeup = '@outbox';

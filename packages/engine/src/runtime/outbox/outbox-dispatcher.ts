@@ -1,10 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelayMs, defaultBackoff, type TaskEvent } from '@causeway/workflow';
-import type { DeliveryResult } from '../channels';
-import { type OutboxDue, outboxRecordDelivery, outboxTakeDue } from '../db/store';
-import { taskLogger } from '../logger';
-import { applyEvents } from './apply-events';
-import type { EngineContext } from './context';
+import {
+  type OutboxDue,
+  outboxRecordDelivery,
+  outboxTakeDue,
+} from '../../db/outbox/outbox-queries';
+import { taskLogger } from '../../logger';
+import type { EngineContext } from '../context';
+import { applyEvents } from '../decision/apply-events';
+import type { DeliveryResult } from './delivery-channels';
 
 const batchSize = 20;
 /** A taken row is the dispatcher's for this long; past it, another may send it (same key). */

@@ -1,0 +1,87 @@
+import { sql, type Transaction } from 'kysely';
+import { preparedSql } from '../database';
+import {
+  type LoadedRuns,
+  loadedFromRows,
+  type TaskWithWorkflowRow,
+  taskColumns,
+  workflowColumns,
+} from '../locked-runs';
+import type { CausewayDatabase } from '../schema';
+import { definedWorkflowStep } from './defined-workflow-step';
+
+/**
+ * A claim's read, in one round trip (R4, R8): ready rows of one queue in `run_at` order,
+ * locked with SKIP LOCKED so two claimers never get the same row (served by the partial
+ * index on queued rows); their workflows, locked with SKIP LOCKED so a claimer never
+ * waits; and every task of those workflows, locked in id order.
+ */
+export async function taskClaimLoad(
+  tx: Transaction<CausewayDatabase>,
+  queue: string,
+  limit: number,
+  stepKeys: readonly string[],
+): Promise<LoadedRuns & { readonly candidateIds: readonly string[]; readonly skipped: number }> {
+  const { rows } = await sql<
+    TaskWithWorkflowRow & { is_candidate: boolean; candidate_count: string }
+  >`
+    ${preparedSql}
+    with candidates as materialized (
+      select id, workflow_id from causeway_tasks as t
+      where state = 'queued' and queue = ${queue} and run_at <= (select causeway_statement_now())
+        and ${definedWorkflowStep(sql`t`, stepKeys)}
+      order by run_at
+      limit ${limit}
+      for update skip locked
+    ),
+    locked as materialized (
+      select id from causeway_workflows
+      where id = any(array(select workflow_id from candidates))
+      order by id
+      for update skip locked
+    )
+    select ${taskColumns}, ${workflowColumns},
+      -- The claim's time is its statement's (see causeway_statement_now), for R4 and the lease.
+      (select causeway_statement_now()) as db_now,
+      t.id in (select id from candidates) as is_candidate,
+      (select count(*) from candidates) as candidate_count
+    from causeway_tasks as t
+    join causeway_workflows as w on w.id = t.workflow_id
+    -- An array, not a semi-join: probes of the (workflow_id, step) index, never a hash of
+    -- the whole table whenever it is small enough to look cheap.
+    where t.workflow_id = any(array(select id from locked))
+    order by t.id
+    for update of t, w`.execute(tx);
+  // No rows: nothing ready, or every candidate's workflow was busy (rare; polling covers it).
+  if (rows.length === 0) {
+    return { workflows: [], tasks: [], now: new Date(0), candidateIds: [], skipped: 0 };
+  }
+  const loaded = loadedFromRows(rows, (rows[0] as TaskWithWorkflowRow).db_now);
+  // Claims go in run_at order, like the candidates were picked.
+  const candidateIds = rows
+    .filter((row) => row.is_candidate)
+    .sort((a, b) => (a.run_at?.getTime() ?? 0) - (b.run_at?.getTime() ?? 0))
+    .map((row) => row.id);
+  const skipped =
+    Number((rows[0] as { candidate_count: string }).candidate_count) - candidateIds.length;
+  return { ...loaded, candidateIds, skipped };
+}
+
+/**
+ * The candidate half of a claim alone (the worker uses `taskClaimLoad`): ready rows of one
+ * queue in `run_at` order, locked with SKIP LOCKED. Tests use it to hold a barrier between
+ * picking and claiming.
+ */
+export async function taskClaimCandidates(
+  tx: Transaction<CausewayDatabase>,
+  queue: string,
+  limit: number,
+): Promise<{ id: string; workflowId: string }[]> {
+  const { rows } = await sql<{ id: string; workflow_id: string }>`
+    select id, workflow_id from causeway_tasks
+    where state = 'queued' and queue = ${queue} and run_at <= (select causeway_statement_now())
+    order by run_at
+    limit ${limit}
+    for update skip locked`.execute(tx);
+  return rows.map((row) => ({ id: row.id, workflowId: row.workflow_id }));
+}

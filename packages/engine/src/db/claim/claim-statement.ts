@@ -1,0 +1,244 @@
+import { sql } from 'kysely';
+import { constantArrayLiteral } from '../array-literal';
+import { type Db, preparedSql } from '../database';
+import { executeDirect } from '../direct';
+import { type LeasedTaskRow, leasedTaskColumns } from '../locked-runs';
+import { transitionsChannel } from '../notify-channels';
+import { type LeasedTask, leasedTaskFromRow } from '../rows';
+import { definedWorkflowStep } from './defined-workflow-step';
+
+/**
+ * What a one-statement claim may do, read off the pure machine (`deriveClaimOutcomes`) and
+ * the engine's definitions: the edge's target, reason and actor, how the attempt and the
+ * effect marker change, the parent's state after a claim by its state before, and the steps
+ * this engine defines (with whether each needs its upstream steps' outputs).
+ */
+export interface ClaimStatementPlan {
+  readonly queue: string;
+  readonly limit: number;
+  readonly holder: string;
+  readonly actor: string;
+  readonly leaseMs: number;
+  readonly to: string;
+  readonly reason: string;
+  readonly attemptIncrement: number;
+  readonly effectStarted: boolean;
+  readonly parentFrom: readonly string[];
+  readonly parentTo: readonly string[];
+  readonly definedNames: readonly string[];
+  readonly stepNames: readonly string[];
+  readonly stepSteps: readonly string[];
+  /** `workflow/step` of every step this engine defines (`definedWorkflowStep`). */
+  readonly stepKeys: readonly string[];
+  /** Per step: a JSON array of the steps it runs after, directly or not (whose outputs it reads). */
+  readonly stepUpstream: readonly string[];
+}
+
+/** A task a one-statement claim leased, with what its attempt needs to start. */
+export interface LeasedTaskWithInputs {
+  readonly task: LeasedTask;
+  readonly workflowName: string;
+  readonly input: unknown;
+  /** Outputs of the step's upstream steps by step name. */
+  readonly outputs: Readonly<Record<string, unknown>>;
+}
+
+export interface ClaimStatementResult {
+  /**
+   * False when some ready task is one the statement may not decide (its deadline passed, its
+   * parent's state is not in the plan, its step is unknown): nothing was written, and the
+   * caller decides in full.
+   */
+  readonly decided: boolean;
+  readonly claimed: readonly LeasedTaskWithInputs[];
+  /** Candidates left because another transaction held their workflow. */
+  readonly skipped: number;
+  readonly now: Date;
+}
+
+/**
+ * A claim in one statement (R4, R8), for the common case: the same candidates as
+ * `taskClaimLoad` (ready rows in `run_at` order, SKIP LOCKED, their workflows SKIP LOCKED),
+ * then, if every one is covered by the plan, the claim edges, the parents' new states and the
+ * log rows in the order the full decision writes them (each task's edge, then its parent's
+ * edge if the parent changed). Candidates are tasks of workflows whose every step this
+ * engine defines (`definedWorkflowStep`); a workflow it does not define is still left alone,
+ * as in the full decision. If any candidate is not covered, nothing is written.
+ */
+export async function taskClaimInOneStatement(
+  db: Db,
+  plan: ClaimStatementPlan,
+): Promise<ClaimStatementResult> {
+  const { rows } = await executeDirect(db, claimStatement(plan));
+  const summary = rows[0];
+  if (summary === undefined) throw new Error('the claim statement returned no summary row');
+  const claimed = rows
+    .filter((row) => row.position !== null)
+    .map((row) => ({
+      task: leasedTaskFromRow(row),
+      workflowName: row.w_name,
+      input: row.w_input,
+      outputs: row.outputs ?? {},
+    }));
+  return {
+    decided: summary.decided,
+    claimed,
+    skipped: Number(summary.candidate_count) - Number(summary.ready_count),
+    now: summary.summary_now,
+  };
+}
+
+/** The smallest power of two at or above `limit`: the claim statement's literal bound. */
+function limitBound(limit: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, limit)));
+}
+
+/** The statement of `taskClaimInOneStatement`, for it and for EXPLAIN in tests. */
+export function claimStatement(plan: ClaimStatementPlan) {
+  return sql<
+    LeasedTaskRow & {
+      readonly w_name: string;
+      readonly w_input: unknown;
+      readonly position: string | null;
+      readonly outputs: Record<string, unknown> | null;
+      readonly candidate_count: string;
+      readonly ready_count: string;
+      readonly decided: boolean;
+      readonly summary_now: Date;
+    }
+  >`
+    ${preparedSql}
+    with clock as materialized (select causeway_statement_now() as now),
+    candidates as materialized (
+      -- The inner limit is a literal (the limit rounded up to a power of two): it tells the
+      -- planner how few rows come, so the generic plan it caches and reuses (instead of
+      -- planning this statement on every call) probes indexes as a custom plan would, and a
+      -- connection holds a handful of such plans, not one per limit. The outer limit takes
+      -- exactly the rows wanted; rows are locked only as they are taken.
+      select * from (
+        select id, workflow_id, step, run_at, deadline_at from causeway_tasks as t
+        where state = 'queued' and queue = ${plan.queue}
+          and run_at <= (select now from clock)
+          and ${definedWorkflowStep(sql`t`, plan.stepKeys)}
+        order by run_at
+        limit ${sql.lit(limitBound(plan.limit))}
+        for update skip locked
+      ) as bounded
+      limit ${plan.limit}
+    ),
+    locked as materialized (
+      select id, name, state, input from causeway_workflows
+      -- An array, not a semi-join: primary-key probes, never a hash of the whole table.
+      where id = any(array(select workflow_id from candidates))
+      order by id
+      for update skip locked
+    ),
+    ready as materialized (
+      select c.id, c.workflow_id, c.step, c.deadline_at, l.state as parent_state, l.name,
+        l.input, row_number() over (order by c.run_at, c.id) as position,
+        n.name is not null as name_defined, s.name is not null as step_defined,
+        s.upstream, m.after_state
+      from candidates as c
+      join locked as l on l.id = c.workflow_id
+      left join unnest(${constantArrayLiteral(plan.definedNames)}::text[]) as n(name)
+        on n.name = l.name
+      left join unnest(
+        ${constantArrayLiteral(plan.stepNames)}::text[],
+        ${constantArrayLiteral(plan.stepSteps)}::text[],
+        ${constantArrayLiteral(plan.stepUpstream)}::jsonb[]
+      ) as s(name, step, upstream) on s.name = l.name and s.step = c.step
+      left join unnest(
+        ${constantArrayLiteral(plan.parentFrom)}::text[],
+        ${constantArrayLiteral(plan.parentTo)}::text[]
+      ) as m(from_state, after_state) on m.from_state = l.state
+    ),
+    decision as materialized (
+      select not exists (
+        select 1 from ready, clock
+        where ready.name_defined and (not ready.step_defined or ready.after_state is null
+          or ready.deadline_at <= clock.now)
+      ) as decided
+    ),
+    claimable as materialized (
+      select ready.* from ready, decision where decision.decided and ready.name_defined
+    ),
+    task_update as (
+      update causeway_tasks as t set
+        state = ${plan.to},
+        attempt = t.attempt + ${plan.attemptIncrement}::integer,
+        effect_started = ${plan.effectStarted}::boolean,
+        run_at = null,
+        lease_holder = ${plan.holder},
+        lease_epoch = t.lease_epoch + 1,
+        lease_expires_at = clock.now + ${plan.leaseMs}::integer * interval '1 millisecond',
+        updated_at = clock.now
+      from claimable as c, clock
+      -- Conditional on the state it was read in (R1), like every other write of an edge.
+      where t.id = c.id and t.state = 'queued'
+      -- What the attempt reads (pg parses every column it is sent), and its workflow's.
+      returning ${leasedTaskColumns}, c.position, c.name as w_name, c.input as w_input,
+        c.upstream
+    ),
+    -- Each parent once, changed by its first claim in claim order. A CTE of its own, so the
+    -- update joins a plain scan (see the settle statement on following concurrent updates).
+    parent_change as materialized (
+      select distinct on (workflow_id) workflow_id, parent_state, after_state, position, step
+      from claimable
+      where after_state <> parent_state
+      order by workflow_id, position
+    ),
+    workflow_update as (
+      update causeway_workflows as w set state = c.after_state, updated_at = clock.now
+      from parent_change as c, clock
+      where w.id = c.workflow_id and w.state = c.parent_state
+      returning w.id, c.parent_state, c.after_state, c.position, c.step
+    ),
+    log_insert as (
+      insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
+        reason, error_category, error_summary, actor, attempt, at, detail)
+      select workflow_id, task_id, step, from_state, to_state, ${plan.reason}, null, null,
+        ${plan.actor}, attempt, clock.now, detail
+      from (
+        select workflow_id, id as task_id, step, 'queued' as from_state, state as to_state,
+          attempt, null::jsonb as detail, position * 2 as sort
+        from task_update
+        union all
+        select id, null, null, parent_state, after_state, 0, jsonb_build_object('step', step),
+          position * 2 + 1
+        from workflow_update
+      ) as v, clock
+      order by sort
+      returning 1
+    ),
+    announce as (
+      select pg_notify(${transitionsChannel}, '') where exists (select 1 from claimable)
+    ),
+    summary as materialized (
+      -- Fails the statement, undoing its writes, if it wrote other than it decided.
+      select *, causeway_written_as_decided(decided_count, written_count) as checked
+      from (select (select count(*) from candidates) as candidate_count,
+        (select count(*) from ready) as ready_count,
+        (select decided from decision) as decided,
+        (select now from clock) as summary_now,
+        (select count(*) from log_insert) as log_count,
+        (select count(*) from announce) as announce_count,
+        (select count(*) from claimable) + (select count(*) from parent_change)
+          as decided_count,
+        (select count(*) from task_update) + (select count(*) from workflow_update)
+          as written_count) as counts
+    )
+    -- The summary once, on the first row (pg parses every column of every row it is sent).
+    select tu.*, first.candidate_count, first.ready_count, first.decided, first.summary_now,
+      -- Each upstream step's row by the unique (workflow_id, step) index, whatever the
+      -- statistics say about workflow_id alone.
+      case when jsonb_array_length(tu.upstream) > 0 then (
+        select jsonb_object_agg(u.step, (
+          select s.output from causeway_tasks as s
+          where s.workflow_id = tu.workflow_id and s.step = u.step))
+        from jsonb_array_elements_text(tu.upstream) as u(step)
+      ) end as outputs
+    from summary left join task_update as tu on true
+    left join summary as first
+      on tu.position is null or tu.position = (select min(position) from task_update)
+    order by tu.position`;
+}

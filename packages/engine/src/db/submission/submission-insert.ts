@@ -1,0 +1,194 @@
+import { sql } from 'kysely';
+import { type ArrayElement, arrayLiteral } from '../array-literal';
+import { type Db, preparedSql } from '../database';
+import { executeDirect } from '../direct';
+import { type DistinctRows, distinctRows } from '../distinct-rows';
+import { transitionsChannel, wakeupChannel } from '../notify-channels';
+import type { NewTransitionRow } from '../transition-row';
+
+export interface NewWorkflowRow {
+  readonly id: string;
+  readonly name: string;
+  readonly state: string;
+  readonly inputJson: string;
+  readonly idempotencyKey: string | null;
+  /** The definition's step names, comma-separated (`workflowStepsText`). */
+  readonly steps: string;
+}
+
+/** A task of a new workflow; times are offsets from the database's now at insert. */
+export interface NewSubmittedTask {
+  readonly id: string;
+  readonly workflowId: string;
+  readonly step: string;
+  readonly queue: string;
+  readonly state: string;
+  readonly maxAttempts: number;
+  /** Queued roots run now; pending tasks have no run_at yet. */
+  readonly runNow: boolean;
+  /** Absolute deadline as an offset from acceptance, or null (R28, R29). */
+  readonly deadlineInMs: number | null;
+}
+
+/** Log details are small JSON objects (or null); equal when their JSON text is. */
+const sameDetail = (a: NewTransitionRow['detail'], b: NewTransitionRow['detail']) =>
+  a === b || (a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
+
+/**
+ * Admits workflows in ONE statement (so, outside a transaction, one round trip): the
+ * workflows (a row whose (name, key) exists is skipped, R2), the tasks and the `submitted`
+ * transitions of those inserted, the workers' wake-up and the transition announcement.
+ * Rows refer to their workflow and task by position, and repeated values (a step's task
+ * columns, an edge's log columns) are sent once (`distinctRows`), both read back by array
+ * subscripts: a uuid costs PostgreSQL about half a microsecond to parse, and a batch of a
+ * thousand one-step workflows otherwise sends six thousand of them. Returns the ids of the
+ * workflows it did not insert (their key existed).
+ */
+export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Set<string>> {
+  const { workflows, tasks, transitions: log } = rows;
+  const wakeQueues = [...new Set(tasks.filter((task) => task.runNow).map((task) => task.queue))];
+  const workflowPosition = new Map(workflows.map((row, index) => [row.id, index + 1]));
+  const taskPosition = new Map(tasks.map((task, index) => [task.id, index + 1]));
+  const positionOf = (positions: Map<string, number>, id: string) => {
+    const position = positions.get(id);
+    if (position === undefined) throw new Error(`submission row refers to unknown id ${id}`);
+    return position;
+  };
+  const workflowKinds = distinctRows(
+    workflows,
+    (a, b) => a.name === b.name && a.state === b.state && a.steps === b.steps,
+  );
+  const taskKinds = distinctRows(
+    tasks,
+    (a, b) =>
+      a.step === b.step &&
+      a.queue === b.queue &&
+      a.state === b.state &&
+      a.maxAttempts === b.maxAttempts &&
+      a.runNow === b.runNow &&
+      a.deadlineInMs === b.deadlineInMs,
+  );
+  const edges = distinctRows(
+    log,
+    (a, b) =>
+      a.step === b.step &&
+      a.from === b.from &&
+      a.to === b.to &&
+      a.reason === b.reason &&
+      a.errorCategory === b.errorCategory &&
+      a.errorSummary === b.errorSummary &&
+      a.actor === b.actor &&
+      a.attempt === b.attempt &&
+      sameDetail(a.detail, b.detail),
+  );
+  const column = <Row>(kinds: DistinctRows<Row>, pick: (row: Row) => ArrayElement) =>
+    arrayLiteral(kinds.values.map(pick));
+  const { rows: answer } = await executeDirect(
+    db,
+    sql<{ skipped: string[] | null }>`
+    ${preparedSql}
+    with clock as materialized (
+      -- Database time once per statement: causeway_now() per row costs microseconds each.
+      select causeway_now() as at
+    ),
+    id as materialized (
+      select ${arrayLiteral(workflows.map((row) => row.id))}::uuid[] as workflow,
+        ${arrayLiteral(tasks.map((task) => task.id))}::uuid[] as task
+    ),
+    workflow_insert as (
+      insert into causeway_workflows (id, name, state, input, idempotency_key, steps, created_at,
+        updated_at)
+      select (select workflow from id)[v.position],
+        (${column(workflowKinds, (row) => row.name)}::text[])[v.kind],
+        (${column(workflowKinds, (row) => row.state)}::text[])[v.kind],
+        (${`[${workflows.map((row) => row.inputJson).join(',')}]`}::jsonb)->(v.position::integer - 1),
+        v.idempotency_key,
+        (${column(workflowKinds, (row) => row.steps)}::text[])[v.kind],
+        (select at from clock), (select at from clock)
+      -- The inputs travel as one JSON array (their texts joined), read back by position:
+      -- as a text array each needed its quotes escaped.
+      from unnest(
+        ${arrayLiteral(workflowKinds.positions)}::integer[],
+        ${arrayLiteral(workflows.map((row) => row.idempotencyKey))}::text[]
+      ) with ordinality as v(kind, idempotency_key, position)
+      order by v.position
+      on conflict (name, idempotency_key) where idempotency_key is not null do nothing
+      returning id
+    ),
+    task_insert as (
+      insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
+        deadline_at, created_at, updated_at)
+      select t.id, t.workflow_id, t.step, t.queue, t.state, t.max_attempts,
+        case when t.run_now then (select at from clock) end,
+        (select at from clock) + t.deadline_ms * interval '1 millisecond',
+        (select at from clock), (select at from clock)
+      from (
+        select (select task from id)[v.position] as id,
+          (select workflow from id)[v.workflow] as workflow_id, v.position,
+          (${column(taskKinds, (task) => task.step)}::text[])[v.kind] as step,
+          (${column(taskKinds, (task) => task.queue)}::text[])[v.kind] as queue,
+          (${column(taskKinds, (task) => task.state)}::text[])[v.kind] as state,
+          (${column(taskKinds, (task) => task.maxAttempts)}::integer[])[v.kind] as max_attempts,
+          (${column(taskKinds, (task) => task.runNow)}::boolean[])[v.kind] as run_now,
+          (${column(taskKinds, (task) => task.deadlineInMs)}::bigint[])[v.kind] as deadline_ms
+        from unnest(
+          ${arrayLiteral(tasks.map((task) => positionOf(workflowPosition, task.workflowId)))}::integer[],
+          ${arrayLiteral(taskKinds.positions)}::integer[]
+        ) with ordinality as v(workflow, kind, position)
+      ) as t
+      where t.workflow_id in (select id from workflow_insert)
+      returning 1
+    ),
+    log_insert as (
+      insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
+        reason, error_category, error_summary, actor, attempt, at, detail)
+      select l.workflow_id, l.task_id, l.step, l.from_state, l.to_state, l.reason,
+        l.error_category, l.error_summary, l.actor, l.attempt, (select at from clock),
+        l.detail::jsonb
+      from (
+        select (select workflow from id)[v.workflow] as workflow_id,
+          (select task from id)[v.task] as task_id, v.position,
+          (${column(edges, (row) => row.step)}::text[])[v.edge] as step,
+          (${column(edges, (row) => row.from)}::text[])[v.edge] as from_state,
+          (${column(edges, (row) => row.to)}::text[])[v.edge] as to_state,
+          (${column(edges, (row) => row.reason)}::text[])[v.edge] as reason,
+          (${column(edges, (row) => row.errorCategory)}::text[])[v.edge] as error_category,
+          (${column(edges, (row) => row.errorSummary)}::text[])[v.edge] as error_summary,
+          (${column(edges, (row) => row.actor)}::text[])[v.edge] as actor,
+          (${column(edges, (row) => row.attempt)}::integer[])[v.edge] as attempt,
+          (${column(edges, (row) => (row.detail === null ? null : JSON.stringify(row.detail)))}::text[])[v.edge]
+            as detail
+        from unnest(
+          ${arrayLiteral(log.map((row) => positionOf(workflowPosition, row.workflowId)))}::integer[],
+          ${arrayLiteral(log.map((row) => (row.taskId === null ? null : positionOf(taskPosition, row.taskId))))}::integer[],
+          ${arrayLiteral(edges.positions)}::integer[]
+        ) with ordinality as v(workflow, task, edge, position)
+      ) as l
+      where l.workflow_id in (select id from workflow_insert)
+      order by l.position
+      returning 1
+    ),
+    wake as (
+      select pg_notify(${wakeupChannel}, queue) from unnest(${wakeQueues}::text[]) as queue
+      where exists (select 1 from workflow_insert)
+    ),
+    announce as (
+      select pg_notify(${transitionsChannel}, '') where exists (select 1 from workflow_insert)
+    )
+    -- One row: the ids of workflows not inserted, only when there are any (pg parses every
+    -- row it is sent). The counts make the SELECT CTEs (the wake-ups) run.
+    select case when inserted.count < ${workflows.length}::integer then array(
+        select unnest(workflow) from id except select id from workflow_insert) end as skipped,
+      (select count(*) from task_insert) as tasks, (select count(*) from log_insert) as log,
+      (select count(*) from wake) as wake, (select count(*) from announce) as announce
+    from (select count(*) from workflow_insert) as inserted`,
+  );
+  return new Set(answer[0]?.skipped ?? []);
+}
+
+/** The rows of a submission (`submissionInsert`). */
+export interface SubmissionRows {
+  readonly workflows: readonly NewWorkflowRow[];
+  readonly tasks: readonly NewSubmittedTask[];
+  readonly transitions: readonly NewTransitionRow[];
+}

@@ -1,0 +1,43 @@
+import type { WorkflowDefinition, WorkflowStep } from '@causeway/workflow';
+import type { LeasedTask } from '../../db/rows';
+import type { ApplyContext } from '../decision/apply-events';
+import { upstreamSteps } from '../step-table';
+
+/** A task this worker claimed, with what its step needs to run. */
+export interface ClaimedTask {
+  readonly task: LeasedTask;
+  readonly definition: WorkflowDefinition;
+  readonly step: WorkflowStep;
+  readonly input: unknown;
+  readonly results: Readonly<Record<string, unknown>>;
+  /** Milliseconds until the absolute deadline by the database clock, or null. */
+  readonly deadlineInMs: number | null;
+}
+
+/** A leased task with its definition, its input and the outputs of its upstream steps. */
+export function prepareClaimed(
+  context: ApplyContext,
+  task: LeasedTask,
+  workflowName: string,
+  input: unknown,
+  outputs: Readonly<Record<string, unknown>>,
+  now: Date,
+): ClaimedTask {
+  const definition = context.definitions.get(workflowName);
+  if (definition === undefined) throw new Error(`claimed task ${task.id} of unknown workflow`);
+  const step = definition.steps.find((candidate) => candidate.name === task.step);
+  if (step === undefined) throw new Error(`workflow "${workflowName}" has no step "${task.step}"`);
+  // Outputs of every upstream step, direct or not (they all succeeded, or this would not run).
+  const results: Record<string, unknown> = {};
+  for (const upstream of upstreamSteps(definition, step.name)) {
+    if (upstream in outputs) results[upstream] = outputs[upstream];
+  }
+  return {
+    task,
+    definition,
+    step,
+    input,
+    results,
+    deadlineInMs: task.deadlineAt === null ? null : task.deadlineAt.getTime() - now.getTime(),
+  };
+}
