@@ -1,9 +1,13 @@
 import {
   aggregateWorkflowState,
   aggregationRules,
+  cancelCascadeRule,
+  describeAggregationRule,
+  edgeEffectMeanings,
   errorCategories,
   isRetryableCategory,
   isTerminalTaskState,
+  promotionRule,
   reasonCodeMeanings,
   reasonCodes,
   type TaskState,
@@ -43,12 +47,40 @@ export function renderStateMachineDoc(): string {
     );
   }
   lines.push('', '## Edges', '', 'Anything not listed is refused and logged nowhere.', '');
-  lines.push('| from | to | reason codes | actors |', '|---|---|---|---|');
+  lines.push(
+    'Each row also declares what the edge does to the task row besides its state; the machine,',
+    "the engine's full decision and its one-statement claim and settle all apply these columns,",
+    "and an edge with an error category records it as the task's last error.",
+    '',
+    '| from | to | reason codes | actors | lease | attempt | run_at | effect marker | receipt | replay |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
   for (const edge of taskEdges) {
     lines.push(
-      `| ${edge.from === null ? '∅' : `\`${edge.from}\``} | \`${edge.to}\` | ${edge.reasons.map(code).join(', ')} | ${edge.actors.join(', ')} |`,
+      `| ${edge.from === null ? '∅' : `\`${edge.from}\``} | \`${edge.to}\` | ${edge.reasons.map(code).join(', ')} | ${edge.actors.join(', ')} | ${edge.lease} | ${edge.attempt} | ${edge.runAt} | ${edge.marker} | ${edge.receipt} | ${edge.replay} |`,
     );
   }
+  lines.push('', '| column | value | effect |', '|---|---|---|');
+  const columns = {
+    lease: 'lease',
+    attempt: 'attempt',
+    runAt: 'run_at',
+    marker: 'effect marker',
+    receipt: 'receipt',
+    replay: 'replay',
+  } as const;
+  for (const [key, title] of Object.entries(columns) as [keyof typeof columns, string][]) {
+    for (const [value, meaning] of Object.entries(edgeEffectMeanings[key])) {
+      lines.push(`| ${title} | ${value} | ${meaning} |`);
+    }
+  }
+  lines.push(
+    '',
+    '## Promotion and cancel cascade',
+    '',
+    `- A \`${promotionRule.from}\` task whose every \`after\` step is \`${promotionRule.upstreamState}\` is promoted (the \`promote\` event's edge).`,
+    `- A \`${cancelCascadeRule.from}\` task with an \`after\` step that is ${cancelCascadeRule.upstreamStates.map(code).join(' or ')} can never run: it takes the \`cancel\` event's edge by the same requester.`,
+  );
   lines.push('', '## Reason codes', '', 'A contract: one meaning each, forever.', '');
   lines.push('| code | meaning |', '|---|---|');
   for (const reason of reasonCodes) lines.push(`| \`${reason}\` | ${reasonCodeMeanings[reason]} |`);
@@ -67,7 +99,9 @@ export function renderStateMachineDoc(): string {
     '| workflow state | when |',
     '|---|---|',
   );
-  for (const rule of aggregationRules) lines.push(`| \`${rule.state}\` | ${rule.when} |`);
+  for (const rule of aggregationRules) {
+    lines.push(`| \`${rule.state}\` | ${describeAggregationRule(rule)} |`);
+  }
   lines.push(
     '',
     'The changes of the parent that one task edge can cause (derived by applying every edge',

@@ -10,8 +10,8 @@ import { deriveClaimOutcomes, type WorkflowDefinition } from '@causeway/workflow
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { taskClaimInOneStatement } from '../../packages/engine/src/db/claim/claim-statement';
+import { claimTasks } from '../../packages/engine/src/runtime/claim/claim-in-full';
 import { claimStatementPlan } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
-import { claimTasks } from '../../packages/engine/src/runtime/decision/apply-events';
 import {
   definitions,
   holder,
@@ -36,11 +36,17 @@ const claimStamp = (claimNow: Date) => (value: Date) => {
 
 describe('the one-statement claim', () => {
   it('derives its table from the machine: parents queued and running go to running', () => {
-    const outcomes = deriveClaimOutcomes();
-    expect(outcomes?.to).toBe('leased');
-    expect(outcomes?.reason).toBe('lease_acquired');
-    expect(outcomes?.attemptIncrement).toBe(1);
-    expect(Object.fromEntries(outcomes?.parentAfter ?? [])).toEqual({
+    const derived = deriveClaimOutcomes();
+    if (!derived.ok) throw new Error(derived.reason);
+    const { rule, reason, parentAfter } = derived.outcomes;
+    expect([rule.from, rule.to, reason]).toEqual(['queued', 'leased', 'lease_acquired']);
+    expect([rule.lease, rule.attempt, rule.marker, rule.runAt]).toEqual([
+      'take',
+      'next',
+      'reset',
+      'clear',
+    ]);
+    expect(Object.fromEntries(parentAfter)).toEqual({
       queued: 'running',
       running: 'running',
       cancel_requested: 'cancel_requested',

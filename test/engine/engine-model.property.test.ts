@@ -47,10 +47,8 @@ import { leaseRenewMany } from '../../packages/engine/src/db/lease/lease-renew';
 import { taskWriteFenced } from '../../packages/engine/src/db/lease/task-write-fenced';
 import { taskListByWorkflows } from '../../packages/engine/src/db/reads/record-reads';
 import type { TaskRecord } from '../../packages/engine/src/db/rows';
-import {
-  applyEvents,
-  type EventRequest,
-} from '../../packages/engine/src/runtime/decision/apply-events';
+import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-events';
+import type { EventRequest } from '../../packages/engine/src/runtime/decision/event-request';
 import { holdsLease } from '../../packages/engine/src/runtime/worker/executor';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';

@@ -17,10 +17,8 @@ import fc from 'fast-check';
 import { sql, type Transaction } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
-import {
-  applyEvents,
-  type EventRequest,
-} from '../../packages/engine/src/runtime/decision/apply-events';
+import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-events';
+import type { EventRequest } from '../../packages/engine/src/runtime/decision/event-request';
 import {
   type ChainCapacity,
   type SettledBatch,

@@ -1,6 +1,7 @@
 import {
   type Explanation,
   explain,
+  receiptAwaitingState,
   type Transition,
   type WorkflowDefinition,
   workflowRegistry,
@@ -24,6 +25,7 @@ import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
 import type { EngineContext } from './runtime/context';
 import { Notifier } from './runtime/notifier';
+import { oneStatementPaths } from './runtime/one-statement-paths';
 import {
   assertUuid,
   cancelTask,
@@ -133,6 +135,8 @@ export function createEngine(options: EngineOptions): Engine {
   const sweepIntervalMs = positive('sweepIntervalMs', options.sweepIntervalMs ?? 1_000);
   const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
   const definitions = workflowRegistry(options.workflows as readonly WorkflowDefinition[]);
+  // The one-statement claim and settle follow the edge table, or the engine does not start.
+  oneStatementPaths();
   const holder = newHolderId();
   const rootLogger = options.logger ?? defaultLogger();
   const logger = engineLogger(rootLogger, holder);
@@ -230,7 +234,7 @@ export function createEngine(options: EngineOptions): Engine {
               transitions: transitions.filter((row) => row.taskId === task.id),
               outbox: messages,
               sending:
-                task.state === 'awaiting_receipt' &&
+                task.state === receiptAwaitingState &&
                 messages.some((message) => message.state === 'pending'),
             };
           }),

@@ -1,22 +1,25 @@
 import { aggregateWorkflowState } from './aggregate';
-import type { ReasonCode } from './reason-codes';
+import { type EdgeRule, taskEdges } from './edges';
+import {
+  type Derived,
+  inexpressibleEdge,
+  inexpressibleEffects,
+  sameEffects,
+} from './one-statement-derivation';
 import { defaultRetryPolicy } from './retry-policy';
 import { type TaskState, taskStates, type WorkflowState } from './states';
-import { decideTaskEdge, type TaskSnapshot } from './task-machine';
+import { decideTaskEdge } from './task-machine';
+import type { TaskSnapshot } from './task-snapshot';
 
 /**
- * What a worker's claim of a ready `queued` task does, as data, so the engine can claim in one
- * SQL statement without re-implementing the machine: the edge, how the task's columns change,
- * and the parent's state after the claim as a function of its state before. Everything here
- * is read off the machine itself (`decideTaskEdge`, `aggregateWorkflowState`).
+ * What a worker's claim of a ready task does, as data, so the engine can claim in one SQL
+ * statement without re-implementing the machine: the edge's row (whose effects the statement
+ * writes), and the parent's state after the claim as a function of its state before. The
+ * machine chooses the edge (`decideTaskEdge`); the row comes from the edge table.
  */
 export interface ClaimOutcomes {
-  readonly to: TaskState;
-  readonly reason: ReasonCode;
-  /** The claim's attempt is the task's attempt plus this. */
-  readonly attemptIncrement: number;
-  /** `effect_started` after the claim (a new attempt has started nothing yet). */
-  readonly effectStarted: boolean;
+  readonly rule: EdgeRule;
+  readonly reason: EdgeRule['reasons'][number];
   /**
    * The parent's state after the claim, by its state before. A parent state whose answer
    * would depend on more than that state is absent (the engine then decides in full).
@@ -25,21 +28,15 @@ export interface ClaimOutcomes {
 }
 
 /**
- * Derives the claim's outcomes from the machine, or null if the claim edge is not one the
- * table can express (a claim that moved `run_at` anywhere but null, or touched another field).
- * Only a due task whose deadline has not passed is covered: the engine leaves the rest to the
- * full decision (which finalizes a task past its deadline, R28).
+ * Derives the claim's outcomes, or says why one statement cannot write it. Only a due task
+ * whose deadline has not passed is covered: the engine leaves the rest to the full decision
+ * (which finalizes a task past its deadline, R28). `rules` is the edge table whose effects
+ * the statement would write (the shipped one unless a test asks otherwise).
  */
-export function deriveClaimOutcomes(): ClaimOutcomes | null {
+export function deriveClaimOutcomes(
+  rules: readonly EdgeRule[] = taskEdges,
+): Derived<ClaimOutcomes> {
   const now = new Date(1_000_000);
-  const decide = (task: TaskSnapshot) =>
-    decideTaskEdge({
-      task,
-      policy: defaultRetryPolicy,
-      event: { type: 'claim', actor: { kind: 'worker', name: 'derive' } },
-      now,
-      random: () => 0,
-    });
   const samples: TaskSnapshot[] = [
     {
       state: 'queued',
@@ -64,55 +61,68 @@ export function deriveClaimOutcomes(): ClaimOutcomes | null {
       lastError: 'reset',
     },
   ];
-  let first: Omit<ClaimOutcomes, 'parentAfter'> | null = null;
+  let found: { rule: EdgeRule; reason: EdgeRule['reasons'][number] } | null = null;
   for (const task of samples) {
-    const decision = decide(task);
-    if (!decision.ok) return null;
-    const { next, edge } = decision;
-    const outcome = {
-      to: edge.to,
-      reason: edge.reason,
-      attemptIncrement: next.attempt - task.attempt,
-      effectStarted: next.effectStarted,
-    };
-    // The statement sets state, attempt, effect_started and run_at = null; nothing else may move.
-    const expressible =
-      edge.from === 'queued' &&
-      edge.attempt === next.attempt &&
-      edge.errorCategory === null &&
-      edge.errorSummary === null &&
-      edge.detail === null &&
-      next.runAt === null &&
-      next.evidence === task.evidence &&
-      next.replayCount === task.replayCount &&
-      next.deadlineAt === task.deadlineAt &&
-      next.lastErrorCategory === task.lastErrorCategory &&
-      next.lastError === task.lastError;
-    if (!expressible) return null;
-    if (first === null) first = outcome;
-    else if (JSON.stringify(first) !== JSON.stringify(outcome)) return null;
+    const decision = decideTaskEdge({
+      task,
+      policy: defaultRetryPolicy,
+      event: { type: 'claim', actor: { kind: 'worker', name: 'derive' } },
+      now,
+      random: () => 0,
+    });
+    if (!decision.ok)
+      return { ok: false, reason: `a due claim is refused: ${decision.refusal.message}` };
+    const { edge } = decision;
+    const notAnEdge = inexpressibleEdge(edge);
+    if (notAnEdge !== null) return { ok: false, reason: notAnEdge };
+    const rule = rules.find(
+      (candidate) =>
+        candidate.from === edge.from &&
+        candidate.to === edge.to &&
+        candidate.reasons.includes(edge.reason),
+    );
+    if (rule === undefined)
+      return {
+        ok: false,
+        reason: `the table has no row for the claim edge ${edge.from} → ${edge.to}`,
+      };
+    if (rule.lease !== 'take')
+      return {
+        ok: false,
+        reason: `the claim edge ${edge.from} → ${edge.to} does not take the lease`,
+      };
+    const notEffects = inexpressibleEffects(rule);
+    if (notEffects !== null) return { ok: false, reason: notEffects };
+    if (found === null) found = { rule, reason: edge.reason };
+    else if (
+      found.reason !== edge.reason ||
+      !sameEffects(found.rule, rule) ||
+      found.rule.to !== rule.to
+    ) {
+      return { ok: false, reason: 'claims of different due tasks take different edges' };
+    }
   }
-  if (first === null) return null;
-  return { ...first, parentAfter: parentAfterClaim(first.to) };
+  if (found === null) return { ok: false, reason: 'no claim was sampled' };
+  const from = found.rule.from as TaskState; // a claim leaves the sampled state
+  return { ok: true, outcomes: { ...found, parentAfter: parentAfterClaim(from, found.rule.to) } };
 }
 
 /**
  * Every combination of sibling states the aggregation can tell apart (which states are
- * present, and whether another queued sibling remains), the parent before and after one
- * queued child takes the claim edge. A parent state is kept only if every combination gives
+ * present, and whether another sibling ready to claim remains), the parent before and after
+ * one child takes the claim edge. A parent state is kept only if every combination gives
  * it the same successor.
  */
-function parentAfterClaim(claimedTo: TaskState): Map<WorkflowState, WorkflowState> {
-  const others = taskStates.filter((state) => state !== 'queued');
+function parentAfterClaim(
+  claimedFrom: TaskState,
+  claimedTo: TaskState,
+): Map<WorkflowState, WorkflowState> {
+  const others = taskStates.filter((state) => state !== claimedFrom);
   const seen = new Map<WorkflowState, Set<WorkflowState>>();
   for (let mask = 0; mask < 1 << others.length; mask += 1) {
     const present = others.filter((_, index) => (mask & (1 << index)) !== 0);
     for (const extraQueued of [false, true]) {
-      const before: TaskState[] = [
-        'queued',
-        ...present,
-        ...(extraQueued ? ['queued' as const] : []),
-      ];
+      const before: TaskState[] = [claimedFrom, ...present, ...(extraQueued ? [claimedFrom] : [])];
       const after: TaskState[] = [claimedTo, ...before.slice(1)];
       const from = aggregateWorkflowState(before);
       const to = aggregateWorkflowState(after);

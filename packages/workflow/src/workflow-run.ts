@@ -1,15 +1,13 @@
 import type { Actor } from './actors';
 import { aggregateWorkflowState } from './aggregate';
 import type { WorkflowDefinition } from './define-workflow';
+import { cancelCascadeRule, edgeRuleOf, promotionRule } from './edges';
+import type { Refusal } from './machine-choice';
 import type { ReasonCode } from './reason-codes';
 import type { TaskState, WorkflowState } from './states';
-import {
-  decideTaskEdge,
-  type Refusal,
-  type TaskEdge,
-  type TaskEvent,
-  type TaskSnapshot,
-} from './task-machine';
+import type { TaskEvent } from './task-events';
+import { decideTaskEdge, type TaskEdge } from './task-machine';
+import { nextSnapshot, type TaskSnapshot } from './task-snapshot';
 
 /** A workflow's tasks as the pure machine sees them. */
 export interface RunTask {
@@ -71,6 +69,8 @@ export function createWorkflowRun(
   const transitions: PlannedTransition[] = [];
   const tasks = definition.steps.map((step, index): RunTask => {
     const state: TaskState = step.after.length === 0 ? 'queued' : 'pending';
+    const rule = edgeRuleOf(null, state, 'submitted');
+    if (rule === undefined) throw new Error(`the edge table has no creation edge into ${state}`);
     const deadlines = [definition.deadlineMs, step.policy.deadlineMs].filter((ms) => ms !== null);
     const deadlineAt =
       deadlines.length === 0 ? null : new Date(now.getTime() + Math.min(...deadlines));
@@ -90,21 +90,19 @@ export function createWorkflowRun(
         detail: null,
       },
     });
-    return {
-      taskId,
-      step: step.name,
-      snapshot: {
-        state,
-        attempt: 0,
-        effectStarted: false,
-        evidence: null,
-        replayCount: 0,
-        runAt: state === 'queued' ? now : null,
-        deadlineAt,
-        lastErrorCategory: null,
-        lastError: null,
-      },
+    const before: TaskSnapshot = {
+      state,
+      attempt: 0,
+      effectStarted: false,
+      evidence: null,
+      replayCount: 0,
+      runAt: null,
+      deadlineAt,
+      lastErrorCategory: null,
+      lastError: null,
     };
+    const noError = { now, backoffRunAt: null, errorCategory: null, errorSummary: null };
+    return { taskId, step: step.name, snapshot: nextSnapshot(rule, before, noError) };
   });
   const state = aggregateWorkflowState(tasks.map((task) => task.snapshot.state));
   transitions.unshift({
@@ -185,16 +183,19 @@ export function cancelWorkflowRun(
   return { run: decided.run, transitions: decided.transitions };
 }
 
-/** Pending tasks whose upstream steps all succeeded, in definition order. */
+/** Tasks the promotion rule (`promotionRule`) makes ready now, in definition order. */
 export function promotableTasks(
   definition: WorkflowDefinition,
   tasks: readonly RunTask[],
 ): RunTask[] {
   const stateOf = new Map(tasks.map((task) => [task.step, task.snapshot.state]));
   return tasks.filter((task) => {
-    if (task.snapshot.state !== 'pending') return false;
+    if (task.snapshot.state !== promotionRule.from) return false;
     const step = definition.steps.find((candidate) => candidate.name === task.step);
-    return step?.after.every((upstream) => stateOf.get(upstream) === 'succeeded') ?? false;
+    return (
+      step?.after.every((upstream) => stateOf.get(upstream) === promotionRule.upstreamState) ??
+      false
+    );
   });
 }
 
@@ -210,13 +211,12 @@ function followUp(
     changed = false;
     const current = [...tasks.values()];
     // A step that is cancelled, or asked to stop, never lets its downstream steps run.
+    const upstreamStates: readonly TaskState[] = cancelCascadeRule.upstreamStates;
     const cancelledSteps = current
-      .filter(
-        (task) => task.snapshot.state === 'cancelled' || task.snapshot.state === 'cancel_requested',
-      )
+      .filter((task) => upstreamStates.includes(task.snapshot.state))
       .map((task) => task.step);
     for (const task of current) {
-      if (task.snapshot.state !== 'pending') continue;
+      if (task.snapshot.state !== cancelCascadeRule.from) continue;
       const step = definition.steps.find((candidate) => candidate.name === task.step);
       const cancelledUpstream = step?.after.find((upstream) => cancelledSteps.includes(upstream));
       if (step === undefined || cancelledUpstream === undefined) continue;

@@ -2,7 +2,7 @@ import type { WorkflowDefinition } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
 import type { CausewayDatabase } from '../db/schema';
 import type { Logger } from '../logger';
-import type { ApplyContext } from './decision/apply-events';
+import type { ApplyContext } from './decision/event-request';
 import type { Notifier } from './notifier';
 import type { Channel } from './outbox/delivery-channels';
 

@@ -8,6 +8,7 @@ import {
   workflowColumns,
 } from '../locked-runs';
 import type { CausewayDatabase } from '../schema';
+import { readyStateSql } from '../task-states';
 import { definedWorkflowStep } from './defined-workflow-step';
 
 /**
@@ -28,7 +29,7 @@ export async function taskClaimLoad(
     ${preparedSql}
     with candidates as materialized (
       select id, workflow_id from causeway_tasks as t
-      where state = 'queued' and queue = ${queue} and run_at <= (select causeway_statement_now())
+      where state = ${readyStateSql} and queue = ${queue} and run_at <= (select causeway_statement_now())
         and ${definedWorkflowStep(sql`t`, stepKeys)}
       order by run_at
       limit ${limit}
@@ -79,7 +80,7 @@ export async function taskClaimCandidates(
 ): Promise<{ id: string; workflowId: string }[]> {
   const { rows } = await sql<{ id: string; workflow_id: string }>`
     select id, workflow_id from causeway_tasks
-    where state = 'queued' and queue = ${queue} and run_at <= (select causeway_statement_now())
+    where state = ${readyStateSql} and queue = ${queue} and run_at <= (select causeway_statement_now())
     order by run_at
     limit ${limit}
     for update skip locked`.execute(tx);

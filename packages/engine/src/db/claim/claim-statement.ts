@@ -1,17 +1,20 @@
+import type { EdgeEffects } from '@causeway/workflow';
 import { sql } from 'kysely';
 import { constantArrayLiteral } from '../array-literal';
 import { type Db, preparedSql } from '../database';
 import { executeDirect } from '../direct';
+import { effectAssignments, setList } from '../edge-assignments';
 import { type LeasedTaskRow, leasedTaskColumns } from '../locked-runs';
 import { transitionsChannel } from '../notify-channels';
 import { type LeasedTask, leasedTaskFromRow } from '../rows';
 import { definedWorkflowStep } from './defined-workflow-step';
 
 /**
- * What a one-statement claim may do, read off the pure machine (`deriveClaimOutcomes`) and
- * the engine's definitions: the edge's target, reason and actor, how the attempt and the
- * effect marker change, the parent's state after a claim by its state before, and the steps
- * this engine defines (with whether each needs its upstream steps' outputs).
+ * What a one-statement claim may do, read off the pure machine and the edge table
+ * (`deriveClaimOutcomes`) and the engine's definitions: the edge and its row's effects (the
+ * statement's SET clause is generated from them), the parent's state after a claim by its
+ * state before, and the steps this engine defines (with whether each needs its upstream
+ * steps' outputs).
  */
 export interface ClaimStatementPlan {
   readonly queue: string;
@@ -19,10 +22,11 @@ export interface ClaimStatementPlan {
   readonly holder: string;
   readonly actor: string;
   readonly leaseMs: number;
+  /** The claim edge: the state it leaves, the state it enters, its reason and its row's effects. */
+  readonly from: string;
   readonly to: string;
   readonly reason: string;
-  readonly attemptIncrement: number;
-  readonly effectStarted: boolean;
+  readonly effects: EdgeEffects;
   readonly parentFrom: readonly string[];
   readonly parentTo: readonly string[];
   readonly definedNames: readonly string[];
@@ -117,7 +121,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
       -- exactly the rows wanted; rows are locked only as they are taken.
       select * from (
         select id, workflow_id, step, run_at, deadline_at from causeway_tasks as t
-        where state = 'queued' and queue = ${plan.queue}
+        where state = ${sql.lit(plan.from)} and queue = ${plan.queue}
           and run_at <= (select now from clock)
           and ${definedWorkflowStep(sql`t`, plan.stepKeys)}
         order by run_at
@@ -164,17 +168,19 @@ export function claimStatement(plan: ClaimStatementPlan) {
     ),
     task_update as (
       update causeway_tasks as t set
-        state = ${plan.to},
-        attempt = t.attempt + ${plan.attemptIncrement}::integer,
-        effect_started = ${plan.effectStarted}::boolean,
-        run_at = null,
-        lease_holder = ${plan.holder},
-        lease_epoch = t.lease_epoch + 1,
-        lease_expires_at = clock.now + ${plan.leaseMs}::integer * interval '1 millisecond',
+        state = ${sql.lit(plan.to)},
+        ${setList(
+          effectAssignments(plan.effects, {
+            now: sql`clock.now`,
+            holder: sql`${plan.holder}`,
+            leaseMs: sql`${plan.leaseMs}::integer`,
+          }),
+          't',
+        )},
         updated_at = clock.now
       from claimable as c, clock
       -- Conditional on the state it was read in (R1), like every other write of an edge.
-      where t.id = c.id and t.state = 'queued'
+      where t.id = c.id and t.state = ${sql.lit(plan.from)}
       -- What the attempt reads (pg parses every column it is sent), and its workflow's.
       returning ${leasedTaskColumns}, c.position, c.name as w_name, c.input as w_input,
         c.upstream
@@ -199,7 +205,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
       select workflow_id, task_id, step, from_state, to_state, ${plan.reason}, null, null,
         ${plan.actor}, attempt, clock.now, detail
       from (
-        select workflow_id, id as task_id, step, 'queued' as from_state, state as to_state,
+        select workflow_id, id as task_id, step, ${sql.lit(plan.from)} as from_state, state as to_state,
           attempt, null::jsonb as detail, position * 2 as sort
         from task_update
         union all

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { type Db, preparedSql } from '../database';
+import { claimedStateSql } from '../task-states';
 
 /**
  * Renews leases (R9): only where this holder still holds the same claim, the task is still
@@ -22,7 +23,7 @@ export async function leaseRenewMany(
         ${leases.map((lease) => lease.taskId)}::uuid[],
         ${leases.map((lease) => lease.epoch)}::bigint[]
       ) as v(id, epoch) on t.id = v.id and t.lease_epoch = v.epoch
-      where t.lease_holder = ${holder} and t.state = 'leased'
+      where t.lease_holder = ${holder} and t.state = ${claimedStateSql}
         and t.lease_expires_at > causeway_now()
       order by t.id
       for update of t

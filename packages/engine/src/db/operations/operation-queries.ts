@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database';
+import { receiptAwaitingStateSql, replayableStateSql } from '../task-states';
 
 /** Dead tasks whose dead edge has this reason and happened in [from, to] (R26). */
 export async function taskListDeadByReason(
@@ -14,7 +15,7 @@ export async function taskListDeadByReason(
       select reason, at from causeway_transitions tr
       where tr.workflow_id = t.workflow_id and tr.task_id = t.id order by tr.id desc limit 1
     ) as last
-    where t.state = 'dead' and last.reason = ${reason} and last.at between ${from} and ${to}
+    where t.state = ${replayableStateSql} and last.reason = ${reason} and last.at between ${from} and ${to}
     order by t.id`.execute(db);
   return rows.map((row) => row.id);
 }
@@ -48,7 +49,7 @@ export async function taskRecordLateCancel(
     update causeway_tasks
     set cancel_asked_at = coalesce(cancel_asked_at, causeway_now()),
         cancel_asked_by = coalesce(cancel_asked_by, ${actor})
-    where id = ${taskId} and state = 'awaiting_receipt'
+    where id = ${taskId} and state = ${receiptAwaitingStateSql}
     returning id`.execute(db);
   return rows.length === 1;
 }

@@ -1,12 +1,14 @@
 import type { Selectable } from 'kysely';
+import type { ClaimEdgePlan, SettleEdgePlan } from '../../runtime/one-statement-paths';
 import type { TaskRecord } from '../rows';
 import type { TaskTable } from '../schema';
 
 /**
- * What a one-statement settle of `complete` results may do, read off the pure machine
- * (`deriveCompleteOutcomes`) and the engine's definitions, with the results themselves.
+ * What a one-statement settle of `complete` results may do: the edges, their rows' effects
+ * and the aggregation, read off the machine and the edge table (`SettleEdgePlan`), the
+ * engine's definitions, and the results themselves.
  */
-export interface SettleStatementPlan {
+export interface SettleStatementPlan extends SettleEdgePlan {
   /**
    * The results, in request order; each must be its batch's only request for its workflow
    * (the caller leaves the others to the full decision, which applies them in request order).
@@ -25,16 +27,6 @@ export interface SettleStatementPlan {
   /** The lease holder every result was produced under, and its actor string. */
   readonly holder: string;
   readonly actor: string;
-  readonly completeFrom: readonly string[];
-  readonly completeTo: readonly string[];
-  readonly completeReason: readonly string[];
-  readonly promoteTo: string;
-  readonly promoteReason: string;
-  readonly promoteActor: string;
-  /** Task states in bit order, and the parent's state for each presence mask. */
-  readonly stateOrder: readonly string[];
-  readonly presenceMasks: readonly number[];
-  readonly presenceStates: readonly string[];
   /** Steps this engine defines: workflow name, step, its direct upstream steps (JSON), order. */
   readonly stepNames: readonly string[];
   readonly stepSteps: readonly string[];
@@ -49,17 +41,11 @@ export interface SettleStatementPlan {
   readonly chain: ChainClaimPlan;
 }
 
-/** The claim edge of chained steps, read off the machine as the one-statement claim does. */
-export interface ChainClaimPlan {
+/** The claim edge of chained steps (the one-statement claim's), with where and how many. */
+export interface ChainClaimPlan extends ClaimEdgePlan {
   readonly queues: readonly string[];
   readonly limits: readonly number[];
-  readonly to: string;
-  readonly reason: string;
-  readonly attemptIncrement: number;
-  readonly effectStarted: boolean;
   readonly leaseMs: number;
-  readonly parentFrom: readonly string[];
-  readonly parentTo: readonly string[];
 }
 
 /**

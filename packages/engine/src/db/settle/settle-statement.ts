@@ -3,6 +3,13 @@ import { arrayLiteral, constantArrayLiteral } from '../array-literal';
 import type { LeasedTaskWithInputs } from '../claim/claim-statement';
 import { type Db, preparedSql } from '../database';
 import { executeDirect } from '../direct';
+import {
+  caseSetList,
+  effectAssignments,
+  setList,
+  thenAssignments,
+  valueSql,
+} from '../edge-assignments';
 import { taskColumns } from '../locked-runs';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import { leasedTaskFromRow, taskFromRow } from '../rows';
@@ -31,6 +38,19 @@ export async function taskSettleInOneStatement(
   readonly now: Date;
 }> {
   const { chain } = plan;
+  // The SET clauses come from the edge table's rows (see edge-assignments.ts).
+  const clockNow = sql`clock.now`;
+  const completeAssignments = effectAssignments(plan.completeEffects, { now: clockNow });
+  const promoteAssignments = effectAssignments(plan.promoteEffects, { now: clockNow });
+  // A chained step takes both edges in one write: the promotion's, then the claim's.
+  const chainedAssignments = thenAssignments(
+    promoteAssignments,
+    effectAssignments(chain.effects, {
+      now: clockNow,
+      holder: sql`${plan.holder}`,
+      leaseMs: sql`${chain.leaseMs}::integer`,
+    }),
+  );
   const { rows } = await executeDirect(
     db,
     sql<
@@ -111,8 +131,9 @@ export async function taskSettleInOneStatement(
       join step as s on s.name = a.name and s.step = a.step
       left join lateral jsonb_array_elements_text(s.after) as u(step) on true
       left join after_cause as done
-        on done.workflow_id = a.workflow_id and done.step = u.step and done.state = 'succeeded'
-      where a.state = 'pending'
+        on done.workflow_id = a.workflow_id and done.step = u.step
+          and done.state = ${sql.lit(plan.upstreamState)}
+      where a.state = ${sql.lit(plan.promoteFrom)}
       group by a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
       having count(u.step) = count(done.id)
     ),
@@ -164,10 +185,7 @@ export async function taskSettleInOneStatement(
     completed_update as (
       update causeway_tasks as t set
         state = c.to_state,
-        lease_holder = null,
-        lease_expires_at = null,
-        receipt_id = null,
-        receipt_deadline_at = null,
+        ${setList(completeAssignments, 't')},
         output = coalesce(c.output::jsonb, t.output),
         updated_at = clock.now
       from cause as c, clock
@@ -178,20 +196,11 @@ export async function taskSettleInOneStatement(
     -- A chained step takes both edges in one write: pending → queued → leased.
     promoted_update as (
       update causeway_tasks as t set
-        state = case when p.chained then ${chain.to} else ${plan.promoteTo} end,
-        attempt = t.attempt + case when p.chained then ${chain.attemptIncrement}::integer else 0 end,
-        effect_started = case when p.chained then ${chain.effectStarted}::boolean
-          else t.effect_started end,
-        run_at = case when p.chained then null else clock.now end,
-        lease_holder = case when p.chained then ${plan.holder} end,
-        lease_epoch = t.lease_epoch + case when p.chained then 1 else 0 end,
-        lease_expires_at = case when p.chained
-          then clock.now + ${chain.leaseMs}::integer * interval '1 millisecond' end,
-        receipt_id = null,
-        receipt_deadline_at = null,
+        state = case when p.chained then ${sql.lit(chain.to)} else ${sql.lit(plan.promoteTo)} end,
+        ${caseSetList(sql`p.chained`, chainedAssignments, promoteAssignments, 't')},
         updated_at = clock.now
       from promoted_plan as p, clock
-      where t.id = p.id and t.state = 'pending'
+      where t.id = p.id and t.state = ${sql.lit(plan.promoteFrom)}
       returning t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, t.lease_epoch,
         t.deadline_at, t.evidence, t.checkpoints, p.chained, p.position, p.ord, p.upstream
     ),
@@ -213,8 +222,9 @@ export async function taskSettleInOneStatement(
           0 as ord
         from cause as c
         union all
-        select p.workflow_id, p.id, p.step, 'pending', ${plan.promoteTo}, ${plan.promoteReason},
-          ${plan.promoteActor}, p.attempt, null, c.position, 1, p.ord
+        select p.workflow_id, p.id, p.step, ${sql.lit(plan.promoteFrom)}, ${plan.promoteTo},
+          ${plan.promoteReason}, ${plan.promoteActor},
+          ${valueSql(promoteAssignments, 'attempt', sql`p.attempt`)}, null, c.position, 1, p.ord
         from promoted as p
         join cause as c on c.workflow_id = p.workflow_id
         union all
@@ -227,7 +237,7 @@ export async function taskSettleInOneStatement(
         -- The claims of chained steps come after every result's rows, as the full decision
         -- writes them when the claims follow the results.
         select p.workflow_id, p.id, p.step, ${plan.promoteTo}, ${chain.to}, ${chain.reason},
-          ${plan.actor}, p.attempt + ${chain.attemptIncrement}::integer, null, p.position, 3,
+          ${plan.actor}, ${valueSql(chainedAssignments, 'attempt', sql`p.attempt`)}, null, p.position, 3,
           p.ord
         from promoted_plan as p
         where p.chained

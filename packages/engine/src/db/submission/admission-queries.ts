@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Db } from '../database';
 import { type WorkflowRecord, workflowFromRow } from '../rows';
 import type { CausewayDatabase } from '../schema';
+import { readyStateSql } from '../task-states';
 
 /** Existing workflows by (name, idempotency key), for deduplicated submits (R2). */
 export async function workflowFindByKey(
@@ -21,7 +22,7 @@ export async function workflowFindByKey(
 /** Ready backlog of a queue, for admission control. */
 export async function queueBacklog(db: Db, queue: string): Promise<number> {
   const { rows } = await sql<{ count: string }>`
-    select count(*) as count from causeway_tasks where state = 'queued' and queue = ${queue}`.execute(
+    select count(*) as count from causeway_tasks where state = ${readyStateSql} and queue = ${queue}`.execute(
     db,
   );
   return Number(rows[0]?.count ?? 0);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database';
+import { leaseHoldingStatesSql, readyStateSql, receiptAwaitingStateSql } from '../task-states';
 
 /** Leases that ran out (R10), oldest first. */
 export async function taskListExpiredLeases(
@@ -8,7 +9,7 @@ export async function taskListExpiredLeases(
 ): Promise<{ id: string; epoch: number }[]> {
   const { rows } = await sql<{ id: string; lease_epoch: string }>`
     select id, lease_epoch from causeway_tasks
-    where state in ('leased', 'cancel_requested') and lease_expires_at <= causeway_now()
+    where state in (${leaseHoldingStatesSql}) and lease_expires_at <= causeway_now()
     order by lease_expires_at limit ${limit}`.execute(db);
   return rows.map((row) => ({ id: row.id, epoch: Number(row.lease_epoch) }));
 }
@@ -17,7 +18,7 @@ export async function taskListExpiredLeases(
 export async function taskListQueuedPastDeadline(db: Db, limit: number): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
     select id from causeway_tasks
-    where state = 'queued' and deadline_at is not null and deadline_at <= causeway_now()
+    where state = ${readyStateSql} and deadline_at is not null and deadline_at <= causeway_now()
     order by deadline_at limit ${limit}`.execute(db);
   return rows.map((row) => row.id);
 }
@@ -26,7 +27,7 @@ export async function taskListQueuedPastDeadline(db: Db, limit: number): Promise
 export async function taskListReceiptOverdue(db: Db, limit: number): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
     select id from causeway_tasks
-    where state = 'awaiting_receipt' and receipt_deadline_at <= causeway_now()
+    where state = ${receiptAwaitingStateSql} and receipt_deadline_at <= causeway_now()
     order by receipt_deadline_at limit ${limit}`.execute(db);
   return rows.map((row) => row.id);
 }

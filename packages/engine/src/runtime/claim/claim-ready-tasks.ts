@@ -1,51 +1,23 @@
-import { deriveClaimOutcomes, formatActor } from '@causeway/workflow';
+import { formatActor } from '@causeway/workflow';
 import type { Kysely, Transaction } from 'kysely';
 import { type ClaimStatementPlan, taskClaimInOneStatement } from '../../db/claim/claim-statement';
 import type { CausewayDatabase } from '../../db/schema';
-import { type ApplyContext, claimTasks } from '../decision/apply-events';
+import type { ApplyContext } from '../decision/event-request';
+import { oneStatementPaths } from '../one-statement-paths';
 import { stepTableOf } from '../step-table';
-import { type ClaimedTask, prepareClaimed } from './claimed-task';
+import { claimInFull } from './claim-in-full';
+import type { ClaimRequest, ClaimResult } from './claimed-task';
+import { prepareClaimed } from './claimed-task';
 
-/** What a claim took: tasks ready to run, and how many it left because their workflow was busy. */
-export interface ClaimResult {
-  readonly claimed: readonly ClaimedTask[];
-  readonly skipped: number;
-}
-
-export interface ClaimRequest {
-  readonly queue: string;
-  readonly limit: number;
-  readonly holder: string;
-}
-
-/** The claim edge as data, read off the machine once (null: the machine's claim is not expressible). */
-const outcomes = deriveClaimOutcomes();
-/**
- * The parts of the plan that never change, built once rather than on every claim; the settle
- * statement uses the same edge for the steps it chains.
- */
-export const claimEdge =
-  outcomes === null
-    ? null
-    : {
-        to: outcomes.to,
-        reason: outcomes.reason,
-        attemptIncrement: outcomes.attemptIncrement,
-        effectStarted: outcomes.effectStarted,
-        parentFrom: [...outcomes.parentAfter.keys()],
-        parentTo: [...outcomes.parentAfter.values()],
-      };
-
-/** The one-statement claim's parameters, or null when the machine's claim is not expressible. */
+/** The one-statement claim's parameters: the claim edge (`oneStatementPaths`) and the steps. */
 export function claimStatementPlan(
   context: ApplyContext,
   request: ClaimRequest,
-): ClaimStatementPlan | null {
-  if (claimEdge === null) return null;
+): ClaimStatementPlan {
   const steps = stepTableOf(context.definitions);
   return {
     ...request,
-    ...claimEdge,
+    ...oneStatementPaths().claim,
     actor: formatActor({ kind: 'worker', name: request.holder }),
     leaseMs: context.leaseMs,
     definedNames: steps.definedNames,
@@ -58,7 +30,7 @@ export function claimStatementPlan(
 
 /**
  * Claims up to `limit` ready tasks of a queue (R4, R8). The common case is one statement
- * (`taskClaimInOneStatement`) whose edges come from the machine as data; when a ready task is one it
+ * (`taskClaimInOneStatement`) whose edge comes from the machine and the edge table; when a ready task is one it
  * may not decide (a deadline passed, an unusual parent state), the claim is decided in full
  * by the machine (`claimTasks`). With a Kysely instance rather than a transaction, the
  * one-statement claim commits on its own and the full one runs in its own transaction.
@@ -68,44 +40,17 @@ export async function claimReadyTasks(
   context: ApplyContext,
   request: ClaimRequest,
 ): Promise<ClaimResult> {
-  const plan = claimStatementPlan(context, request);
-  if (plan !== null) {
-    const fast = await taskClaimInOneStatement(db, plan);
-    if (fast.decided) {
-      return {
-        claimed: fast.claimed.map((row) =>
-          prepareClaimed(context, row.task, row.workflowName, row.input, row.outputs, fast.now),
-        ),
-        skipped: fast.skipped,
-      };
-    }
+  const inOne = await taskClaimInOneStatement(db, claimStatementPlan(context, request));
+  if (inOne.decided) {
+    return {
+      claimed: inOne.claimed.map((row) =>
+        prepareClaimed(context, row.task, row.workflowName, row.input, row.outputs, inOne.now),
+      ),
+      skipped: inOne.skipped,
+    };
   }
   const full = (tx: Transaction<CausewayDatabase>) => claimInFull(tx, context, request);
   return db.isTransaction
     ? full(db as Transaction<CausewayDatabase>)
     : (db as Kysely<CausewayDatabase>).transaction().execute(full);
-}
-
-/** The machine decides every candidate (`claimTasks`): leases, or finalizes past deadlines. */
-async function claimInFull(
-  tx: Transaction<CausewayDatabase>,
-  context: ApplyContext,
-  request: ClaimRequest,
-): Promise<ClaimResult> {
-  const result = await claimTasks(tx, context, request);
-  const claimed: ClaimedTask[] = [];
-  for (const outcome of result.outcomes) {
-    if (outcome.kind !== 'applied' || outcome.edge.to !== 'leased') continue;
-    const task = outcome.task;
-    const workflow = result.workflows.get(task.workflowId);
-    if (workflow === undefined) throw new Error(`claimed task ${task.id} without its workflow`);
-    const outputs: Record<string, unknown> = {};
-    for (const sibling of result.tasks.values()) {
-      if (sibling.workflowId === task.workflowId && sibling.id !== task.id) {
-        outputs[sibling.step] = sibling.output;
-      }
-    }
-    claimed.push(prepareClaimed(context, task, workflow.name, workflow.input, outputs, result.now));
-  }
-  return { claimed, skipped: result.skipped };
 }

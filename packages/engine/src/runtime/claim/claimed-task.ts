@@ -1,7 +1,19 @@
 import type { WorkflowDefinition, WorkflowStep } from '@causeway/workflow';
 import type { LeasedTask } from '../../db/rows';
-import type { ApplyContext } from '../decision/apply-events';
+import type { ApplyContext } from '../decision/event-request';
 import { upstreamSteps } from '../step-table';
+
+/** What a claim took: tasks ready to run, and how many it left because their workflow was busy. */
+export interface ClaimResult {
+  readonly claimed: readonly ClaimedTask[];
+  readonly skipped: number;
+}
+
+export interface ClaimRequest {
+  readonly queue: string;
+  readonly limit: number;
+  readonly holder: string;
+}
 
 /** A task this worker claimed, with what its step needs to run. */
 export interface ClaimedTask {

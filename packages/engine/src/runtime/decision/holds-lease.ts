@@ -1,10 +1,14 @@
+import { leaseHoldingStates } from '@causeway/workflow';
 import type { LeaseFence } from '../../db/lease/lease-fence';
 import type { TaskRecord } from '../../db/rows';
 
-/** The claim still holds the lease: same holder and epoch, still running, not expired (R7). */
+/**
+ * The claim still holds the lease: a state whose task holds one (`leaseHoldingStates`), same
+ * holder and epoch, not expired (R7).
+ */
 export function holdsLease(task: TaskRecord, fence: LeaseFence, now: Date): boolean {
   return (
-    (task.state === 'leased' || task.state === 'cancel_requested') &&
+    leaseHoldingStates.includes(task.state) &&
     task.leaseHolder === fence.holder &&
     task.leaseEpoch === fence.epoch &&
     task.leaseExpiresAt !== null &&

@@ -5,6 +5,7 @@ import {
   isErrorCategory,
   type ReasonCode,
   reasonCodes,
+  receiptAwaitingState,
   type TaskEvent,
   type TaskState,
   type WorkflowState,
@@ -16,7 +17,8 @@ import {
 } from '../../db/operations/operation-queries';
 import { EngineError } from '../../errors';
 import type { EngineContext } from '../context';
-import { applyEvents, type EventOutcome } from '../decision/apply-events';
+import { applyEvents } from '../decision/apply-events';
+import type { EventOutcome } from '../decision/event-request';
 
 /** Who asked: an operator by name, or a client. */
 export interface Requester {
@@ -143,7 +145,7 @@ export async function cancelWorkflow(
   );
   const cancel = result.workflowCancels[0];
   for (const task of result.tasks.values()) {
-    if (task.workflowId === workflowId && task.state === 'awaiting_receipt') {
+    if (task.workflowId === workflowId && task.state === receiptAwaitingState) {
       await taskRecordLateCancel(context.db, task.id, formatActor(actor));
     }
   }

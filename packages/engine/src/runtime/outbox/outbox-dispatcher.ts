@@ -1,5 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backoffDelayMs, defaultBackoff, type TaskEvent } from '@causeway/workflow';
+import {
+  backoffDelayMs,
+  defaultBackoff,
+  receiptAwaitingState,
+  type TaskEvent,
+} from '@causeway/workflow';
 import {
   type OutboxDue,
   outboxRecordDelivery,
@@ -162,7 +167,7 @@ export class OutboxDispatcher {
             event: receiptEvent,
             // The receipt is for this send: the task still waits for it (R23).
             precondition: (task) =>
-              task.state === 'awaiting_receipt' && task.receiptId === message.id,
+              task.state === receiptAwaitingState && task.receiptId === message.id,
           },
         ]);
       }

@@ -1,36 +1,11 @@
-import {
-  deriveCompleteOutcomes,
-  formatActor,
-  type ReasonCode,
-  type TaskEdge,
-  type TaskState,
-  taskStates,
-} from '@causeway/workflow';
+import { formatActor, type ReasonCode, type TaskEdge, type TaskState } from '@causeway/workflow';
 import type { Db } from '../../db/database';
 import { taskSettleInOneStatement } from '../../db/settle/settle-statement';
-import { claimEdge } from '../claim/claim-ready-tasks';
 import type { ClaimedTask } from '../claim/claimed-task';
 import { prepareClaimed } from '../claim/claimed-task';
-import type { ApplyContext, EventOutcome, EventRequest } from '../decision/apply-events';
+import type { ApplyContext, EventOutcome, EventRequest } from '../decision/event-request';
+import { oneStatementPaths } from '../one-statement-paths';
 import { stepTableOf } from '../step-table';
-
-/** The complete edges, promotion and aggregation as data, read off the machine once. */
-const outcomes = deriveCompleteOutcomes();
-/** The parts of the plan that never change, built once rather than on every batch. */
-const completeEdges =
-  outcomes === null
-    ? null
-    : {
-        completeFrom: outcomes.completeEdges.map((edge) => edge.from),
-        completeTo: outcomes.completeEdges.map((edge) => edge.to),
-        completeReason: outcomes.completeEdges.map((edge) => edge.reason),
-        promoteTo: outcomes.promote.to,
-        promoteReason: outcomes.promote.reason,
-        promoteActor: outcomes.promote.actor,
-        stateOrder: [...taskStates],
-        presenceMasks: [...outcomes.parentByPresence.keys()],
-        presenceStates: [...outcomes.parentByPresence.values()],
-      };
 
 /**
  * How many of the steps a batch of results makes ready its writer takes at once, per queue:
@@ -121,9 +96,9 @@ async function settleCompleteResults(
   const decided = new Map<EventRequest, EventOutcome | ResultOutcome>();
   // Every workflow of the batch must be known up front: the statement locks them all first.
   const known = requests.every((request) => request.workflowId !== undefined);
-  const plain = completeEdges === null || !known ? [] : requests.filter(isPlainComplete);
+  const plain = known ? requests.filter(isPlainComplete) : [];
   const holder = plain[0]?.fence?.holder;
-  if (completeEdges === null || holder === undefined) return { decided, chained: [] };
+  if (holder === undefined) return { decided, chained: [] };
   // A workflow with two requests in the batch is left to the full decision, which applies
   // them in request order. Filtered here, not in the statement: there the filter's row
   // estimate (one row) once made a custom plan re-scan the batch per result (250 ms at 90).
@@ -132,40 +107,33 @@ async function settleCompleteResults(
     const workflowId = request.workflowId as string; // every request has one (`known`)
     requestsOf.set(workflowId, (requestsOf.get(workflowId) ?? 0) + 1);
   }
-  const fast = plain.filter(
+  const inOne = plain.filter(
     (request) =>
       request.fence?.holder === holder && requestsOf.get(request.workflowId as string) === 1,
   );
-  if (fast.length === 0) return { decided, chained: [] };
+  if (inOne.length === 0) return { decided, chained: [] };
   const actor = formatActor({ kind: 'worker', name: holder });
   const steps = stepTableOf(context.definitions);
-  const chainQueues = claimEdge === null ? [] : [...capacity].filter(([, most]) => most > 0);
+  const paths = oneStatementPaths();
+  const chainQueues = [...capacity].filter(([, most]) => most > 0);
   const written = await taskSettleInOneStatement(
     db,
     {
-      taskIds: fast.map((request) => request.taskId),
-      workflowIds: fast.map((request) => request.workflowId as string),
-      epochs: fast.map((request) => request.fence?.epoch as number),
-      outputs: fast.map((request) => request.extra?.outputJson ?? null),
+      taskIds: inOne.map((request) => request.taskId),
+      workflowIds: inOne.map((request) => request.workflowId as string),
+      epochs: inOne.map((request) => request.fence?.epoch as number),
+      outputs: inOne.map((request) => request.extra?.outputJson ?? null),
       batchWorkflowIds: [...requestsOf.keys()],
       holder,
       actor,
-      ...completeEdges,
+      ...paths.settle,
       stepNames: steps.stepNames,
       stepSteps: steps.stepSteps,
       stepAfter: steps.stepAfter,
       stepUpstream: steps.stepUpstream,
       stepOrder: steps.stepOrder,
       chain: {
-        // Without a claim edge the machine can express, no queue is given: nothing chains.
-        ...(claimEdge ?? {
-          to: 'leased',
-          reason: 'lease_acquired',
-          attemptIncrement: 1,
-          effectStarted: false,
-          parentFrom: [],
-          parentTo: [],
-        }),
+        ...paths.claim,
         queues: chainQueues.map(([queue]) => queue),
         limits: chainQueues.map(([, most]) => most),
         leaseMs: context.leaseMs,
@@ -174,7 +142,7 @@ async function settleCompleteResults(
     { withTasks },
   );
   for (const row of written.completed) {
-    const request = fast[row.position - 1] as EventRequest;
+    const request = inOne[row.position - 1] as EventRequest;
     decided.set(request, {
       kind: 'applied',
       taskId: request.taskId,

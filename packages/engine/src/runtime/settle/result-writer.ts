@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isRetryableDatabaseError } from '../../db/pg-errors';
 import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
-import { applyEvents, type EventOutcome, type EventRequest } from '../decision/apply-events';
+import { applyEvents } from '../decision/apply-events';
+import type { EventOutcome, EventRequest } from '../decision/event-request';
 import {
   type ChainCapacity,
   type ResultOutcome,

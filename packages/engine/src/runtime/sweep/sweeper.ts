@@ -1,4 +1,9 @@
-import type { TaskEvent } from '@causeway/workflow';
+import {
+  leaseHoldingStates,
+  receiptAwaitingState,
+  type TaskEvent,
+  type TaskState,
+} from '@causeway/workflow';
 import {
   taskListExpiredLeases,
   taskListQueuedPastDeadline,
@@ -6,7 +11,8 @@ import {
 } from '../../db/sweep/sweep-queries';
 import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
-import { applyEvents, type EventRequest } from '../decision/apply-events';
+import { applyEvents } from '../decision/apply-events';
+import type { EventRequest } from '../decision/event-request';
 
 const batchSize = 200;
 
@@ -56,7 +62,7 @@ export class Sweeper {
             task: { state: string; leaseEpoch: number; leaseExpiresAt: Date | null },
             now: Date,
           ) =>
-            (task.state === 'leased' || task.state === 'cancel_requested') &&
+            leaseHoldingStates.includes(task.state as TaskState) &&
             task.leaseEpoch === epoch &&
             task.leaseExpiresAt !== null &&
             task.leaseExpiresAt.getTime() <= now.getTime(),
@@ -69,7 +75,7 @@ export class Sweeper {
           taskId: id,
           event: { type: 'receipt_timeout', actor } satisfies TaskEvent,
           precondition: (task: { state: string; receiptDeadlineAt: Date | null }, now: Date) =>
-            task.state === 'awaiting_receipt' &&
+            task.state === receiptAwaitingState &&
             task.receiptDeadlineAt !== null &&
             task.receiptDeadlineAt.getTime() <= now.getTime(),
         })),

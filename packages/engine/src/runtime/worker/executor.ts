@@ -13,7 +13,7 @@ import { newId } from '../../ids';
 import { type Logger, taskLogger } from '../../logger';
 import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
-import type { EventRequest } from '../decision/apply-events';
+import type { EventRequest } from '../decision/event-request';
 import type { ResultWriter } from '../settle/result-writer';
 import { AttemptContext, type AttemptOwner, type FencedChange } from './attempt-context';
 import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';

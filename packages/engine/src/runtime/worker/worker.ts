@@ -7,7 +7,7 @@ import { taskGet } from '../../db/reads/record-reads';
 import { claimReadyTasks } from '../claim/claim-ready-tasks';
 import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
-import type { EventRequest } from '../decision/apply-events';
+import type { EventRequest } from '../decision/event-request';
 import { OutboxDispatcher } from '../outbox/outbox-dispatcher';
 import { ResultWriter } from '../settle/result-writer';
 import { downstreamQueues } from '../step-table';

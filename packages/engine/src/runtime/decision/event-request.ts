@@ -1,0 +1,98 @@
+import type {
+  Actor,
+  Refusal,
+  TaskEdge,
+  TaskEvent,
+  WorkflowDefinition,
+  WorkflowState,
+} from '@causeway/workflow';
+import type { LeaseFence } from '../../db/lease/lease-fence';
+import type { TaskRecord, WorkflowRecord } from '../../db/rows';
+import type { NewTransitionRow } from '../../db/transition-row';
+
+/** One event for one task, as the engine asks for it. */
+export interface EventRequest {
+  readonly taskId: string;
+  /** The task's workflow, when the caller knows it (saves a lookup). */
+  readonly workflowId?: string;
+  readonly event: TaskEvent;
+  /**
+   * Checked on the locked row before the machine decides; false means the caller's view is
+   * stale (a lost lease, an already-settled sweep) and nothing is written for this request.
+   */
+  readonly precondition?: (task: TaskRecord, now: Date) => boolean;
+  /**
+   * The writer's lease: like a precondition that the task still holds it (`holdsLease`), but
+   * one the one-statement settle can check in SQL too.
+   */
+  readonly fence?: LeaseFence;
+  /**
+   * What goes with the edge: the step's output, the receipt to wait for, and a send request
+   * for the outbox, written in the same transaction as the edge (R22).
+   */
+  readonly extra?: {
+    readonly outputJson?: string;
+    readonly receipt?: { id: string; timeoutMs: number };
+    readonly outbox?: {
+      readonly id: string;
+      readonly channel: string;
+      readonly payloadJson: string;
+    };
+  };
+}
+
+/** A workflow-wide cancel, applied to every task that can still be stopped. */
+export interface WorkflowCancelRequest {
+  readonly workflowId: string;
+  readonly actor: Actor;
+  readonly reason?: string | undefined;
+}
+
+export type EventOutcome =
+  | {
+      readonly kind: 'applied';
+      readonly taskId: string;
+      readonly edge: TaskEdge;
+      readonly task: TaskRecord;
+    }
+  | {
+      readonly kind: 'refused';
+      readonly taskId: string;
+      readonly refusal: Refusal;
+      readonly task: TaskRecord;
+    }
+  | { readonly kind: 'stale'; readonly taskId: string; readonly task: TaskRecord | undefined }
+  | { readonly kind: 'skipped'; readonly taskId: string }
+  /** The task's workflow is not defined in this engine (another version's); nothing written. */
+  | { readonly kind: 'undefined_workflow'; readonly taskId: string; readonly name: string };
+
+export interface ApplyResult {
+  readonly outcomes: readonly EventOutcome[];
+  readonly workflowCancels: readonly {
+    workflowId: string;
+    edges: number;
+    state: WorkflowState | undefined;
+  }[];
+  /** Every row appended to the log, in order. */
+  readonly transitions: readonly NewTransitionRow[];
+  /** The locked workflows and all their tasks as they are after the writes. */
+  readonly workflows: ReadonlyMap<string, WorkflowRecord>;
+  readonly tasks: ReadonlyMap<string, TaskRecord>;
+  /** Database time of the transaction. */
+  readonly now: Date;
+}
+
+export interface ApplyContext {
+  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly leaseMs: number;
+  readonly random: () => number;
+}
+
+export interface ApplyOptions {
+  readonly skipLocked?: boolean;
+  readonly workflowCancels?: readonly WorkflowCancelRequest[];
+  /** Workflow ids already known, saving a lookup. */
+  readonly workflowIdOf?: ReadonlyMap<string, string>;
+  /** Lease holder written by claims. */
+  readonly holder?: string;
+}

@@ -1,0 +1,230 @@
+import {
+  applyTaskEvent,
+  cancelWorkflowRun,
+  claimRule,
+  type PlannedTransition,
+  type RunTask,
+  type TaskEdge,
+  type WorkflowDefinition,
+  type WorkflowRun,
+  type WorkflowState,
+} from '@causeway/workflow';
+import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../../db/rows';
+import type { NewOutboxRow, TaskWrite } from '../../db/settle/run-changes-write';
+import type { NewTransitionRow } from '../../db/transition-row';
+import { EngineError } from '../../errors';
+import type {
+  ApplyContext,
+  EventOutcome,
+  EventRequest,
+  WorkflowCancelRequest,
+} from './event-request';
+import { holdsLease } from './holds-lease';
+import { logRowOf } from './log-rows';
+import { nextRecord, ruleOf, withReceipt } from './next-record';
+
+/** The locked workflows and their tasks while events are applied in memory. */
+export class RunState {
+  readonly transitions: NewTransitionRow[] = [];
+  private readonly workflows = new Map<string, { record: WorkflowRecord; run: WorkflowRun }>();
+  private readonly tasks = new Map<string, TaskRecord>();
+  private readonly original = new Map<string, TaskRecord>();
+  private readonly changedTaskIds = new Set<string>();
+  private readonly outputJsonById = new Map<string, string>();
+  private readonly wake = new Set<string>();
+  /** Send requests of edges into awaiting_receipt (R22). */
+  readonly outbox: NewOutboxRow[] = [];
+  /** Locked workflows whose definition this engine does not have, by id. */
+  readonly undefinedNames = new Map<string, string>();
+
+  constructor(
+    private readonly context: ApplyContext,
+    workflows: readonly WorkflowRecord[],
+    tasks: readonly TaskRecord[],
+    private readonly now: Date,
+  ) {
+    for (const task of tasks) {
+      this.tasks.set(task.id, task);
+      this.original.set(task.id, task);
+    }
+    for (const record of workflows) {
+      const definition = this.context.definitions.get(record.name);
+      if (definition === undefined) {
+        // Another version of the service defines it (a rolling deploy): leave it alone.
+        this.undefinedNames.set(record.id, record.name);
+        continue;
+      }
+      // Definition order, so edges of one decision are logged in step order.
+      const order = new Map(definition.steps.map((step, index) => [step.name, index]));
+      const runTasks: RunTask[] = tasks
+        .filter((task) => task.workflowId === record.id)
+        .sort((a, b) => (order.get(a.step) ?? 0) - (order.get(b.step) ?? 0))
+        .map((task) => ({ taskId: task.id, step: task.step, snapshot: snapshotOf(task) }));
+      this.workflows.set(record.id, {
+        record,
+        run: { workflowId: record.id, state: record.state, tasks: runTasks },
+      });
+    }
+  }
+
+  apply(request: EventRequest, holder: string | undefined): EventOutcome {
+    const task = this.tasks.get(request.taskId);
+    if (task === undefined) return { kind: 'skipped', taskId: request.taskId };
+    const entry = this.workflows.get(task.workflowId);
+    const undefinedName = this.undefinedNames.get(task.workflowId);
+    if (undefinedName !== undefined) {
+      return { kind: 'undefined_workflow', taskId: request.taskId, name: undefinedName };
+    }
+    if (entry === undefined) return { kind: 'skipped', taskId: request.taskId };
+    const stale =
+      (request.fence !== undefined && !holdsLease(task, request.fence, this.now)) ||
+      (request.precondition !== undefined && !request.precondition(task, this.now));
+    if (stale) {
+      return { kind: 'stale', taskId: request.taskId, task };
+    }
+    const definition = this.definitionOf(entry.record);
+    const decision = applyTaskEvent(definition, entry.run, task.id, request.event, {
+      now: this.now,
+      random: this.context.random,
+    });
+    if (!decision.ok) return { kind: 'refused', taskId: task.id, refusal: decision.refusal, task };
+    this.absorb(entry, decision.run, decision.transitions, { request, holder });
+    const updated = this.tasks.get(task.id) as TaskRecord;
+    const edge = (
+      decision.transitions.find((row) => row.kind === 'task' && row.taskId === task.id) as {
+        edge: TaskEdge;
+      }
+    ).edge;
+    return { kind: 'applied', taskId: task.id, edge, task: updated };
+  }
+
+  cancelWorkflow(request: WorkflowCancelRequest): {
+    workflowId: string;
+    edges: number;
+    state: WorkflowState | undefined;
+  } {
+    const undefinedName = this.undefinedNames.get(request.workflowId);
+    if (undefinedName !== undefined) {
+      throw new EngineError(
+        'conflict',
+        `workflow ${request.workflowId} is a "${undefinedName}", which this engine does not define`,
+      );
+    }
+    const entry = this.workflows.get(request.workflowId);
+    if (entry === undefined) return { workflowId: request.workflowId, edges: 0, state: undefined };
+    const decided = cancelWorkflowRun(
+      this.definitionOf(entry.record),
+      entry.run,
+      request.actor,
+      { now: this.now, random: this.context.random },
+      request.reason,
+    );
+    this.absorb(entry, decided.run, decided.transitions, null);
+    return {
+      workflowId: request.workflowId,
+      edges: decided.transitions.filter((row) => row.kind === 'task').length,
+      state: decided.run.state,
+    };
+  }
+
+  taskWrites(): TaskWrite[] {
+    return [...this.changedTaskIds].map((id) => {
+      const before = this.original.get(id) as TaskRecord;
+      const after = this.tasks.get(id) as TaskRecord;
+      return {
+        id,
+        expectedState: before.state,
+        expectedEpoch: before.leaseEpoch,
+        state: after.state,
+        attempt: after.attempt,
+        replayCount: after.replayCount,
+        effectStarted: after.effectStarted,
+        runAt: after.runAt,
+        deadlineAt: after.deadlineAt,
+        leaseHolder: after.leaseHolder,
+        leaseEpoch: after.leaseEpoch,
+        leaseExpiresAt: after.leaseExpiresAt,
+        outputJson: this.outputJsonById.get(id) ?? null,
+        receiptId: after.receiptId,
+        receiptDeadlineAt: after.receiptDeadlineAt,
+        lastErrorCategory: after.lastErrorCategory,
+        lastError: after.lastError,
+      };
+    });
+  }
+
+  workflowChanges(): { id: string; expectedState: string; state: string }[] {
+    return [...this.workflows.values()]
+      .filter((entry) => entry.run.state !== entry.record.state)
+      .map((entry) => ({
+        id: entry.record.id,
+        expectedState: entry.record.state,
+        state: entry.run.state,
+      }));
+  }
+
+  currentTasks(): ReadonlyMap<string, TaskRecord> {
+    return this.tasks;
+  }
+
+  queuesToWake(): Set<string> {
+    return this.wake;
+  }
+
+  private definitionOf(record: WorkflowRecord): WorkflowDefinition {
+    const definition = this.context.definitions.get(record.name);
+    if (definition === undefined) {
+      throw new Error(
+        `workflow ${record.id} is a "${record.name}", which this engine does not define`,
+      );
+    }
+    return definition;
+  }
+
+  /** Takes the machine's decision into the in-memory rows and the log. */
+  private absorb(
+    entry: { record: WorkflowRecord; run: WorkflowRun },
+    run: WorkflowRun,
+    transitions: readonly PlannedTransition[],
+    cause: { request: EventRequest; holder: string | undefined } | null,
+  ): void {
+    entry.run = run;
+    for (const row of transitions) {
+      if (row.kind === 'workflow') {
+        this.transitions.push(logRowOf(run.workflowId, row));
+        continue;
+      }
+      const before = this.tasks.get(row.taskId) as TaskRecord;
+      const snapshot = run.tasks.find((task) => task.taskId === row.taskId)?.snapshot;
+      if (snapshot === undefined) continue;
+      const isCause = cause !== null && cause.request.taskId === row.taskId;
+      const outputJson = isCause ? cause.request.extra?.outputJson : undefined;
+      if (outputJson !== undefined) this.outputJsonById.set(row.taskId, outputJson);
+      const send = isCause ? cause.request.extra?.outbox : undefined;
+      if (send !== undefined && ruleOf(row.edge).receipt === 'await') {
+        this.outbox.push({ ...send, taskId: row.taskId, workflowId: run.workflowId });
+      }
+      this.tasks.set(
+        row.taskId,
+        nextRecord(before, row.edge, snapshot, {
+          now: this.now,
+          leaseMs: this.context.leaseMs,
+          holder: isCause ? cause.holder : undefined,
+          extra: isCause ? cause.request.extra : undefined,
+        }),
+      );
+      this.changedTaskIds.add(row.taskId);
+      this.transitions.push({
+        ...logRowOf(run.workflowId, row),
+        detail: withReceipt(row.edge, isCause ? cause.request.extra : undefined),
+      });
+      // Ready now: a worker of its queue may claim it at once.
+      if (
+        row.edge.to === claimRule.from &&
+        (snapshot.runAt === null || snapshot.runAt <= this.now)
+      ) {
+        this.wake.add(before.queue);
+      }
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import {
+  deriveClaimOutcomes,
+  deriveCompleteOutcomes,
+  type EdgeEffects,
+  type EdgeRule,
+  promotionRule,
+  taskEdges,
+  taskStates,
+} from '@causeway/workflow';
+
+/** The claim edge as the one-statement claim (and the settle's chained claims) write it. */
+export interface ClaimEdgePlan {
+  readonly from: string;
+  readonly to: string;
+  readonly reason: string;
+  readonly effects: EdgeEffects;
+  /** The parent's state after a claim, by its state before (where that alone decides it). */
+  readonly parentFrom: readonly string[];
+  readonly parentTo: readonly string[];
+}
+
+/** The complete and promotion edges and the aggregation as the one-statement settle writes them. */
+export interface SettleEdgePlan {
+  readonly completeFrom: readonly string[];
+  readonly completeTo: readonly string[];
+  readonly completeReason: readonly string[];
+  readonly completeEffects: EdgeEffects;
+  readonly promoteFrom: string;
+  readonly promoteTo: string;
+  readonly promoteReason: string;
+  readonly promoteActor: string;
+  readonly promoteEffects: EdgeEffects;
+  /** The state every `after` step must be in for promotion (`promotionRule`). */
+  readonly upstreamState: string;
+  /** Task states in bit order, and the parent's state for each presence mask. */
+  readonly stateOrder: readonly string[];
+  readonly presenceMasks: readonly number[];
+  readonly presenceStates: readonly string[];
+}
+
+export interface OneStatementPaths {
+  readonly claim: ClaimEdgePlan;
+  readonly settle: SettleEdgePlan;
+}
+
+/**
+ * Derives both one-statement paths from the machine and the edge table `rules`, or throws an
+ * error that says which edge cannot be written by one statement and why. The engine does this
+ * at start: a table the statements cannot follow stops it there instead of silently
+ * switching them off.
+ */
+export function deriveOneStatementPaths(rules: readonly EdgeRule[] = taskEdges): OneStatementPaths {
+  const claim = deriveClaimOutcomes(rules);
+  if (!claim.ok) {
+    throw new Error(
+      `Causeway cannot derive its one-statement claim from the edge table: ${claim.reason}`,
+    );
+  }
+  const complete = deriveCompleteOutcomes(rules);
+  if (!complete.ok) {
+    throw new Error(
+      `Causeway cannot derive its one-statement settle from the edge table: ${complete.reason}`,
+    );
+  }
+  const { rule, reason, parentAfter } = claim.outcomes;
+  const { completeEdges, completeRule, promote, parentByPresence } = complete.outcomes;
+  return {
+    claim: {
+      from: rule.from as string,
+      to: rule.to,
+      reason,
+      effects: rule,
+      parentFrom: [...parentAfter.keys()],
+      parentTo: [...parentAfter.values()],
+    },
+    settle: {
+      completeFrom: completeEdges.map((edge) => edge.from),
+      completeTo: completeEdges.map((edge) => edge.to),
+      completeReason: completeEdges.map((edge) => edge.reason),
+      completeEffects: completeRule,
+      promoteFrom: promotionRule.from,
+      promoteTo: promote.to,
+      promoteReason: promote.reason,
+      promoteActor: promote.actor,
+      promoteEffects: promote.rule,
+      upstreamState: promotionRule.upstreamState,
+      stateOrder: [...taskStates],
+      presenceMasks: [...parentByPresence.keys()],
+      presenceStates: [...parentByPresence.values()],
+    },
+  };
+}
+
+let shipped: OneStatementPaths | undefined;
+
+/** The paths of the shipped edge table, derived once (`deriveOneStatementPaths`). */
+export function oneStatementPaths(): OneStatementPaths {
+  shipped ??= deriveOneStatementPaths();
+  return shipped;
+}

@@ -1,0 +1,76 @@
+/**
+ * What an edge does to a task's columns besides its state, as closed sets. Every row of the
+ * edge table (`edges.ts`) declares one value of each; the pure machine, the engine's full
+ * decision, the one-statement claim and settle, and the generated docs all read them there.
+ */
+
+/** The lease (holder, epoch, expiry): taken by a claim, kept while it runs, released after. */
+export const leaseEffects = ['take', 'keep', 'release'] as const;
+export type LeaseEffect = (typeof leaseEffects)[number];
+
+/**
+ * The attempt counter: `next` for a claim, `same` for most edges, `refund` when a shutdown
+ * hands back an attempt that started nothing, `reset` when an operator replays a dead task.
+ */
+export const attemptEffects = ['next', 'same', 'refund', 'reset'] as const;
+export type AttemptEffect = (typeof attemptEffects)[number];
+
+/**
+ * When the task may be claimed next (`run_at`): `now`, after a `backoff` the machine computes
+ * from the retry policy, `clear` (not claimable from this state), or `keep`.
+ */
+export const runAtEffects = ['now', 'backoff', 'clear', 'keep'] as const;
+export type RunAtEffect = (typeof runAtEffects)[number];
+
+/** The attempt's "effect started" marker (R10): `reset` when a new attempt may start, else `keep`. */
+export const markerEffects = ['reset', 'keep'] as const;
+export type MarkerEffect = (typeof markerEffects)[number];
+
+/**
+ * The receipt being waited for and its deadline (R23): `await` sets them from the request
+ * (an edge into `awaiting_receipt`), `clear` removes them, `keep` leaves them.
+ */
+export const receiptEffects = ['await', 'clear', 'keep'] as const;
+export type ReceiptEffect = (typeof receiptEffects)[number];
+
+/** A replay: `next` counts it and drops the inherited deadline; `keep` leaves both. */
+export const replayEffects = ['next', 'keep'] as const;
+export type ReplayEffect = (typeof replayEffects)[number];
+
+/** Everything an edge does to a task row besides its state and last error. */
+export interface EdgeEffects {
+  readonly lease: LeaseEffect;
+  readonly attempt: AttemptEffect;
+  readonly runAt: RunAtEffect;
+  readonly marker: MarkerEffect;
+  readonly receipt: ReceiptEffect;
+  readonly replay: ReplayEffect;
+}
+
+/** One-line meaning of each effect value, for the generated docs. */
+export const edgeEffectMeanings = Object.freeze({
+  lease: {
+    take: 'new holder, epoch + 1, expiry = now + lease',
+    keep: 'unchanged',
+    release: 'holder and expiry cleared',
+  },
+  attempt: {
+    next: 'attempt + 1',
+    same: 'unchanged',
+    refund: 'attempt − 1 (the attempt started nothing)',
+    reset: 'attempt = 0',
+  },
+  runAt: {
+    now: 'run_at = now',
+    backoff: 'run_at = now + backoff (retry policy)',
+    clear: 'run_at = null',
+    keep: 'unchanged',
+  },
+  marker: { reset: 'effect_started = false', keep: 'unchanged' },
+  receipt: {
+    await: 'receipt id and deadline set from the request',
+    clear: 'receipt id and deadline cleared',
+    keep: 'unchanged',
+  },
+  replay: { next: 'replay_count + 1, deadline cleared', keep: 'unchanged' },
+} satisfies { readonly [K in keyof EdgeEffects]: Readonly<Record<EdgeEffects[K], string>> });

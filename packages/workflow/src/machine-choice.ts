@@ -1,0 +1,98 @@
+import type { Actor } from './actors';
+import type { ErrorCategory } from './error-categories';
+import type { ReasonCode } from './reason-codes';
+import type { RetryPolicy } from './retry-policy';
+import type { TaskState } from './states';
+import type { TaskEvent, TaskEventType } from './task-events';
+import type { TaskSnapshot } from './task-snapshot';
+
+export const refusalCodes = [
+  /** The event means nothing in this state (e.g. complete a queued task). */
+  'not_applicable',
+  /** The task is terminal; only operator replay leaves a terminal state. */
+  'terminal_state',
+  /** A cancel was already requested; repeating it changes nothing. */
+  'cancel_already_requested',
+  /** The effect was already submitted (awaiting its receipt); a cancel cannot catch it. */
+  'effect_already_submitted',
+  /** The current attempt already started its effect; it may not be handed back blindly. */
+  'effect_started',
+  /** The deadline has not passed yet. */
+  'deadline_not_reached',
+  /** A queued task's `run_at` is still in the future (R4). */
+  'not_ready',
+  /** The edge table does not allow this actor to take this edge. */
+  'actor_not_allowed',
+  /** Replay needs an operator name and a reason. */
+  'invalid_operator_request',
+] as const;
+export type RefusalCode = (typeof refusalCodes)[number];
+
+export interface Refusal {
+  readonly code: RefusalCode;
+  readonly state: TaskState;
+  readonly message: string;
+}
+
+/**
+ * The machine's choice of edge, before the edge table's effects are applied: the target and
+ * reason pick the row; the rest is what only the decision knows.
+ */
+export interface Choice {
+  readonly ok: true;
+  readonly to: TaskState;
+  readonly reason: ReasonCode;
+  /** Overrides the event's actor (e.g. a claim past the deadline is finalized by the system). */
+  readonly actor?: Actor;
+  readonly errorCategory?: ErrorCategory;
+  readonly errorSummary?: string;
+  readonly detail?: Readonly<Record<string, unknown>>;
+  /** When the next attempt may start, for a row whose `runAt` is `backoff`. */
+  readonly backoffRunAt?: Date;
+}
+
+export type Refused = { readonly ok: false; readonly refusal: Refusal };
+export type ChoiceOrRefusal = Choice | Refused;
+
+export function choose(
+  to: TaskState,
+  reason: ReasonCode,
+  rest: Omit<Choice, 'ok' | 'to' | 'reason'> = {},
+): Choice {
+  return { ok: true, to, reason, ...rest };
+}
+
+export function dead(reason: ReasonCode, category: ErrorCategory, summary: string): Choice {
+  return choose('dead', reason, { errorCategory: category, errorSummary: summary });
+}
+
+export function refuse(task: TaskSnapshot, code: RefusalCode, message: string): Refused {
+  return { ok: false, refusal: { code, state: task.state, message } };
+}
+
+export function notApplicable(task: TaskSnapshot, eventType: TaskEventType): Refused {
+  return refuse(task, 'not_applicable', `${eventType} does not apply to a ${task.state} task`);
+}
+
+export function deadlinePassed(task: TaskSnapshot, now: Date): boolean {
+  return task.deadlineAt !== null && now.getTime() >= task.deadlineAt.getTime();
+}
+
+/** The requester's reason, when given, as the edge's detail. */
+export function requesterReason(reason: string | undefined): {
+  detail?: Readonly<Record<string, unknown>>;
+} {
+  return reason === undefined || reason.trim() === ''
+    ? {}
+    : { detail: { operatorReason: reason.trim() } };
+}
+
+export interface DecideInput {
+  readonly task: TaskSnapshot;
+  readonly policy: RetryPolicy;
+  readonly event: TaskEvent;
+  /** Database time of the decision. */
+  readonly now: Date;
+  /** Source of jitter, in [0, 1). */
+  readonly random: () => number;
+}

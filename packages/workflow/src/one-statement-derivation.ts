@@ -1,0 +1,39 @@
+import type { EdgeRule } from './edges';
+import type { TaskEdge } from './task-machine';
+
+/** A derivation of a one-statement path from the machine and the edge table, or why not. */
+export type Derived<T> =
+  | { readonly ok: true; readonly outcomes: T }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * Why one SQL statement cannot write this row's effects as constants, or null if it can: a
+ * backoff is computed per task by the retry policy, and a receipt comes with the request.
+ */
+export function inexpressibleEffects(rule: EdgeRule): string | null {
+  const edge = `${rule.from ?? '∅'} → ${rule.to}`;
+  if (rule.runAt === 'backoff') return `${edge} sets run_at to a backoff the machine computes`;
+  if (rule.receipt === 'await') return `${edge} awaits a receipt that comes with the request`;
+  return null;
+}
+
+/** Why the statement cannot log this edge as a constant row, or null if it can. */
+export function inexpressibleEdge(edge: TaskEdge): string | null {
+  if (edge.errorCategory !== null || edge.errorSummary !== null) {
+    return `${edge.from} → ${edge.to} (${edge.reason}) records an error`;
+  }
+  if (edge.detail !== null) return `${edge.from} → ${edge.to} (${edge.reason}) has a detail`;
+  return null;
+}
+
+/** Whether two rows do the same to a task's columns. */
+export function sameEffects(a: EdgeRule, b: EdgeRule): boolean {
+  return (
+    a.lease === b.lease &&
+    a.attempt === b.attempt &&
+    a.runAt === b.runAt &&
+    a.marker === b.marker &&
+    a.receipt === b.receipt &&
+    a.replay === b.replay
+  );
+}

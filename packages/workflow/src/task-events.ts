@@ -1,0 +1,47 @@
+import type { Actor } from './actors';
+import type { ErrorCategory } from './error-categories';
+
+/** Everything that can happen to a task. Who caused it is part of the event. */
+export type TaskEvent =
+  /** Every upstream step succeeded. */
+  | { readonly type: 'promote' }
+  /** A worker claims the task (SKIP LOCKED in the engine). */
+  | { readonly type: 'claim'; readonly actor: Actor }
+  /** The step returned an output: its effect is confirmed. */
+  | { readonly type: 'complete'; readonly actor: Actor }
+  /** The step's effect was accepted externally; wait for the receipt. */
+  | { readonly type: 'await_receipt'; readonly actor: Actor }
+  /** The attempt failed (thrown error, StepError, or attempt timeout as `timeout`). */
+  | {
+      readonly type: 'fail';
+      readonly actor: Actor;
+      readonly category: ErrorCategory;
+      readonly summary: string;
+      readonly retryAfterMs?: number;
+    }
+  /** The lease ran out without renewal (the sweeper saw it). */
+  | { readonly type: 'lease_expired'; readonly actor: Actor }
+  /** Graceful shutdown hands the task back. */
+  | { readonly type: 'release'; readonly actor: Actor }
+  /** The step reached a side-effect boundary: a pending cancel is confirmed here. */
+  | { readonly type: 'boundary'; readonly actor: Actor }
+  /** `reason`: the requester's words, kept on the edge's detail. */
+  | { readonly type: 'cancel'; readonly actor: Actor; readonly reason?: string }
+  | { readonly type: 'receipt_confirmed'; readonly actor: Actor }
+  | {
+      readonly type: 'receipt_rejected';
+      readonly actor: Actor;
+      readonly category: ErrorCategory;
+      readonly summary: string;
+    }
+  | { readonly type: 'receipt_timeout'; readonly actor: Actor }
+  /** The absolute deadline passed while the task waited in the queue. */
+  | { readonly type: 'deadline_passed' }
+  | {
+      readonly type: 'replay';
+      readonly actor: Actor;
+      readonly reason: string;
+      readonly bulk: boolean;
+    };
+
+export type TaskEventType = TaskEvent['type'];
