@@ -1,7 +1,7 @@
 import { isTerminalTaskState, type TaskState, type WorkflowState } from './states';
 
 /**
- * The parent's state as one pure fold over its children's states (SPEC §4), rules
+ * The parent's state as one pure fold over its children's states (docs/state-machine.md), rules
  * evaluated top to bottom. A workflow has at least one step, so `children` is never empty.
  * One pass and no closures: it runs for every workflow a submit plans.
  */

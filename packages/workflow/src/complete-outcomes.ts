@@ -23,7 +23,7 @@ export interface CompleteOutcomes {
   readonly promote: { readonly to: TaskState; readonly reason: ReasonCode; readonly actor: string };
   /**
    * The parent's state for a set of child states, by bit mask: bit i is set when some child is
-   * in `taskStates[i]`. The aggregation looks only at which states are present (SPEC §4), which
+   * in `taskStates[i]`. The aggregation looks only at which states are present, which
    * the derivation checks by also folding each set with its states repeated.
    */
   readonly parentByPresence: ReadonlyMap<number, WorkflowState>;

@@ -2,7 +2,7 @@ import type { ActorKind } from './actors';
 import type { ReasonCode } from './reason-codes';
 import type { TaskState } from './states';
 
-/** One row of the edge table: the only task transitions that exist (SPEC §3). */
+/** One row of the edge table: the only task transitions that exist (docs/state-machine.md). */
 export interface EdgeRule {
   /** `null` is the creation edge (∅ → state). */
   readonly from: TaskState | null;
