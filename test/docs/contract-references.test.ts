@@ -1,0 +1,130 @@
+/**
+ * The repository carries its own contract (docs/rules.md, docs/state-machine.md). This test
+ * fails when a file cites a rule id that is not a heading of docs/rules.md, links to a heading
+ * of docs/ that does not exist, or refers to a specification or folder outside the repository.
+ * Plain file reads, no database.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Folders that are not the project's own files: dependencies, build output, local data. */
+const skippedDirectories = new Set([
+  '.git',
+  'node_modules',
+  'dist',
+  '.data',
+  'coverage',
+  'scratch',
+]);
+// Generated or local files: the lockfile, benchmark output and CI's test report.
+const skippedPaths = new Set(['pnpm-lock.yaml', 'bench/results', '.vitest-results.json']);
+const textExtensions = ['.ts', '.md', '.json', '.mjs', '.sql', '.graphql', '.yaml'];
+
+/** Every project file this test reads, as a path relative to the repository root. */
+function projectFiles(directory = root): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    const path = join(directory, entry.name);
+    const relativePath = relative(root, path).split('\\').join('/');
+    if (skippedPaths.has(relativePath)) continue;
+    if (entry.isDirectory()) {
+      if (!skippedDirectories.has(entry.name)) files.push(...projectFiles(path));
+    } else if (
+      entry.isFile() &&
+      (relativePath.startsWith('.ci/') || textExtensions.some((ext) => entry.name.endsWith(ext)))
+    ) {
+      files.push(relativePath);
+    }
+  }
+  return files.sort();
+}
+
+const files = projectFiles();
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+
+/** Each match of `pattern` (global) in `path`, with where it is as `path:line`. */
+function occurrences(path: string, pattern: RegExp): { where: string; match: RegExpMatchArray }[] {
+  return read(path)
+    .split('\n')
+    .flatMap((line, index) =>
+      [...line.matchAll(pattern)].map((match) => ({ where: `${path}:${index + 1}`, match })),
+    );
+}
+
+/** GitHub's anchor for a heading: lowercase, punctuation dropped, spaces become hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+}
+
+const rulesDoc = read('docs/rules.md');
+const ruleHeadings = [...rulesDoc.matchAll(/^### (R\d+) — \S.*$/gm)].map((match) => match[1]);
+
+describe('docs/rules.md', () => {
+  it('has one heading per rule, R1 to R42 and on, each id once and in order', () => {
+    expect(ruleHeadings.length).toBeGreaterThanOrEqual(42);
+    expect(ruleHeadings).toEqual(ruleHeadings.map((_, index) => `R${index + 1}`));
+  });
+});
+
+describe('contract references', () => {
+  it('cites only rule ids that are headings of docs/rules.md', () => {
+    const known = new Set(ruleHeadings);
+    const unknown = files
+      .filter((path) => path.endsWith('.ts') || path.endsWith('.md'))
+      .flatMap((path) => occurrences(path, /\bR\d+\b/g))
+      .filter(({ match }) => !known.has(match[0]))
+      .map(({ where, match }) => `${where}: ${match[0]}`);
+    expect(unknown, 'rule ids missing from docs/rules.md').toEqual([]);
+  });
+
+  it('links only to headings that exist in docs/', () => {
+    // [text](docs/rules.md#anchor), [text](../../docs/rules.md#anchor), or from docs/ itself
+    // [text](rules.md#anchor).
+    const link = /\]\(([^)\s#]*docs\/)?([\w-]+\.md)#([^)\s]+)\)/g;
+    const broken = files
+      .filter((path) => path.endsWith('.md'))
+      .flatMap((path) =>
+        occurrences(path, link).filter(({ match }) => {
+          const [, prefix, target, anchor] = match;
+          if (prefix === undefined && !path.startsWith('docs/')) return false;
+          const anchors = read(`docs/${target}`)
+            .split('\n')
+            .filter((line) => /^#+ /.test(line))
+            .map((line) => anchorOf(line.replace(/^#+ /, '')));
+          return !anchors.includes(anchor as string);
+        }),
+      )
+      .map(({ where, match }) => `${where}: ${match[0]}`);
+    expect(broken, 'links to headings that do not exist').toEqual([]);
+  });
+
+  it('never refers to a specification or folder outside the repository', () => {
+    // Built from pieces so that this file does not match its own patterns.
+    const outside = [
+      ['..', '/shared'],
+      ['shared/', 'SPEC'],
+      ['SPEC', '.md'],
+      ['SPEC', ' §'],
+      ['seeds', '/'],
+      ['/work', '/shared'],
+    ].map((parts) => parts.join(''));
+    const offenders = files.flatMap((path) =>
+      read(path)
+        .split('\n')
+        .flatMap((line, index) =>
+          outside
+            .filter((pattern) => line.includes(pattern))
+            .map((pattern) => `${path}:${index + 1}: ${pattern}`),
+        ),
+    );
+    expect(offenders, 'references to files outside the repository').toEqual([]);
+  });
+});
