@@ -35,7 +35,7 @@ export function verificationOf(
 }
 
 /**
- * What every system that implements the SPEC must show after a run: the workflows by state,
+ * What every system that implements the contract must show after a run: the workflows by state,
  * their tasks, one log row per edge and no log mismatch (R25). Returns the steps per workflow
  * and the open (unfinished) workflows for system-specific additions.
  */

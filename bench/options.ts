@@ -38,7 +38,7 @@ export const usage = `Usage: pnpm bench [options]
   --history H         finished workflows already in the tables for w2h (default 200000)
   --quick             smoke check: --scale 0.05 --reps 1
   --systems causeway,floor,spec   what to run (default causeway,floor); floor is L (the
-                      peers' raw SKIP LOCKED queue), spec is S (the writes the SPEC requires,
+                      peers' raw SKIP LOCKED queue), spec is S (the writes docs/rules.md requires,
                       in hand-written SQL, perfectly batched)
   Causeway tuning (public engine options; defaults are the engine's):
   --claim-batch B  --prefetch P  --pool-size P  --poll-ms MS  --lease-ms MS

@@ -52,7 +52,7 @@ const runsOk = (records: readonly RunRecord[]) => `${records.filter(ok).length}/
 
 /**
  * The markdown tables: throughput, pickup latency, and the issue's targets. When S (the
- * SPEC-minimal floor) ran, each table gains its figures and its ratios to L and Causeway.
+ * contract floor) ran, each table gains its figures and its ratios to L and Causeway.
  */
 export function formatReport(records: readonly RunRecord[]): string {
   const lines: string[] = [];
@@ -65,12 +65,12 @@ export function formatReport(records: readonly RunRecord[]): string {
     ...(withS
       ? [
           '',
-          "S = the SPEC-minimal raw SQL floor: L's k, loops and wake-ups over copies of Causeway's tables, with every write the SPEC requires (state edges, leases, parent state, one log row per edge), one statement per submit, claim and completion.",
+          "S = the contract floor, raw SQL making the writes docs/rules.md requires: L's k, loops and wake-ups over copies of Causeway's tables, with every required write (state edges, leases, parent state, one log row per edge), one statement per submit, claim and completion.",
         ]
       : []),
     '',
     withS
-      ? '| workload | N | workers | unit | Causeway | floor definition | L (floor) | Causeway ÷ L | S (SPEC floor) | S ÷ L | Causeway ÷ S | runs ok (Causeway, L, S) |'
+      ? '| workload | N | workers | unit | Causeway | floor definition | L (floor) | Causeway ÷ L | S (contract floor) | S ÷ L | Causeway ÷ S | runs ok (Causeway, L, S) |'
       : '| workload | N | workers | unit | Causeway | floor definition | L (floor) | Causeway ÷ L | runs ok (Causeway, L) |',
     withS
       ? '|---|---|---|---|---|---|---|---|---|---|---|---|'
@@ -152,7 +152,7 @@ export function formatReport(records: readonly RunRecord[]): string {
 /**
  * The issue's targets. The absolute ones come from the peers' run on this machine (PostgreSQL
  * 15, stock settings); on another server compare the ratios instead. When S ran, its medians
- * say whether a target is reachable at all with the writes the SPEC requires.
+ * say whether a target is reachable at all with the writes docs/rules.md requires.
  */
 function formatTargets(records: readonly RunRecord[]): string[] {
   const median = (
@@ -219,7 +219,7 @@ function formatTargets(records: readonly RunRecord[]): string[] {
     `Targets (Causeway medians${withS ? ', and S medians' : ''}; absolute targets were set on this machine's PostgreSQL 15 with stock settings${note})`,
     '',
     withS
-      ? '| target | Causeway | met? | S (SPEC floor) | met by S? |'
+      ? '| target | Causeway | met? | S (contract floor) | met by S? |'
       : '| target | Causeway | met? |',
     withS ? '|---|---|---|---|---|' : '|---|---|---|',
     ...rows.flatMap(([target, measure, unit, meets]) => {

@@ -1,9 +1,10 @@
 /**
  * Causeway's benchmark: `pnpm bench [--workload w2 --reps 3 ...]` (see options.ts or --help).
  * Runs every selected workload for Causeway and for the raw SQL floor (L) of the peers'
- * harness (and, with `--systems ...,spec`, the SPEC-minimal raw SQL floor S), repetition by
- * repetition (interleaved), each run in its own fresh database, then prints markdown tables
- * and writes one JSON line per run to bench/results/<stamp>.json.
+ * harness (and, with `--systems ...,spec`, S, the contract floor: the writes docs/rules.md
+ * requires, in raw SQL), repetition by repetition (interleaved), each run in its own fresh
+ * database, then prints markdown tables and writes one JSON line per run to
+ * bench/results/<stamp>.json.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -17,11 +17,12 @@ import type {
 import { packageVersion } from './versions';
 
 /**
- * S, the SPEC-minimal raw SQL floor: hand-written SQL in plain `pg` over copies of Causeway's
- * tables, doing the writes SPEC §3–5 require of any correct implementation and nothing else,
- * each operation batched into one statement. Per edge: the conditional state update (R1), the
- * lease columns (R7), the parent's state when it changes (§4) and one log row per task and per
- * workflow edge (R24). Left out because the SPEC does not require them: idempotency keys (none
+ * S, the contract floor: hand-written SQL in plain `pg` over copies of Causeway's tables, doing
+ * the writes that the edge table, the aggregation and the rules (docs/state-machine.md,
+ * docs/rules.md) require of any correct implementation and nothing else, each operation
+ * batched into one statement. Per edge: the conditional state update (R1), the lease columns
+ * (R7), the parent's state when it changes (the aggregation) and one log row per task and per
+ * workflow edge (R24). Left out because the rules do not require them: idempotency keys (none
  * are passed), retries, sweeper, renewal, checkpoints, CHECK constraints and the test clock
  * offset (R11 is met with plain now()). The worker loop, batching and wake-ups are L's.
  */
@@ -114,10 +115,10 @@ const manySource = 'jsonb_array_elements($1::jsonb) x(input)';
 
 /**
  * Claim, one statement: up to $2 ready tasks of queue $1 (R4, R8), leased to $3 with attempt
- * and epoch + 1 (R7); their workflows queued → running where still queued (§4: a child is
- * leased); one log row per task edge and per workflow edge (R24). Returns what the handler
- * needs and what fences the completion. The input comes from the workflow update when the
- * parent changed, else from a read (only later steps of a three-step workflow).
+ * and epoch + 1 (R7); their workflows queued → running where still queued (the aggregation:
+ * a child is leased); one log row per task edge and per workflow edge (R24). Returns what the
+ * handler needs and what fences the completion. The input comes from the workflow update when
+ * the parent changed, else from a read (only later steps of a three-step workflow).
  */
 const claimSql = `
 with c as (
@@ -151,10 +152,10 @@ select t.id, t.workflow_id, t.step, t.lease_epoch,
  * Complete, one statement per batch of results ($1 task ids, $2 their epochs, $3 holder):
  * leased → succeeded fenced on (id, state, holder, epoch, lease not expired) (R7), lease
  * cleared; the next step pending → queued (workflow mode, a and b); the parent running →
- * succeeded when its last step succeeded (§4: every child succeeded; c runs only after a and
- * b, so c's success is the last). While a or b succeed the parent stays running: no write.
- * Returns how many settled (a stale writer changes nothing and is told so) and wakes the
- * idle loops when it promoted a step.
+ * succeeded when its last step succeeded (the aggregation: every child succeeded; c runs
+ * only after a and b, so c's success is the last). While a or b succeed the parent stays
+ * running: no write. Returns how many settled (a stale writer changes nothing and is told so)
+ * and wakes the idle loops when it promoted a step.
  */
 const completeSql = (mode: Mode, notify: boolean) => {
   const last = mode === 'job' ? 'a' : 'c';
@@ -208,7 +209,7 @@ select (select count(*) from d)::int as settled${wake}`;
 
 export function specFloorSystem(spec: SpecFloorSpec): System {
   return {
-    label: `S: SPEC-minimal raw SQL, claim k=${spec.k}`,
+    label: `S: contract floor, raw SQL, claim k=${spec.k}`,
     version: `pg@${packageVersion('pg')}`,
     config: {
       claimBatch: spec.k,
@@ -277,9 +278,9 @@ export function specFloorSystem(spec: SpecFloorSpec): System {
 
 /**
  * Counts for `verify`. `logMismatches` is R25: tasks and workflows whose state differs from
- * the `to` of their last transition row. `parentMismatches` is §4: workflows whose state is
- * not the one their children's states give (rules evaluated top to bottom). Like Causeway's
- * verify, both skip w2h's history (written a day in the past by SQL) to stay quick.
+ * the `to` of their last transition row. `parentMismatches` is the aggregation: workflows
+ * whose state is not the one their children's states give (rules evaluated top to bottom).
+ * Like Causeway's verify, both skip w2h's history (written a day in the past by SQL) to stay quick.
  */
 async function verificationCounts(pool: pg.Pool, name: string): Promise<Record<string, number>> {
   const { rows } = await pool.query(

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 
 /**
- * What the benchmark runs: Causeway, the raw SQL floor (L) or the SPEC-minimal raw SQL floor
- * (S). All get the same workloads through this small interface (the peers' harness has one
- * adapter per peer, alike).
+ * What the benchmark runs: Causeway, the raw SQL floor (L) or S, the contract floor (the
+ * writes docs/rules.md requires, in raw SQL). All get the same workloads through this small
+ * interface (the peers' harness has one adapter per peer, alike).
  */
 
 /** The systems `--systems` can name: `floor` is L, `spec` is S. */
@@ -11,10 +11,11 @@ export const systemNames = ['causeway', 'floor', 'spec'] as const;
 export type SystemName = (typeof systemNames)[number];
 
 /**
- * Transition rows per workflow that the SPEC requires (R24, §4), for Causeway and S alike: at
- * submit, a workflow row plus one row per task; a finished one-step workflow adds claim (task +
- * workflow queued → running) and completion (task + workflow → succeeded); a three-step one
- * adds those for a, b and c plus `upstream_succeeded` (pending → queued) for b and c.
+ * Transition rows per workflow that the rules require (R24, the aggregation), for Causeway
+ * and S alike: at submit, a workflow row plus one row per task; a finished one-step workflow
+ * adds claim (task + workflow queued → running) and completion (task + workflow → succeeded);
+ * a three-step one adds those for a, b and c plus `upstream_succeeded` (pending → queued) for
+ * b and c.
  */
 export const transitionsPerWorkflow = {
   job: { submitted: 2, finished: 6 },
@@ -54,7 +55,7 @@ export interface RawSpec {
   readonly idlePollMs: number;
 }
 
-/** S: L's knobs, over copies of Causeway's tables with every write the SPEC requires. */
+/** S: L's knobs, over copies of Causeway's tables with every write docs/rules.md requires. */
 export interface SpecFloorSpec extends Omit<RawSpec, 'kind'> {
   readonly kind: 'spec';
 }

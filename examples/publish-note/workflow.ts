@@ -1,7 +1,7 @@
 import { defineWorkflow, StepError, step } from '@causeway/workflow';
 import { z } from 'zod';
 
-/** Input of publish-note (SPEC §6). */
+/** Input of publish-note (public surfaces, docs/rules.md). */
 export const publishNoteInput = z.object({
   noteId: z.string().min(1).max(200),
   version: z.number().int().nonnegative(),

@@ -106,7 +106,7 @@ describe('operator identity: bearer token → operator name → transition actor
     );
     const workflowId = submitted.submitWorkflow.workflow.id;
     expect(submitted.submitWorkflow.workflow.state).toBe('QUEUED');
-    // SPEC §3: the creation edge's actor is `client` (the operator only authorises it).
+    // The edge table: the creation edge's actor is `client` (the operator only authorises it).
     expect((await transitionsOf(workflowId)).map((row) => row.actor)).toEqual([
       'client',
       'client',
@@ -181,7 +181,7 @@ describe('operator identity: bearer token → operator name → transition actor
       { token: aliceToken },
     );
     expect(receipt.recordReceipt.result).toEqual({ state: 'SUCCEEDED', changed: true });
-    // SPEC §3: `awaiting_receipt → succeeded` is the receipt's edge.
+    // The edge table: `awaiting_receipt → succeeded` is the receipt's edge.
     expect((await transitionsOf(receiptTask)).at(-1)).toMatchObject({
       reason: 'receipt_confirmed',
       actor: 'receipt',

@@ -10,7 +10,7 @@ import { edges, waitForWorkflowState } from './fixtures/parent';
 import { callPlatform } from './fixtures/platform-client';
 
 /**
- * Cancel after submit (issue 4, SPEC R13, R14, R15, R23): once the platform accepted the
+ * Cancel after submit (issue 4, rules R13, R14, R15, R23): once the platform accepted the
  * post, a cancel cannot catch it. The task ends `succeeded` or `awaiting_receipt` with
  * `cancel_after_submit` (or, already awaiting its receipt, stays there and the ask is
  * recorded), and the explanation says the cancel came too late.

@@ -15,7 +15,7 @@ import {
 } from './fixtures/parent';
 
 /**
- * SIGKILL after the external call, before the success commit (issue 4, SPEC R10, R20, R21):
+ * SIGKILL after the external call, before the success commit (issue 4, rules R10, R20, R21):
  * a child worker process posts to the platform, then is killed; a fresh worker in this
  * process takes over after the lease expires. Evidence turns "maybe sent" into "sent, ask
  * for the outcome"; without it a non-reentrant step ends dead, never in a second post.

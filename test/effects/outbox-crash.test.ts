@@ -10,7 +10,7 @@ import { hangAfterSend, hangBeforeSend, outboxCrashPublish } from './fixtures/ef
 import { edges, spawnEffectsWorker, waitForWorkflowState } from './fixtures/parent';
 
 /**
- * The outbox dispatcher dies (issue 4, SPEC R22, R23): a child worker process commits the
+ * The outbox dispatcher dies (issue 4, rules R22, R23): a child worker process commits the
  * `awaiting_receipt` edge with its outbox row, its dispatcher takes the row and is SIGKILLed
  * before sending (or after sending, before recording the delivery). Another process with the
  * real HTTP channel sends it once the taken row's visibility timeout has passed: the platform

@@ -8,7 +8,7 @@ import { edges, waitForWorkflowState } from './fixtures/parent';
 import { callPlatform } from './fixtures/platform-client';
 
 /**
- * Partial success is not redone (issue 4, SPEC R19, R20): a step uploads its assets with a
+ * Partial success is not redone (issue 4, rules R19, R20): a step uploads its assets with a
  * checkpoint per asset, then submits the body, which times out. The retry resumes after the
  * last checkpoint: the platform counts every upload, so a second upload would show.
  */

@@ -10,7 +10,7 @@ import { edges, waitForWorkflowState } from './fixtures/parent';
 import { callPlatform } from './fixtures/platform-client';
 
 /**
- * The platform says no (issue 4, SPEC R17, R18): a revoked authorization (401) is never
+ * The platform says no (issue 4, rules R17, R18): a revoked authorization (401) is never
  * retried, neither from a step's own fetch nor from the outbox; a 429 storm is retried no
  * earlier than Retry-After, spread out by jitter, and no attempt is claimed before its run_at.
  */

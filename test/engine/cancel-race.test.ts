@@ -269,7 +269,7 @@ describe('cancel racing claims and running steps', () => {
     for (const task of tasks) {
       const rows = byTask.get(task.id) ?? [];
       const where = `${task.step} ${task.id}`;
-      // Every edge is one SPEC §3 allows, and the edges chain: from = the previous to.
+      // Every edge is one the edge table allows, and the edges chain: from = the previous to.
       let previous: string | null = null;
       for (const row of rows) {
         const actorKind: ActorKind = parseActor(row.actor).kind;
@@ -346,7 +346,7 @@ describe('cancel racing claims and running steps', () => {
       }
     }
 
-    // Workflows: their log chains too, and the state is the §4 fold of the children.
+    // Workflows: their log chains too, and the state is the aggregation of the children.
     for (const workflow of workflows) {
       const rows = byWorkflow.get(workflow.id) ?? [];
       let previous: string | null = null;

@@ -1,5 +1,6 @@
 /**
- * Model-based test of the REAL engine on PostgreSQL against the PURE machine (SPEC §2–§5).
+ * Model-based test of the REAL engine on PostgreSQL against the PURE machine (the rules in
+ * docs/rules.md, the tables in docs/state-machine.md).
  *
  * fast-check generates command sequences (submit, claim, complete, fail, await receipt,
  * effect start / checkpoint, renew, release, cancel task / workflow, receipts, replay, bulk

@@ -3,7 +3,7 @@
  * (`createWorkflowRun`, `applyTaskEvent`, `cancelWorkflowRun`) applied to in-memory runs, plus
  * the few columns the pure machine does not know about and the engine keeps next to it
  * (lease holder/epoch/expiry of R7, the receipt being waited for, checkpoint names, the reason
- * of the last edge). Those are written here from the SPEC (R7, R9, R10, R19, R23), not copied
+ * of the last edge). Those are written here from the rules (R7, R9, R10, R19, R23), not copied
  * from the engine.
  */
 import {

@@ -24,8 +24,9 @@ export interface LogRow extends Record<string, unknown> {
 }
 
 /**
- * SPEC §3: every task row of the log is an edge the table allows, taken by an actor of an
- * allowed kind. Returns the offending rows (empty when every edge is allowed).
+ * The edge table (docs/state-machine.md): every task row of the log is an edge the table
+ * allows, taken by an actor of an allowed kind. Returns the offending rows (empty when every
+ * edge is allowed).
  */
 export async function disallowedEdges(databaseUrl: string): Promise<LogRow[]> {
   const rows = await query<LogRow>(
@@ -65,7 +66,7 @@ export async function brokenChains(databaseUrl: string): Promise<LogRow[]> {
   return broken;
 }
 
-/** The end-of-file check: R25 holds and every edge written is an allowed SPEC edge. */
+/** The end-of-file check: R25 holds and every edge written is in the edge table. */
 export async function expectLogIsSound(databaseUrl: string): Promise<void> {
   const counted = await query<{ n: number }>(
     databaseUrl,

@@ -7,7 +7,7 @@ import {
 } from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
 
-describe('aggregateWorkflowState (SPEC §4, top to bottom)', () => {
+describe('aggregateWorkflowState (the aggregation table, top to bottom)', () => {
   it.each<[TaskState[], WorkflowState]>([
     [['dead', 'leased', 'succeeded'], 'dead'],
     [['dead', 'cancel_requested'], 'dead'],
@@ -28,7 +28,7 @@ describe('aggregateWorkflowState (SPEC §4, top to bottom)', () => {
   });
 
   it('agrees with the table read rule by rule, for every list of up to three children', () => {
-    // SPEC §4 as written, one rule per line, as the oracle for the one-pass fold.
+    // The aggregation table as written, one rule per line, as the oracle for the one-pass fold.
     const byRules = (children: readonly TaskState[]): WorkflowState => {
       const some = (state: TaskState) => children.includes(state);
       if (some('dead')) return 'dead';

@@ -194,7 +194,7 @@ export const errorCategoryArbitrary: fc.Arbitrary<ErrorCategory> = fc.constantFr
 /** A jitter sample in [0, 1): the seeded "random" a decision gets. Shrinks towards 0. */
 export const jitterArbitrary = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
 
-/** Mostly one of the actors the SPEC expects for a command, sometimes any actor at all. */
+/** Mostly one of the actors the edge table expects for a command, sometimes any actor at all. */
 export function actorKindArbitrary(...expected: readonly ActorKind[]): fc.Arbitrary<ActorKind> {
   return fc.oneof(
     { arbitrary: fc.constantFrom(...expected), weight: 9 },

@@ -1,20 +1,21 @@
 /**
- * Model-based property tests of the pure workflow machine (SPEC §2–§5).
+ * Model-based property tests of the pure workflow machine (the rules in docs/rules.md, the
+ * tables in docs/state-machine.md).
  *
  * The "real" system is a `WorkflowRun` driven only through the public reducer
  * (`applyTaskEvent`, `cancelWorkflowRun`) with a simulated clock. The model is the test's own
  * bookkeeping: the full log of emitted rows, each task's state and attempt replayed from that
- * log, the effect markers the engine persisted, and hand-written copies of the SPEC tables.
+ * log, the effect markers the engine persisted, and hand-written copies of the tables.
  *
  * Commands: claim, renew, complete, fail (every error category), attempt timeout, lease expiry,
  * effect-started marker, boundary, worker killed mid-effect, cancel task (twice), cancel
  * workflow (twice), receipt confirmed/rejected/timeout, await receipt, replay, bulk requeue,
  * deadline passes, deadline check, release at shutdown, advance clock. Each picks its task by
- * index and is usually sent by the SPEC's actor, sometimes by any actor; refusals are fine.
+ * index and is usually sent by the table's actor, sometimes by any actor; refusals are fine.
  *
- * After every command: (1) only SPEC §3 edges, by the code's table and by the copy below;
+ * After every command: (1) only allowed edges, by the code's table and by the copy below;
  * (2) terminal states change only by the operator's dead → queued; (3) R25, state = `to` of the
- * last row; (4) parent = SPEC §4 aggregation, with a workflow row exactly when it changes;
+ * last row; (4) parent = the aggregation table, with a workflow row exactly when it changes;
  * (5) pending → queued only once every upstream succeeded, and never left pending after that;
  * (6) attempts ≤ maxAttempts; (7) every dead has its reason and error category; (8) a repeated
  * cancel (task or workflow) emits nothing. Plus: refusals and inputs are never mutated, no
@@ -76,9 +77,10 @@ import {
 } from './arbitraries';
 
 // =============================================================================================
-// The SPEC, written out a second time by hand (independent of packages/workflow/src)
+// The contract's tables (docs/state-machine.md), written out a second time by hand
+// (independent of packages/workflow/src)
 
-/** SPEC §2, in table order. */
+/** The task states, in table order. */
 const specTaskStates = [
   'pending',
   'queued',
@@ -91,7 +93,7 @@ const specTaskStates = [
 ] as const satisfies readonly TaskState[];
 const specTerminalStates: readonly TaskState[] = ['succeeded', 'cancelled', 'dead'];
 
-/** One row of SPEC §3 exactly as printed: "a / b" cells become lists. */
+/** One row of the edge table; one row may list several targets with the same reasons. */
 interface SpecEdgeRow {
   readonly from: TaskState | null;
   readonly to: readonly TaskState[];
@@ -99,7 +101,7 @@ interface SpecEdgeRow {
   readonly actors: readonly ActorKind[];
 }
 
-/** SPEC §3, row by row. */
+/** The edge table, row by row. */
 const specEdgeRows: readonly SpecEdgeRow[] = [
   { from: null, to: ['queued', 'pending'], reasons: ['submitted'], actors: ['client'] },
   { from: 'pending', to: ['queued'], reasons: ['upstream_succeeded'], actors: ['system'] },
@@ -200,7 +202,7 @@ function specAllowsEdge(
   );
 }
 
-/** SPEC §4, re-implemented by counting (the domain folds with includes/every). */
+/** The aggregation table, re-implemented by counting (the domain folds with includes/every). */
 function specParentState(children: readonly TaskState[]): WorkflowState {
   const count = (state: TaskState) => children.filter((child) => child === state).length;
   const terminal = count('succeeded') + count('cancelled') + count('dead');
@@ -469,7 +471,8 @@ function absorbWorkflowRow(
   );
   invariant(
     row.to === expected && row.to === aggregateWorkflowState(children) && row.to !== row.from,
-    () => `${describeRow(row)}: children ${children.join(',')} aggregate to ${expected} (SPEC §4)`,
+    () =>
+      `${describeRow(row)}: children ${children.join(',')} aggregate to ${expected} (the aggregation table)`,
   );
   // Succeeded and cancelled parents consist of terminal children that never change again.
   invariant(
@@ -497,7 +500,8 @@ function checkTaskRow(
     edge.from === model.states.get(row.taskId),
     () => `${what()} but the log says ${model.states.get(row.taskId)}`,
   );
-  // Invariant 1: only SPEC edges, checked against the code's table and the hand-written copy.
+  // Invariant 1: only edges of the edge table, checked against the code's table and the
+  // hand-written copy.
   const actorKind = parseActor(edge.actor).kind;
   invariant(
     isAllowedEdge(edge.from, edge.to, edge.reason, actorKind),
@@ -505,7 +509,7 @@ function checkTaskRow(
   );
   invariant(
     specAllowsEdge(edge.from, edge.to, edge.reason, actorKind),
-    () => `${what()} is not an edge of SPEC §3`,
+    () => `${what()} is not an edge of the hand-written copy`,
   );
   // Invariant 2: terminal states change only through the operator's dead → queued edges.
   if (edge.from !== null && specTerminalStates.includes(edge.from)) {
@@ -571,7 +575,7 @@ function checkTaskRow(
     );
   }
   // Attempts move only on a claim (+1) and a replay (fresh budget). A shutdown release hands
-  // back an attempt that did nothing; SPEC is silent on whether it counts, so both are fine.
+  // back an attempt that did nothing; no rule says whether it counts, so both are fine.
   const previousAttempt = model.attempts.get(row.taskId) as number;
   const allowedAttempts =
     edge.reason === 'lease_acquired'
@@ -675,12 +679,12 @@ function checkRun(model: Model, real: Real): void {
       );
     }
   }
-  // Invariant 4: the parent is the SPEC §4 aggregation, by both implementations and the log.
+  // Invariant 4: the parent is the aggregation table's, by both implementations and the log.
   const expected = specParentState(children);
   invariant(
     aggregateWorkflowState(children) === expected,
     () =>
-      `aggregateWorkflowState(${children.join(',')}) = ${aggregateWorkflowState(children)}, SPEC §4 says ${expected}`,
+      `aggregateWorkflowState(${children.join(',')}) = ${aggregateWorkflowState(children)}, the table says ${expected}`,
   );
   invariant(
     run.state === expected && model.parent === expected,
@@ -977,7 +981,7 @@ function failTask(
   const { before } = outcome;
   if (before.state === 'cancel_requested') {
     // No further attempt will run, so the failure itself confirms the cancel; a
-    // non-retryable error still ends in dead (SPEC §3 cancel_requested rows).
+    // non-retryable error still ends in dead (the edge table's cancel_requested rows).
     if (isSpecRetryable(category)) expectEdge(outcome, 'cancelled', 'cancel_confirmed');
     else expectEdge(outcome, 'dead', 'non_retryable_error');
   } else if (before.state !== 'leased') {
@@ -1067,8 +1071,9 @@ function expireLease(model: Model, real: Real, taskId: string, jitter: number, a
   }
   if (outcome.before.state === 'cancel_requested') {
     if (!marked) return expectEdge(outcome, 'cancelled', 'lease_expired');
-    // SPEC §3: → cancelled by lease expiry only when no effect started. Once one started,
-    // even a reentrant step can promise neither "no effect" nor a re-run: a human decides.
+    // The edge table: → cancelled by lease expiry only when no effect started. Once one
+    // started, even a reentrant step can promise neither "no effect" nor a re-run: a human
+    // decides.
     return expectEdge(outcome, 'dead', 'lease_expired_effect_uncertain');
   }
   expectRefused(outcome);
@@ -1220,7 +1225,7 @@ const receiptCommand = fc
     target: targetArbitrary,
     receipt: receiptOutcomeArbitrary,
     jitter: jitterArbitrary,
-    // Mostly the SPEC's actor for the outcome, sometimes any actor.
+    // Mostly the edge table's actor for the outcome, sometimes any actor.
     odd: fc.oneof(
       { arbitrary: fc.constant(undefined), weight: 9 },
       { arbitrary: fc.constantFrom(...actorKinds), weight: 1 },
@@ -1287,7 +1292,7 @@ const awaitReceiptCommand = fc
       if (outcome.before.state === 'leased') {
         return expectEdge(outcome, 'awaiting_receipt', 'submitted_awaiting_receipt');
       }
-      // SPEC §3: cancel_requested → awaiting_receipt (cancel_after_submit) is a worker edge.
+      // The edge table: cancel_requested → awaiting_receipt (cancel_after_submit) is a worker edge.
       if (outcome.before.state === 'cancel_requested' && actor === 'worker') {
         return expectEdge(outcome, 'awaiting_receipt', 'cancel_after_submit');
       }
@@ -1453,7 +1458,7 @@ const maxCommands = 100;
 
 describe('task machine: model-based', () => {
   it(
-    'every command sequence keeps the SPEC invariants (edges, terminals, R25, parent, promotion, attempts, dead, idempotent cancel)',
+    'every command sequence keeps the contract invariants (edges, terminals, R25, parent, promotion, attempts, dead, idempotent cancel)',
     () => {
       fc.assert(
         fc.property(
@@ -1471,7 +1476,7 @@ describe('task machine: model-based', () => {
         propertyParameters(),
       );
       // The invariants are only worth something if the runs reach the edges they guard: with
-      // 1,000+ fresh runs every (from, to, reason) of SPEC §3 must have been taken.
+      // 1,000+ fresh runs every (from, to, reason) of the edge table must have been taken.
       const replaying = isReplaying || numRuns < 1_000;
       const missing = specEdgeRows.flatMap((row) =>
         row.to.flatMap((to) =>
@@ -1480,20 +1485,20 @@ describe('task machine: model-based', () => {
             .filter((key) => !edgesSeen.has(key)),
         ),
       );
-      if (!replaying) expect(missing, 'SPEC §3 edges never reached by the model runs').toEqual([]);
+      if (!replaying) expect(missing, 'edges never reached by the model runs').toEqual([]);
     },
     timeoutForRuns(40),
   );
 });
 
 describe('edge table', () => {
-  it('lists exactly the SPEC §2 states and at least the SPEC §3 reason codes', () => {
+  it('lists exactly the task states of the contract and at least its reason codes', () => {
     expect([...taskStates]).toEqual([...specTaskStates]);
     const specReasons = new Set(specEdgeRows.flatMap((row) => row.reasons));
     expect([...specReasons].filter((reason) => !reasonCodes.includes(reason))).toEqual([]);
   });
 
-  it('allows exactly the edges of SPEC §3, cell by cell (code table vs. hand-written copy)', () => {
+  it('allows exactly the contract edges, cell by cell (code table vs. hand-written copy)', () => {
     const differences: string[] = [];
     for (const from of [null, ...taskStates]) {
       for (const to of taskStates) {
@@ -1503,7 +1508,7 @@ describe('edge table', () => {
             const spec = specAllowsEdge(from, to, reason, actor);
             if (code !== spec) {
               differences.push(
-                `${edgeKey(from, to, reason)} by ${actor}: code ${code ? 'allows' : 'refuses'}, SPEC ${spec ? 'allows' : 'refuses'}`,
+                `${edgeKey(from, to, reason)} by ${actor}: code ${code ? 'allows' : 'refuses'}, copy ${spec ? 'allows' : 'refuses'}`,
               );
             }
           }
@@ -1589,7 +1594,7 @@ const anyEventArbitrary: fc.Arbitrary<TaskEvent> = fc.oneof(
 
 describe('decideTaskEdge: any snapshot, any event, any actor', () => {
   it(
-    'refuses or takes a SPEC §3 edge; terminals only leave by replay; dead always has a category',
+    'refuses or takes an edge of the table; terminals only leave by replay; dead always has a category',
     () => {
       fc.assert(
         fc.property(

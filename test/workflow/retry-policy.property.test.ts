@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { anyBackoffArbitrary, jitterArbitrary, propertyParameters } from './arbitraries';
 
-/** SPEC R18 written out: min(cap, initial × coefficient^(attempt − 1)). */
+/** R18 written out: min(cap, initial × coefficient^(attempt − 1)). */
 function ceilingOf(attempt: number, backoff: BackoffPolicy): number {
   return Math.min(
     backoff.maximumIntervalMs,

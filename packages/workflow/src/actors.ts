@@ -1,6 +1,7 @@
 /**
- * Who may take an edge (SPEC §3 actor column). A transition's actor string is
- * `<kind>` or `<kind>:<name>` — `worker:<holder>`, `operator:<name>`, `sweeper:<holder>`, `client`.
+ * Who may take an edge (the actors column of the edge table, docs/state-machine.md). A
+ * transition's actor string is `<kind>` or `<kind>:<name>` — `worker:<holder>`,
+ * `operator:<name>`, `sweeper:<holder>`, `client`.
  */
 export const actorKinds = [
   'client',

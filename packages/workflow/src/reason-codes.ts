@@ -1,5 +1,5 @@
 /**
- * Reason codes, SPEC §3. A published contract: one meaning each, forever (R24).
+ * Reason codes (docs/state-machine.md). A published contract: one meaning each, forever (R24).
  * Never reuse a code for a new meaning; add a new one.
  */
 export const reasonCodes = [

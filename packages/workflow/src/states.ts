@@ -1,4 +1,4 @@
-/** Task (child) states, SPEC §2. Each has exactly one meaning. */
+/** Task (child) states (docs/state-machine.md). Each has exactly one meaning. */
 export const taskStates = [
   'pending',
   'queued',
@@ -19,7 +19,7 @@ export const terminalTaskStates = [
 ] as const satisfies readonly TaskState[];
 export type TerminalTaskState = (typeof terminalTaskStates)[number];
 
-/** Workflow (parent) states, SPEC §4. Always computed from the children, never set directly. */
+/** Workflow (parent) states. Always computed from the children, never set directly. */
 export const workflowStates = [
   'queued',
   'running',

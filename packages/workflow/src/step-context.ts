@@ -12,7 +12,7 @@ export interface StepLogger {
   readonly error: LogFunction;
 }
 
-/** What a step's `run` receives (SPEC §6). Implemented by the engine. */
+/** What a step's `run` receives (public surfaces, docs/rules.md). Implemented by the engine. */
 export interface StepContext<TInput = unknown> {
   readonly workflowId: string;
   readonly taskId: string;
