@@ -10,7 +10,7 @@ import {
 import type * as Generated from '../../packages/api/src/generated/schema-types';
 
 describe('schema.graphql is the source of truth for the resolvers', () => {
-  it('the generated resolver types are up to date (run `pnpm exec tsx packages/api/src/codegen/main.ts`)', () => {
+  it('the generated resolver types are up to date (run `pnpm generate`)', () => {
     expect(readFileSync(schemaTypesFile, 'utf8')).toBe(schemaTypesSource());
   });
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { errorCategories, reasonCodes, taskStates, workflowStates } from '@causeway/workflow';
 import { buildSchema, GraphQLEnumType } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { renderSchemaWithDomainEnums } from '../../scripts/schema-enums';
 
 const schema = buildSchema(readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'));
 
@@ -20,5 +21,12 @@ describe('schema.graphql enums mirror the domain', () => {
     ['ErrorCategory', errorCategories],
   ] as const)('%s has exactly the domain values in UPPER_SNAKE', (name, values) => {
     expect(enumValues(name)).toEqual(values.map((value) => value.toUpperCase()));
+  });
+});
+
+describe('schema.graphql', () => {
+  it('is what `pnpm generate` writes: its domain enums come from the code', () => {
+    const committed = readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8');
+    expect(committed).toBe(renderSchemaWithDomainEnums(committed));
   });
 });

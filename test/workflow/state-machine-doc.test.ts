@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { renderStateMachineDoc } from '../../scripts/state-machine-doc';
 
 describe('docs/state-machine.md', () => {
-  it('is exactly what the generator makes from the edge table (run `pnpm docs:state-machine`)', () => {
+  it('is exactly what the generator makes from the edge table (run `pnpm generate`)', () => {
     const committed = readFileSync(new URL('../../docs/state-machine.md', import.meta.url), 'utf8');
     expect(committed).toBe(renderStateMachineDoc());
   });

@@ -1,4 +1,9 @@
-import { type TaskState, taskStates, terminalTaskStates, type WorkflowState } from './states';
+import {
+  type TaskState,
+  taskStates,
+  terminalTaskStates,
+  type WorkflowState,
+} from './machine-table';
 
 /**
  * A condition on the set of states a workflow's children are in: `some` child is in one of

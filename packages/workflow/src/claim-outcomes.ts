@@ -1,5 +1,11 @@
 import { aggregateWorkflowState } from './aggregate';
-import { type EdgeRule, taskEdges } from './edges';
+import {
+  type EdgeRule,
+  type TaskState,
+  taskEdges,
+  taskStates,
+  type WorkflowState,
+} from './machine-table';
 import {
   type Derived,
   inexpressibleEdge,
@@ -7,7 +13,6 @@ import {
   sameEffects,
 } from './one-statement-derivation';
 import { defaultRetryPolicy } from './retry-policy';
-import { type TaskState, taskStates, type WorkflowState } from './states';
 import { decideTaskEdge } from './task-machine';
 import type { TaskSnapshot } from './task-snapshot';
 

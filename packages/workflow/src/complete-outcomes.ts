@@ -1,14 +1,20 @@
 import { aggregateByPresence, aggregateWorkflowState } from './aggregate';
-import { type EdgeRule, promotionRule, taskEdges } from './edges';
+import type { ReasonCode } from './machine-table';
+import {
+  type EdgeRule,
+  promotionRule,
+  type TaskState,
+  taskEdges,
+  taskStates,
+  type WorkflowState,
+} from './machine-table';
 import {
   type Derived,
   inexpressibleEdge,
   inexpressibleEffects,
   sameEffects,
 } from './one-statement-derivation';
-import type { ReasonCode } from './reason-codes';
 import { defaultRetryPolicy } from './retry-policy';
-import { type TaskState, taskStates, type WorkflowState } from './states';
 import { decideTaskEdge, type TaskEdge } from './task-machine';
 import type { TaskSnapshot } from './task-snapshot';
 

@@ -1,5 +1,5 @@
 import { parseActor } from './actors';
-import type { ReasonCode } from './reason-codes';
+import type { ReasonCode } from './machine-table';
 import type { Transition } from './transition';
 
 /** Something that happened to a task without being an edge (e.g. a cancel that came too late, R14). */

@@ -1,8 +1,7 @@
 import type { Actor } from './actors';
 import type { ErrorCategory } from './error-categories';
-import type { ReasonCode } from './reason-codes';
+import type { ReasonCode, TaskState } from './machine-table';
 import type { RetryPolicy } from './retry-policy';
-import type { TaskState } from './states';
 import type { TaskEvent, TaskEventType } from './task-events';
 import type { TaskSnapshot } from './task-snapshot';
 

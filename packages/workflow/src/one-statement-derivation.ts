@@ -1,4 +1,4 @@
-import type { EdgeRule } from './edges';
+import type { EdgeRule } from './machine-table';
 import type { TaskEdge } from './task-machine';
 
 /** A derivation of a one-statement path from the machine and the edge table, or why not. */

@@ -8,7 +8,7 @@ import {
   deadlinePassed,
   notApplicable,
 } from './machine-choice';
-import type { ReasonCode } from './reason-codes';
+import type { ReasonCode } from './machine-table';
 import { nextRunAt } from './retry-policy';
 
 /** Retry-or-dead is decided here, before the edge is chosen (category, attempts, deadline). */

@@ -1,5 +1,5 @@
 import { type Actor, formatActor } from './actors';
-import { edgeRuleOf, findEdgeRule } from './edges';
+import { edgeRuleOf, findEdgeRule, isTerminalTaskState } from './edge-lookup';
 import type { ErrorCategory } from './error-categories';
 import {
   type Choice,
@@ -13,9 +13,8 @@ import {
   refuse,
   requesterReason,
 } from './machine-choice';
-import type { ReasonCode } from './reason-codes';
+import type { ReasonCode, TaskState } from './machine-table';
 import { decideFailure, decideLeaseExpiry, retryOrDead } from './retry-decisions';
-import { isTerminalTaskState, type TaskState } from './states';
 import { nextSnapshot, type TaskSnapshot } from './task-snapshot';
 
 /** The edge to write, with the task as it is after it. */

@@ -1,6 +1,5 @@
-import type { EdgeRule } from './edges';
 import type { ErrorCategory } from './error-categories';
-import type { TaskState } from './states';
+import type { EdgeRule, TaskState } from './machine-table';
 
 /** What the machine needs to know about a task to choose its next edge. */
 export interface TaskSnapshot {

@@ -1,6 +1,5 @@
 import type { ErrorCategory } from './error-categories';
-import type { ReasonCode } from './reason-codes';
-import type { TaskState, WorkflowState } from './states';
+import type { ReasonCode, TaskState, WorkflowState } from './machine-table';
 
 /**
  * One row of the append-only transition log (R24), as the domain sees it. Task rows have a

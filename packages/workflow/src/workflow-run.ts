@@ -1,10 +1,10 @@
 import type { Actor } from './actors';
 import { aggregateWorkflowState } from './aggregate';
 import type { WorkflowDefinition } from './define-workflow';
-import { cancelCascadeRule, edgeRuleOf, promotionRule } from './edges';
+import { edgeRuleOf } from './edge-lookup';
 import type { Refusal } from './machine-choice';
-import type { ReasonCode } from './reason-codes';
-import type { TaskState, WorkflowState } from './states';
+import type { ReasonCode, TaskState, WorkflowState } from './machine-table';
+import { cancelCascadeRule, promotionRule } from './machine-table';
 import type { TaskEvent } from './task-events';
 import { decideTaskEdge, type TaskEdge } from './task-machine';
 import { nextSnapshot, type TaskSnapshot } from './task-snapshot';

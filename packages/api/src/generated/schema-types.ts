@@ -1,5 +1,5 @@
 // Generated from schema.graphql by packages/api/src/codegen. Do not edit: run
-// `pnpm exec tsx packages/api/src/codegen/main.ts` (test/api/schema-types.test.ts checks it).
+// `pnpm generate` (test/api/schema-types.test.ts checks it).
 /* eslint-disable */
 
 export type Maybe<T> = T | null | undefined;

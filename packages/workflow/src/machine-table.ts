@@ -1,7 +1,119 @@
+/**
+ * The machine as data: the task and workflow states, the reason codes, the edge table with
+ * what each edge does to a task's row, and the promotion and cancel-cascade rules
+ * (docs/state-machine.md is generated from this file). A new state or edge is a change here,
+ * plus the decision that chooses it (`task-machine.ts`) and, for a workflow state, its row in
+ * the aggregation table (`aggregate.ts`).
+ */
 import type { ActorKind } from './actors';
 import type { EdgeEffects } from './edge-effects';
-import type { ReasonCode } from './reason-codes';
-import type { TaskState } from './states';
+
+/** Task (child) states (docs/state-machine.md). Each has exactly one meaning. */
+export const taskStates = [
+  'pending',
+  'queued',
+  'leased',
+  'awaiting_receipt',
+  'cancel_requested',
+  'succeeded',
+  'cancelled',
+  'dead',
+] as const;
+export type TaskState = (typeof taskStates)[number];
+
+/** Terminal task states: only the operator edges `dead → queued` ever leave one. */
+export const terminalTaskStates = [
+  'succeeded',
+  'cancelled',
+  'dead',
+] as const satisfies readonly TaskState[];
+export type TerminalTaskState = (typeof terminalTaskStates)[number];
+
+/** Workflow (parent) states. Always computed from the children, never set directly. */
+export const workflowStates = [
+  'queued',
+  'running',
+  'cancel_requested',
+  'succeeded',
+  'cancelled',
+  'dead',
+] as const;
+export type WorkflowState = (typeof workflowStates)[number];
+
+export const terminalWorkflowStates = [
+  'succeeded',
+  'cancelled',
+  'dead',
+] as const satisfies readonly WorkflowState[];
+
+/** One-line meaning of each task state, used by the generated docs. */
+export const taskStateMeanings: Readonly<Record<TaskState, string>> = Object.freeze({
+  pending: 'accepted; waits for upstream steps; no worker may take it',
+  queued: 'ready; eligible once run_at <= now() (database clock)',
+  leased: 'a worker holds the lease and may be executing',
+  awaiting_receipt: 'the external submission is accepted; lease released; waiting for the receipt',
+  cancel_requested: 'a caller asked to stop while leased; the worker has not confirmed yet',
+  succeeded: 'the side effect is confirmed',
+  cancelled: 'confirmed that no further side effect will happen',
+  dead: 'out of attempts, non-retryable, or side effect uncertain: needs a human',
+});
+
+/**
+ * Reason codes (docs/state-machine.md). A published contract: one meaning each, forever (R24).
+ * Never reuse a code for a new meaning; add a new one.
+ */
+export const reasonCodes = [
+  'submitted',
+  'upstream_succeeded',
+  'cancelled_before_start',
+  'lease_acquired',
+  'deadline_exceeded_before_start',
+  'completed',
+  'retry_scheduled',
+  'lease_expired',
+  'worker_shutdown',
+  'non_retryable_error',
+  'attempts_exhausted',
+  'lease_expired_effect_uncertain',
+  'deadline_exceeded',
+  'submitted_awaiting_receipt',
+  'cancel_requested',
+  'cancel_confirmed',
+  'cancel_after_submit',
+  'receipt_confirmed',
+  'receipt_rejected',
+  'receipt_timeout',
+  'manual_replay',
+  'bulk_requeue',
+] as const;
+export type ReasonCode = (typeof reasonCodes)[number];
+
+/** One-line meaning of each reason code, used by the generated docs and by `explain`. */
+export const reasonCodeMeanings: Readonly<Record<ReasonCode, string>> = Object.freeze({
+  submitted: 'accepted at admission (attempt 0, run now or after upstream steps)',
+  upstream_succeeded: 'every upstream step succeeded; the task became ready',
+  cancelled_before_start: 'cancelled before any worker took it',
+  lease_acquired: 'a worker claimed the task and holds its lease',
+  deadline_exceeded_before_start: 'the absolute deadline passed before the task started',
+  completed: 'the step finished and its effect is confirmed',
+  retry_scheduled: 'the attempt failed with a retryable error; the next attempt waits for run_at',
+  lease_expired: 'the lease ran out with no effect at risk; safe to run again or to stop',
+  worker_shutdown: 'the worker shut down and released the task before any side effect',
+  non_retryable_error: 'the attempt failed with an error category that is never retried',
+  attempts_exhausted: 'the last allowed attempt failed',
+  lease_expired_effect_uncertain:
+    'the lease ran out after a non-reentrant step started its effect: a human must check',
+  deadline_exceeded: 'the absolute deadline passed while the task was running or waiting',
+  submitted_awaiting_receipt: 'the external submission was accepted; waiting for its receipt',
+  cancel_requested: 'a caller asked to stop a running task; the worker must confirm',
+  cancel_confirmed: 'the worker confirmed at a side-effect boundary that nothing more will happen',
+  cancel_after_submit: 'the cancel came too late: the effect had already been submitted',
+  receipt_confirmed: 'the receipt confirmed the external effect',
+  receipt_rejected: 'the receipt reported a failure of the external effect',
+  receipt_timeout: 'no receipt arrived before its deadline',
+  manual_replay: 'an operator replayed a dead task',
+  bulk_requeue: 'an operator requeued dead tasks in bulk by reason code and time range',
+});
 
 /**
  * One row of the edge table: an allowed task transition (docs/state-machine.md) and everything
@@ -67,66 +179,3 @@ export const cancelCascadeRule = Object.freeze({
   from: 'pending',
   upstreamStates: ['cancelled', 'cancel_requested'],
 } as const satisfies { readonly from: TaskState; readonly upstreamStates: readonly TaskState[] });
-
-/** The rule that allows `from → to` with `reason` by an actor of `actorKind`, if any. */
-export function findEdgeRule(
-  from: TaskState | null,
-  to: TaskState,
-  reason: ReasonCode,
-  actorKind: ActorKind,
-): EdgeRule | undefined {
-  return taskEdges.find(
-    (rule) =>
-      rule.from === from &&
-      rule.to === to &&
-      rule.reasons.includes(reason) &&
-      rule.actors.includes(actorKind),
-  );
-}
-
-/** The rule of `from → to` with `reason`, whoever takes it (effects do not depend on the actor). */
-export function edgeRuleOf(
-  from: TaskState | null,
-  to: TaskState,
-  reason: ReasonCode,
-): EdgeRule | undefined {
-  return taskEdges.find(
-    (rule) => rule.from === from && rule.to === to && rule.reasons.includes(reason),
-  );
-}
-
-/** Whether the edge table allows this edge. */
-export function isAllowedEdge(
-  from: TaskState | null,
-  to: TaskState,
-  reason: ReasonCode,
-  actorKind: ActorKind,
-): boolean {
-  return findEdgeRule(from, to, reason, actorKind) !== undefined;
-}
-
-/** States whose task holds a lease: entered by an edge that takes or keeps one. */
-export const leaseHoldingStates: readonly TaskState[] = Object.freeze([
-  ...new Set(taskEdges.filter((rule) => rule.lease !== 'release').map((rule) => rule.to)),
-]);
-
-/** The state a claim leaves (`run_at` decides when), and the state it enters. */
-export const claimRule: EdgeRule = (() => {
-  const rules = taskEdges.filter((rule) => rule.lease === 'take');
-  if (rules.length !== 1) throw new Error('the edge table must have exactly one claim edge');
-  return rules[0] as EdgeRule;
-})();
-
-/** The state of a task waiting for its receipt: entered by edges that await one. */
-export const receiptAwaitingState: TaskState = (() => {
-  const states = new Set(taskEdges.filter((r) => r.receipt === 'await').map((r) => r.to));
-  if (states.size !== 1) throw new Error('the edge table must await receipts in one state');
-  return [...states][0] as TaskState;
-})();
-
-/** The state an operator replay leaves. */
-export const replayableState: TaskState = (() => {
-  const states = new Set(taskEdges.filter((r) => r.replay === 'next').map((r) => r.from));
-  if (states.size !== 1 || states.has(null)) throw new Error('replays must leave one state');
-  return [...states][0] as TaskState;
-})();
