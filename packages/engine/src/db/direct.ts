@@ -12,9 +12,9 @@ export function registerPool(db: Kysely<CausewayDatabase>, pool: pg.Pool): void 
 
 /**
  * Executes a statement built with Kysely's `sql` template. Outside a transaction it goes
- * straight to the pool: Kysely's executor (connection provider, result handling) costs about
- * 90 µs of CPU a call, more than the rest of the client's work for a small statement, and the
- * hot statements run once per claim, result batch and submit. Inside a transaction, or for a
+ * straight to the pool: Kysely's executor (connection provider, result handling) costs more
+ * CPU a call than the rest of the client's work for a small statement, and the hot statements
+ * run once per claim, result batch and submit. Inside a transaction, or for a
  * Kysely instance the engine did not make, it runs through Kysely as usual.
  */
 export async function executeDirect<Row>(

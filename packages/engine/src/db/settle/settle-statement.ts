@@ -84,8 +84,8 @@ export async function taskSettleInOneStatement(
       select id, workflow_id, step, queue, state, attempt, lease_holder, lease_epoch,
         lease_expires_at, deadline_at, output
       from causeway_tasks
-      -- An array, not a semi-join, as for the workflows: a settle probed the index until the
-      -- planner found the table small (a bench's few thousand rows) and scanned all of it.
+      -- An array, not a semi-join, as for the workflows: with a semi-join the planner scans
+      -- the whole table whenever it thinks the table small.
       where workflow_id = any(array(select id from locked_workflow))
       order by id
       for update
@@ -104,8 +104,8 @@ export async function taskSettleInOneStatement(
         t.state as from_state, t.attempt, e.to_state, e.reason, w.name,
         w.state as parent_before
       from request as r
-      -- Plain joins, not correlated subqueries: those ran once per pair of rows the join
-      -- considered, a quarter of the server's time at 50 results a batch.
+      -- Plain joins, not correlated subqueries: those run once per pair of rows the join
+      -- considers.
       join locked_task as t on t.id = r.task_id and t.workflow_id = r.workflow_id
       join locked_workflow as w on w.id = r.workflow_id
       join step as s on s.name = w.name and s.step = t.step

@@ -101,7 +101,7 @@ async function settleCompleteResults(
   if (holder === undefined) return { decided, chained: [] };
   // A workflow with two requests in the batch is left to the full decision, which applies
   // them in request order. Filtered here, not in the statement: there the filter's row
-  // estimate (one row) once made a custom plan re-scan the batch per result (250 ms at 90).
+  // estimate (one row) can make a custom plan re-scan the locked batch once per result.
   const requestsOf = new Map<string, number>();
   for (const request of requests) {
     const workflowId = request.workflowId as string; // every request has one (`known`)
