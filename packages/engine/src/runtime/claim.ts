@@ -1,4 +1,4 @@
-import { deriveClaimOutcomes, formatActor } from '@causeway/workflow';
+import { deepFreeze, deriveClaimOutcomes, formatActor } from '@causeway/workflow';
 import type { Kysely, Transaction } from 'kysely';
 import type { LeasedTask } from '../db/rows';
 import type { CausewayDatabase } from '../db/schema';
@@ -130,7 +130,7 @@ export function prepareClaimed(
     task,
     definition,
     step,
-    input,
+    input: deepFreeze(input), // ctx.input is read-only at every depth (R30)
     results,
     deadlineInMs: task.deadlineAt === null ? null : task.deadlineAt.getTime() - now.getTime(),
   };
