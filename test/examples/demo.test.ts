@@ -40,8 +40,12 @@ async function runDemo(env: Record<string, string>) {
   child = started;
   let stdout = '';
   let stderr = '';
+  /** When it printed its last line, the engine log's path: shutdown starts right after it. */
+  let doneAt = Number.NaN;
   started.stdout?.on('data', (data: Buffer) => {
     stdout += data.toString();
+    if (Number.isNaN(doneAt) && stdout.includes('engine log (pino JSON):'))
+      doneAt = performance.now();
   });
   started.stderr?.on('data', (data: Buffer) => {
     stderr += data.toString();
@@ -55,7 +59,7 @@ async function runDemo(env: Record<string, string>) {
       });
     },
   );
-  return { ...exit, stdout, stderr };
+  return { ...exit, stdout, stderr, shutdownMs: performance.now() - doneAt };
 }
 
 /** Every match of `pattern` (with the g flag) in `text`, as its groups. */
@@ -77,6 +81,8 @@ describe('pnpm start (examples/publish-note/main.ts) with CAUSEWAY_DEMO_EXIT=1',
       });
       const output = `--- stdout ---\n${run.stdout}\n--- stderr ---\n${run.stderr}`;
       expect({ code: run.code, signal: run.signal }, output).toEqual({ code: 0, signal: null });
+      // Settled and drained at once, it exits at once: no drain budget's timer keeps it alive.
+      expect(run.shutdownMs).toBeLessThan(3_000);
       expect(run.stdout).toContain('database ready (DATABASE_URL)');
       expect(run.stdout).toMatch(/GraphQL API: http:\/\/127\.0\.0\.1:\d+\//);
 
