@@ -3,7 +3,8 @@
  * kept in ./.data, or DATABASE_URL), applies migrations, starts the fake publishing platform,
  * workers for publish-note and the GraphQL API, submits a few workflows and prints their
  * transitions live until they settle. Then it keeps serving the API until Ctrl-C (or exits
- * at once with CAUSEWAY_DEMO_EXIT=1).
+ * at once with CAUSEWAY_DEMO_EXIT=1). CAUSEWAY_DATA_DIR moves ./.data (the embedded data and
+ * the engine log); CAUSEWAY_API_PORT moves the API off port 4000 (0: a free port).
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +24,7 @@ import { serveApi } from './serve';
 import { platformChannel, publishNoteWithPlatform } from './with-platform';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const dataFolder = `${repoRoot}.data`;
+const dataFolder = process.env.CAUSEWAY_DATA_DIR || `${repoRoot}.data`; // also holds the engine log
 mkdirSync(dataFolder, { recursive: true });
 const service = new AbortController(); // the service's root signal (R6)
 

@@ -50,6 +50,7 @@ describe('the bad-input catalog: each answer has its documented code and changes
       code: string;
       status: number;
       reason?: string;
+      message?: RegExp;
     };
     const cases: Case[] = [
       {
@@ -71,6 +72,7 @@ describe('the bad-input catalog: each answer has its documented code and changes
         ...submit('bulky', { items: Array.from({ length: 30 }, () => 'x'.repeat(10_000)) }),
         code: 'BAD_USER_INPUT',
         reason: 'input_too_large',
+        message: /over the limit of 262144 bytes: .*payloadRef\(\{ uri, version \}\)/,
         status: 200,
       },
       {
@@ -230,6 +232,7 @@ describe('the bad-input catalog: each answer has its documented code and changes
       });
       if (item.reason !== undefined)
         expect(errors[0]?.extensions?.reason, item.name).toBe(item.reason);
+      if (item.message !== undefined) expect(errors[0]?.message, item.name).toMatch(item.message);
       const text = JSON.stringify(response.body);
       expect(text, item.name).not.toMatch(
         /\bat .+\.(ts|js):\d+|stack|originalError|causeway_tasks\b.*where|syntax error at or near|SQLSTATE|Did you mean/i,

@@ -690,6 +690,17 @@ describe('bad input is refused with a stable code and changes nothing (R34)', ()
     );
     expect(error.details).toMatchObject({ path: ['tags', 1] });
   });
+
+  it('says how big the input is, the limit, and to pass a payloadRef instead (R30)', async () => {
+    const cw = engine();
+    const error = await engineError(
+      cw.submit('adm-strict', { name: 'big', count: 1, blob: 'a'.repeat(300_000) }),
+    );
+    expect(error.code).toBe('input_too_large');
+    expect(error.message).toMatch(
+      /^input is 300\d{3} bytes as JSON, over the limit of 262144 bytes: .*reference \(storage URI \+ version\).*payloadRef\(\{ uri, version \}\)/,
+    );
+  });
 });
 
 describe("a submit's own AbortSignal matters only until commit (R6)", () => {

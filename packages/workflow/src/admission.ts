@@ -19,7 +19,7 @@ export interface AdmissionError {
 }
 
 export interface AdmissionLimits {
-  /** Largest input, as UTF-8 JSON; larger payloads are passed by reference (R30). */
+  /** Largest input, as UTF-8 JSON; larger payloads are passed by reference (`payloadRef`, R30). */
   readonly maxInputBytes: number;
   readonly maxIdempotencyKeyLength: number;
 }
@@ -74,7 +74,7 @@ export function checkAdmission(
   if (bytes > limits.maxInputBytes) {
     return refuse(
       'input_too_large',
-      `input is ${bytes} bytes, over the limit of ${limits.maxInputBytes}: pass large payloads by reference (storage URI + version)`,
+      `input is ${bytes} bytes as JSON, over the limit of ${limits.maxInputBytes} bytes: put large content in storage and pass a reference (storage URI + version) instead, made with payloadRef({ uri, version }) from @causeway/workflow and checked by its payloadReference schema`,
     );
   }
   let key: string | null = callerKey ?? null;

@@ -1,3 +1,5 @@
+import type { DeepReadonly } from './deep-freeze';
+
 /** A pino-compatible logging function: `log(message)` or `log(fields, message)`. */
 export interface LogFunction {
   (message: string): void;
@@ -17,8 +19,8 @@ export interface StepContext<TInput = unknown> {
   readonly workflowId: string;
   readonly taskId: string;
   readonly step: string;
-  /** The workflow's input, validated at admission and frozen (R30). */
-  readonly input: TInput;
+  /** The workflow's input, validated at admission and deeply frozen (R30): writes throw. */
+  readonly input: DeepReadonly<TInput>;
   /** Outputs of the upstream steps (direct or not), by step name. */
   readonly results: Readonly<Record<string, unknown>>;
   /** 1 for the first run, counting within the current replay round. */

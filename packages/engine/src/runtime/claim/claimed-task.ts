@@ -1,4 +1,4 @@
-import type { WorkflowDefinition, WorkflowStep } from '@causeway/workflow';
+import { deepFreeze, type WorkflowDefinition, type WorkflowStep } from '@causeway/workflow';
 import type { LeasedTask } from '../../db/rows';
 import type { ApplyContext } from '../decision/event-request';
 import { upstreamSteps } from '../step-table';
@@ -48,7 +48,7 @@ export function prepareClaimed(
     task,
     definition,
     step,
-    input,
+    input: deepFreeze(input), // ctx.input is read-only at every depth (R30)
     results,
     deadlineInMs: task.deadlineAt === null ? null : task.deadlineAt.getTime() - now.getTime(),
   };

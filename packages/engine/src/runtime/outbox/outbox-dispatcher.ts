@@ -64,7 +64,10 @@ export class OutboxDispatcher {
     await this.running;
     // A channel that ignores its abort signal must not hold shutdown forever: its row comes
     // due again after the visibility timeout and is resent with the same idempotency key.
-    await Promise.race([Promise.all(this.inFlight), sleep(stopBudgetMs)]);
+    await Promise.race([
+      Promise.all(this.inFlight),
+      sleep(stopBudgetMs, undefined, { ref: false }),
+    ]);
   }
 
   /**

@@ -203,7 +203,8 @@ export class Worker implements WorkerHandle {
     await Promise.all(waiting.map((attempt) => attempt.release()));
     for (const attempt of this.running) attempt.abort('shutdown');
     const drained = Promise.all(this.attemptsDone);
-    const timeout = sleep(drainMs).then(() => 'timeout' as const);
+    // Unref'd: once drained, the budget's timer must not keep the process alive that long.
+    const timeout = sleep(drainMs, undefined, { ref: false }).then(() => 'timeout' as const);
     if ((await Promise.race([drained, timeout])) === 'timeout') {
       this.context.logger.warn(
         { running: this.running.size },
