@@ -203,8 +203,15 @@ export class Worker implements WorkerHandle {
     await Promise.all(waiting.map((attempt) => attempt.release()));
     for (const attempt of this.running) attempt.abort('shutdown');
     const drained = Promise.all(this.attemptsDone);
-    const timeout = sleep(drainMs).then(() => 'timeout' as const);
-    if ((await Promise.race([drained, timeout])) === 'timeout') {
+    // The budget's timer is cancelled once the race is decided: left pending, it would keep
+    // the process alive for the rest of the budget after a clean stop.
+    const budget = new AbortController();
+    const timeout = sleep(drainMs, 'timeout' as const, { signal: budget.signal }).catch(
+      () => 'cancelled' as const,
+    );
+    const outcome = await Promise.race([drained, timeout]);
+    budget.abort();
+    if (outcome === 'timeout') {
       this.context.logger.warn(
         { running: this.running.size },
         'drain budget spent; releasing what has not started an effect',
