@@ -14,6 +14,7 @@ import { downstreamQueues } from '../step-table';
 import { Sweeper } from '../sweep/sweeper';
 import { Attempt } from './executor';
 import { AdaptivePrefetch } from './prefetch';
+import { Wakeup } from './wakeup';
 
 export interface WorkerOptions {
   /** Queues to serve; default: every queue of the engine's workflows. */
@@ -46,33 +47,6 @@ export interface WorkerHandle {
   stop(options?: StopOptions): Promise<void>;
   /** Claims and runs what is ready now, once per queue (for tests and tools). */
   readonly running: ReadonlySet<Attempt>;
-}
-
-/** Wakes a sleeping loop early: LISTEN/NOTIFY, a freed slot, or stop. */
-class Wakeup {
-  private resolve: (() => void) | null = null;
-  private pending = false;
-
-  wake(): void {
-    this.pending = true;
-    this.resolve?.();
-  }
-
-  async wait(ms: number): Promise<void> {
-    if (this.pending) {
-      this.pending = false;
-      return;
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.resolve = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.resolve = null;
-    this.pending = false;
-  }
 }
 
 /**
