@@ -44,7 +44,7 @@ export interface StopOptions {
 export interface WorkerHandle {
   /** Graceful shutdown (R31): stop claiming, abort signals, drain, release, exit. */
   stop(options?: StopOptions): Promise<void>;
-  /** Claims and runs what is ready now, once per queue (for tests and tools). */
+  /** Attempts executing now (for tests and tools). */
   readonly running: ReadonlySet<Attempt>;
 }
 
