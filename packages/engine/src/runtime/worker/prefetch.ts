@@ -3,8 +3,8 @@ export const prefetchWindowMs = 10;
 /**
  * Most tasks a queue may hold waiting, per slot of its pool, when prefetch adapts: it binds
  * only for handlers faster than a ninth of `prefetchWindowMs`, and bounds what waits if their
- * pace suddenly drops. Claims and results then travel in batches of up to 10 pools (measured
- * in session 6: W2 and W4 16–30 % faster than at 4 per slot, no-op handlers).
+ * pace suddenly drops. Claims and results then travel in batches of up to ten pools, so that
+ * for the fastest handlers each statement's round trip is shared by many tasks.
  */
 export const prefetchPerSlot = 9;
 /** Weight of the newest handler duration in the running average. */

@@ -13,7 +13,7 @@ import { ResultWriter } from '../settle/result-writer';
 import { downstreamQueues } from '../step-table';
 import { Sweeper } from '../sweep/sweeper';
 import { Attempt } from './executor';
-import { AdaptivePrefetch } from './prefetch';
+import { QueuePool } from './queue-pool';
 
 export interface WorkerOptions {
   /** Queues to serve; default: every queue of the engine's workflows. */
@@ -44,35 +44,8 @@ export interface StopOptions {
 export interface WorkerHandle {
   /** Graceful shutdown (R31): stop claiming, abort signals, drain, release, exit. */
   stop(options?: StopOptions): Promise<void>;
-  /** Claims and runs what is ready now, once per queue (for tests and tools). */
+  /** Attempts executing now (for tests and tools). */
   readonly running: ReadonlySet<Attempt>;
-}
-
-/** Wakes a sleeping loop early: LISTEN/NOTIFY, a freed slot, or stop. */
-class Wakeup {
-  private resolve: (() => void) | null = null;
-  private pending = false;
-
-  wake(): void {
-    this.pending = true;
-    this.resolve?.();
-  }
-
-  async wait(ms: number): Promise<void> {
-    if (this.pending) {
-      this.pending = false;
-      return;
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.resolve = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.resolve = null;
-    this.pending = false;
-  }
 }
 
 /**
@@ -82,43 +55,19 @@ class Wakeup {
 export class Worker implements WorkerHandle {
   /** Attempts executing now. */
   readonly running = new Set<Attempt>();
-  /** Claimed attempts waiting for a slot, per queue (prefetch). */
-  private readonly waiting = new Map<string, Attempt[]>();
-  /** Attempts whose handler returned and whose result is being written, per queue. */
-  private readonly writing = new Map<string, Set<Attempt>>();
-  /** Slots a claim in flight may fill, per queue (so two claims never overfill a pool). */
-  private readonly reserved = new Map<string, number>();
-  /**
-   * Queues whose last claim found fewer ready tasks than it wanted, with nothing announced
-   * since: a finished step does not wake their claim loop (new work announces itself, and the
-   * loop still polls).
-   */
-  private readonly drained = new Set<string>();
-  /**
-   * Per queue: slots held for the steps that results being written may make ready, so the
-   * settle can lease those steps at once (chained) instead of the claim loop filling every
-   * freed slot with new work first. A result holds one in each queue this worker serves that
-   * has a step running after its step; released once the result is written.
-   */
-  private readonly chainHeld = new Map<string, number>();
-  /** The queues each such result holds a slot in, by task id. */
-  private readonly holding = new Map<string, readonly string[]>();
-  /** Wake-ups received per queue, so a claim can tell whether work was announced meanwhile. */
-  private readonly announced = new Map<string, number>();
+  /** Each queue's pool, in the order the queues were given. */
+  private readonly pools = new Map<string, QueuePool>();
+  /** The pools each result being written holds a slot in (see `QueuePool.hold`), by task id. */
+  private readonly holding = new Map<string, readonly QueuePool[]>();
   private readonly resultWriter: ResultWriter;
   private readonly sweeper: Sweeper | null;
   private readonly dispatcher: OutboxDispatcher | null;
-  private readonly limits: Map<string, number>;
-  private readonly runningByQueue = new Map<string, number>();
-  private readonly wakeups = new Map<string, Wakeup>();
   private readonly loops: Promise<void>[] = [];
   private readonly attemptsDone = new Set<Promise<void>>();
   private stopping = false;
   private renewTimer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopped: Promise<void> | null = null;
-  /** Per queue: a fixed prefetch, or one that adapts to the handlers' pace. */
-  private readonly prefetch = new Map<string, number | AdaptivePrefetch>();
 
   constructor(
     private readonly context: EngineContext,
@@ -137,53 +86,32 @@ export class Worker implements WorkerHandle {
     this.sweeper = options.sweeper === false ? null : new Sweeper(context);
     this.dispatcher =
       (options.outbox ?? context.channels.size > 0) ? new OutboxDispatcher(context) : null;
-    const queues = options.queues ?? allQueues(context.definitions);
-    this.limits = new Map(
-      queues.map((queue) => {
-        const limit =
-          typeof options.concurrency === 'number'
-            ? options.concurrency
-            : options.concurrency[queue];
-        if (limit === undefined || !Number.isInteger(limit) || limit < 1) {
-          throw new RangeError(
-            `concurrency for queue "${queue}" must be a positive integer, got ${limit}`,
-          );
-        }
-        return [queue, limit];
-      }),
-    );
-    for (const [queue, limit] of this.limits) {
-      this.prefetch.set(queue, options.prefetch ?? new AdaptivePrefetch(limit));
+    for (const queue of options.queues ?? allQueues(context.definitions)) {
+      const limit =
+        typeof options.concurrency === 'number' ? options.concurrency : options.concurrency[queue];
+      if (limit === undefined || !Number.isInteger(limit) || limit < 1) {
+        throw new RangeError(
+          `concurrency for queue "${queue}" must be a positive integer, got ${limit}`,
+        );
+      }
+      this.pools.set(queue, new QueuePool(queue, limit, options.prefetch));
     }
-  }
-
-  /** Claimed tasks the queue may hold waiting for a slot now. */
-  private prefetchOf(queue: string): number {
-    const prefetch = this.prefetch.get(queue) ?? 0;
-    return typeof prefetch === 'number' ? prefetch : prefetch.limit;
   }
 
   async start(): Promise<void> {
-    for (const queue of this.limits.keys()) {
-      this.wakeups.set(queue, new Wakeup());
-      this.runningByQueue.set(queue, 0);
-      this.writing.set(queue, new Set());
-      this.reserved.set(queue, 0);
-    }
     this.unsubscribe = await this.context.notifier.subscribe((queue) => {
       if (queue === outboxWakeup || queue === '*') this.dispatcher?.wake();
-      for (const name of queue === '*' ? this.wakeups.keys() : [queue]) {
-        this.announced.set(name, (this.announced.get(name) ?? 0) + 1);
-        this.drained.delete(name);
-        this.wakeups.get(name)?.wake();
+      for (const name of queue === '*' ? this.pools.keys() : [queue]) {
+        this.pools.get(name)?.announce();
       }
     });
-    for (const queue of this.limits.keys()) this.loops.push(this.claimLoop(queue));
+    for (const pool of this.pools.values()) this.loops.push(this.claimLoop(pool));
     const renewEveryMs = Math.max(50, Math.floor(this.context.leaseMs / 3));
     this.renewTimer = setInterval(() => void this.renewLeases(), renewEveryMs);
     this.sweeper?.start();
     this.dispatcher?.start();
-    this.context.logger.info({ queues: Object.fromEntries(this.limits) }, 'worker started');
+    const limits = Object.fromEntries([...this.pools].map(([queue, pool]) => [queue, pool.limit]));
+    this.context.logger.info({ queues: limits }, 'worker started');
   }
 
   stop(options: StopOptions = {}): Promise<void> {
@@ -193,19 +121,24 @@ export class Worker implements WorkerHandle {
 
   private async shutdown(drainMs: number): Promise<void> {
     this.stopping = true;
-    for (const wakeup of this.wakeups.values()) wakeup.wake();
+    for (const pool of this.pools.values()) pool.wakeup.wake();
     await Promise.all(this.loops);
     await this.sweeper?.stop();
     await this.dispatcher?.stop();
     // Prefetched attempts never started: hand them back at once.
-    const waiting = [...this.waiting.values()].flat();
-    for (const queue of this.waiting.keys()) this.waiting.set(queue, []);
+    const waiting = [...this.pools.values()].flatMap((pool) => pool.takeWaiting());
     await Promise.all(waiting.map((attempt) => attempt.release()));
     for (const attempt of this.running) attempt.abort('shutdown');
     const drained = Promise.all(this.attemptsDone);
-    // Unref'd: once drained, the budget's timer must not keep the process alive that long.
-    const timeout = sleep(drainMs, undefined, { ref: false }).then(() => 'timeout' as const);
-    if ((await Promise.race([drained, timeout])) === 'timeout') {
+    // The budget's timer is cancelled once the race is decided: left pending, it would keep
+    // the process alive for the rest of the budget after a clean stop.
+    const budget = new AbortController();
+    const timeout = sleep(drainMs, 'timeout' as const, { signal: budget.signal }).catch(
+      () => 'cancelled' as const,
+    );
+    const outcome = await Promise.race([drained, timeout]);
+    budget.abort();
+    if (outcome === 'timeout') {
       this.context.logger.warn(
         { running: this.running.size },
         'drain budget spent; releasing what has not started an effect',
@@ -218,31 +151,30 @@ export class Worker implements WorkerHandle {
     this.context.logger.info('worker stopped');
   }
 
-  private async claimLoop(queue: string): Promise<void> {
-    const wakeup = this.wakeups.get(queue) as Wakeup;
+  private async claimLoop(pool: QueuePool): Promise<void> {
+    const { queue, wakeup } = pool;
     let failures = 0;
     while (!this.stopping) {
-      const free = this.freeSlots(queue);
+      const free = pool.freeSlots();
       if (free <= 0) {
         await wakeup.wait(this.context.pollIntervalMs);
         continue;
       }
-      const batchSize =
-        this.options.claimBatchSize ?? (this.limits.get(queue) as number) + this.prefetchOf(queue);
+      const batchSize = this.options.claimBatchSize ?? pool.limit + pool.prefetchLimit;
       const wanted = Math.min(free, batchSize);
-      const announced = this.announced.get(queue) ?? 0;
-      this.reserve(queue, wanted);
+      const announced = pool.announced;
+      pool.reserve(wanted);
       try {
         const { claimed, skipped } = await this.claim(queue, wanted).finally(() =>
-          this.reserve(queue, -wanted),
+          pool.reserve(-wanted),
         );
         failures = 0;
-        this.drained.delete(queue);
-        this.enqueue(queue, claimed);
+        pool.drained = false;
+        this.enqueue(pool, claimed);
         if (claimed.length === wanted) continue; // there may be more
         // Work announced while this claim ran may have missed it: look again at once.
-        if ((this.announced.get(queue) ?? 0) !== announced) continue;
-        if (skipped === 0) this.drained.add(queue);
+        if (pool.announced !== announced) continue;
+        if (skipped === 0) pool.drained = true;
         // Rows skipped because their workflow was busy become claimable in a moment.
         await wakeup.wait(skipped > 0 ? 5 : this.context.pollIntervalMs);
       } catch (error) {
@@ -257,40 +189,10 @@ export class Worker implements WorkerHandle {
   }
 
   /** Starts waiting attempts while the queue has free slots (R32). */
-  private pump(queue: string): void {
-    const limit = this.limits.get(queue) as number;
-    const waiting = this.waiting.get(queue) ?? [];
-    while ((this.runningByQueue.get(queue) ?? 0) < limit && waiting.length > 0) {
-      const attempt = waiting.shift() as Attempt;
-      // A prefetched lease that was lost (or cancelled) while waiting is not run.
-      if (attempt.aborted) continue;
-      this.startAttempt(queue, attempt);
+  private pump(pool: QueuePool): void {
+    for (let attempt = pool.nextToStart(); attempt !== undefined; attempt = pool.nextToStart()) {
+      this.startAttempt(pool, attempt);
     }
-  }
-
-  /**
-   * How many tasks a claim may take for a queue now. Running, waiting and being-claimed
-   * attempts fill the pool plus prefetch. A finished handler frees its slot before its result
-   * is written, so the next claim overlaps that write; but results waiting to be written count
-   * against the claims beyond a pool's worth, or beyond the prefetch when that is larger. So
-   * a worker never holds more than pool + prefetch + max(pool, prefetch) leases: twice the pool
-   * for slow handlers (no prefetch), and for fast ones results wait in batches as large as the
-   * claims (W2 measured 15–33 % faster than with one pool's worth, W4 unchanged).
-   */
-  private freeSlots(queue: string): number {
-    const limit = this.limits.get(queue) as number;
-    const held =
-      (this.runningByQueue.get(queue) ?? 0) +
-      (this.waiting.get(queue)?.length ?? 0) +
-      (this.reserved.get(queue) ?? 0) +
-      (this.chainHeld.get(queue) ?? 0);
-    const unwritten = this.writing.get(queue)?.size ?? 0;
-    const prefetch = this.prefetchOf(queue);
-    return limit + prefetch - held - Math.max(0, unwritten - Math.max(limit, prefetch));
-  }
-
-  private reserve(queue: string, slots: number): void {
-    this.reserved.set(queue, (this.reserved.get(queue) ?? 0) + slots);
   }
 
   /**
@@ -303,23 +205,23 @@ export class Worker implements WorkerHandle {
   private reserveForChain(requests: readonly EventRequest[]): ReadonlyMap<string, number> {
     const reserved = new Map<string, number>();
     for (const request of requests) {
-      const queues = this.holding.get(request.taskId);
-      if (queues === undefined) continue;
+      const pools = this.holding.get(request.taskId);
+      if (pools === undefined) continue;
       this.releaseHold(request.taskId);
       // A stopping worker takes no new work (R31): the steps are queued for others.
       if (this.stopping) continue;
-      for (const queue of queues) reserved.set(queue, (reserved.get(queue) ?? 0) + 1);
+      for (const { queue } of pools) reserved.set(queue, (reserved.get(queue) ?? 0) + 1);
     }
-    for (const [queue, slots] of reserved) this.reserve(queue, slots);
+    for (const [queue, slots] of reserved) this.pools.get(queue)?.reserve(slots);
     return reserved;
   }
 
   /** Gives back the slots a result held for the steps it may make ready. */
   private releaseHold(taskId: string): void {
-    const queues = this.holding.get(taskId);
-    if (queues === undefined) return;
+    const pools = this.holding.get(taskId);
+    if (pools === undefined) return;
     this.holding.delete(taskId);
-    for (const queue of queues) this.chainHeld.set(queue, (this.chainHeld.get(queue) ?? 1) - 1);
+    for (const pool of pools) pool.releaseHold();
   }
 
   /** Releases a chain reservation and runs (or, when stopping, hands back) the chained steps. */
@@ -327,22 +229,23 @@ export class Worker implements WorkerHandle {
     reserved: ReadonlyMap<string, number>,
     chained: readonly ClaimedTask[],
   ): void {
-    for (const [queue, slots] of reserved) this.reserve(queue, -slots);
-    const byQueue = new Map<string, ClaimedTask[]>();
+    for (const [queue, slots] of reserved) this.pools.get(queue)?.reserve(-slots);
+    // Steps are chained only in the queues of `reserved`, which are all served here.
+    const byPool = new Map<QueuePool, ClaimedTask[]>();
     for (const claimed of chained) {
-      const tasks = byQueue.get(claimed.task.queue) ?? [];
+      const pool = this.pools.get(claimed.task.queue);
+      if (pool === undefined) continue;
+      const tasks = byPool.get(pool) ?? [];
       tasks.push(claimed);
-      byQueue.set(claimed.task.queue, tasks);
+      byPool.set(pool, tasks);
     }
-    for (const [queue, claimed] of byQueue) this.enqueue(queue, claimed);
+    for (const [pool, claimed] of byPool) this.enqueue(pool, claimed);
     // Slots reserved and not used are free again for the claim loops.
-    for (const queue of reserved.keys()) {
-      if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
-    }
+    for (const queue of reserved.keys()) this.pools.get(queue)?.wakeUnlessDrained();
   }
 
   /** Claimed tasks wait for a slot, and start at once where one is free. */
-  private enqueue(queue: string, claimed: readonly ClaimedTask[]): void {
+  private enqueue(pool: QueuePool, claimed: readonly ClaimedTask[]): void {
     if (this.stopping) {
       // A claim that committed while the worker stops: hand its tasks straight back (R31).
       for (const task of claimed) {
@@ -352,10 +255,8 @@ export class Worker implements WorkerHandle {
       }
       return;
     }
-    const waiting = this.waiting.get(queue) ?? [];
-    for (const task of claimed) waiting.push(new Attempt(this.context, this.resultWriter, task));
-    this.waiting.set(queue, waiting);
-    this.pump(queue);
+    pool.enqueue(claimed.map((task) => new Attempt(this.context, this.resultWriter, task)));
+    this.pump(pool);
   }
 
   /** One claim for a queue (the one-statement claim commits on its own). */
@@ -370,63 +271,59 @@ export class Worker implements WorkerHandle {
     });
   }
 
-  private startAttempt(queue: string, attempt: Attempt): void {
-    const writing = this.writing.get(queue) as Set<Attempt>;
+  private startAttempt(pool: QueuePool, attempt: Attempt): void {
     this.running.add(attempt);
-    this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 0) + 1);
+    pool.started();
     const startedAt = performance.now();
     const done = attempt
       .run()
       .then(() => {
-        const prefetch = this.prefetch.get(queue);
-        if (prefetch instanceof AdaptivePrefetch) prefetch.record(performance.now() - startedAt);
         // The handler returned: its slot is free while the resultWriter writes its result, so the
         // claim for it overlaps that write.
+        pool.returned(attempt, performance.now() - startedAt);
         this.running.delete(attempt);
-        this.runningByQueue.set(queue, (this.runningByQueue.get(queue) ?? 1) - 1);
-        writing.add(attempt);
         const { definition, step } = attempt.claimed;
         // A hold counts as a lease the pool may take. In its own queue it takes the slot this
         // handler just freed, whatever the prefetch holds; another queue may be full, so
         // there only while a slot is free.
-        const next = downstreamQueues(definition, step.name).filter(
-          (name) => this.limits.has(name) && (name === queue || this.freeSlots(name) > 0),
-        );
+        const next = downstreamQueues(definition, step.name).flatMap((name) => {
+          const downstream = this.pools.get(name);
+          return downstream !== undefined && (downstream === pool || downstream.freeSlots() > 0)
+            ? [downstream]
+            : [];
+        });
         if (next.length > 0 && !this.stopping) {
           this.holding.set(attempt.fence.taskId, next);
-          for (const queue of next) this.chainHeld.set(queue, (this.chainHeld.get(queue) ?? 0) + 1);
+          for (const downstream of next) downstream.hold();
         }
-        this.pump(queue);
-        if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
+        this.pump(pool);
+        pool.wakeUnlessDrained();
         return attempt.written;
       })
       .finally(() => {
-        writing.delete(attempt);
+        pool.written(attempt);
         this.releaseHold(attempt.fence.taskId);
         this.attemptsDone.delete(done);
         // A success may have made the next steps ready: their claim loops look at once,
         // without waiting for the wake-up the settle sends through the database.
         if (attempt.writtenEdge?.to === 'succeeded') {
           const { definition, step } = attempt.claimed;
-          for (const next of downstreamQueues(definition, step.name)) {
-            if (!this.wakeups.has(next)) continue;
-            this.drained.delete(next);
-            this.wakeups.get(next)?.wake();
-          }
+          for (const next of downstreamQueues(definition, step.name)) this.pools.get(next)?.wake();
         }
         // Written: the claim loop may have room again (at most a pool's worth of results may
         // be unwritten), unless its last claim found the queue empty.
-        if (!this.drained.has(queue)) this.wakeups.get(queue)?.wake();
+        pool.wakeUnlessDrained();
       });
     this.attemptsDone.add(done);
   }
 
   /** One statement renews every lease this worker holds; a lease it could not renew aborts its step (R9). */
   private async renewLeases(): Promise<void> {
+    const pools = [...this.pools.values()];
     const held = [
       ...this.running,
-      ...[...this.waiting.values()].flat(),
-      ...[...this.writing.values()].flatMap((attempts) => [...attempts]),
+      ...pools.flatMap((pool) => pool.waitingAttempts()),
+      ...pools.flatMap((pool) => [...pool.writingAttempts()]),
     ];
     const attempts = held.filter((attempt) => !attempt.aborted);
     if (attempts.length === 0) return;
@@ -440,7 +337,7 @@ export class Worker implements WorkerHandle {
       for (const attempt of attempts) {
         if (renewed.has(attempt.fence.taskId)) continue;
         // Its handler has returned: the result being written is fenced on the lease anyway.
-        if (this.writing.get(attempt.claimed.task.queue)?.has(attempt)) continue;
+        if (this.pools.get(attempt.claimed.task.queue)?.isWriting(attempt)) continue;
         const task = await taskGet(this.context.db, attempt.fence.taskId);
         const cancelRequested =
           task?.state === 'cancel_requested' &&
