@@ -4,7 +4,11 @@
  * The "real" system is a `WorkflowRun` driven only through the public reducer
  * (`applyTaskEvent`, `cancelWorkflowRun`) with a simulated clock. The model is the test's own
  * bookkeeping: the full log of emitted rows, each task's state and attempt replayed from that
- * log, the effect markers the engine persisted, and hand-written copies of the SPEC tables.
+ * log, the effect markers the engine persisted, and the contract's tables written out by hand
+ * (test/helpers/contract-tables.ts: §2 states, §3 edges, §4 aggregation, R17 categories, R18
+ * backoff, R24 actor text). None of the model comes from packages/workflow/src: the machine's
+ * own table (`isAllowedEdge`) and fold (`aggregateWorkflowState`) are only ever compared with
+ * the hand-written ones, never used as the expectation.
  *
  * Commands: claim, renew, complete, fail (every error category), attempt timeout, lease expiry,
  * effect-started marker, boundary, worker killed mid-effect, cancel task (twice), cancel
@@ -12,7 +16,7 @@
  * deadline passes, deadline check, release at shutdown, advance clock. Each picks its task by
  * index and is usually sent by the SPEC's actor, sometimes by any actor; refusals are fine.
  *
- * After every command: (1) only SPEC §3 edges, by the code's table and by the copy below;
+ * After every command: (1) only SPEC §3 edges, by the code's table and by the hand-written one;
  * (2) terminal states change only by the operator's dead → queued; (3) R25, state = `to` of the
  * last row; (4) parent = SPEC §4 aggregation, with a workflow row exactly when it changes;
  * (5) pending → queued only once every upstream succeeded, and never left pending after that;
@@ -36,11 +40,8 @@ import {
   decideTaskEdge,
   type ErrorCategory,
   errorCategories,
-  formatActor,
   isAllowedEdge,
-  nextRunAt,
   type PlannedTransition,
-  parseActor,
   type ReasonCode,
   type RefusalCode,
   type RetryPolicy,
@@ -59,6 +60,19 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  isSpecRetryable,
+  specActorKind,
+  specActorText,
+  specAllowsEdge,
+  specDeadReasons,
+  specEdgeRows,
+  specParentState,
+  specReplayReasons,
+  specRetryAtMs,
+  specTaskStates,
+  specTerminalStates,
+} from '../helpers/contract-tables';
+import {
   actorKindArbitrary,
   actorOf,
   backoffArbitrary,
@@ -76,162 +90,7 @@ import {
 } from './arbitraries';
 
 // =============================================================================================
-// The SPEC, written out a second time by hand (independent of packages/workflow/src)
-
-/** SPEC §2, in table order. */
-const specTaskStates = [
-  'pending',
-  'queued',
-  'leased',
-  'awaiting_receipt',
-  'cancel_requested',
-  'succeeded',
-  'cancelled',
-  'dead',
-] as const satisfies readonly TaskState[];
-const specTerminalStates: readonly TaskState[] = ['succeeded', 'cancelled', 'dead'];
-
-/** One row of SPEC §3 exactly as printed: "a / b" cells become lists. */
-interface SpecEdgeRow {
-  readonly from: TaskState | null;
-  readonly to: readonly TaskState[];
-  readonly reasons: readonly ReasonCode[];
-  readonly actors: readonly ActorKind[];
-}
-
-/** SPEC §3, row by row. */
-const specEdgeRows: readonly SpecEdgeRow[] = [
-  { from: null, to: ['queued', 'pending'], reasons: ['submitted'], actors: ['client'] },
-  { from: 'pending', to: ['queued'], reasons: ['upstream_succeeded'], actors: ['system'] },
-  {
-    from: 'pending',
-    to: ['cancelled'],
-    reasons: ['cancelled_before_start'],
-    actors: ['client', 'operator'],
-  },
-  { from: 'queued', to: ['leased'], reasons: ['lease_acquired'], actors: ['worker'] },
-  {
-    from: 'queued',
-    to: ['cancelled'],
-    reasons: ['cancelled_before_start'],
-    actors: ['client', 'operator'],
-  },
-  { from: 'queued', to: ['dead'], reasons: ['deadline_exceeded_before_start'], actors: ['system'] },
-  { from: 'leased', to: ['succeeded'], reasons: ['completed'], actors: ['worker'] },
-  {
-    from: 'leased',
-    to: ['queued'],
-    reasons: ['retry_scheduled', 'lease_expired', 'worker_shutdown'],
-    actors: ['worker', 'sweeper'],
-  },
-  {
-    from: 'leased',
-    to: ['dead'],
-    reasons: [
-      'non_retryable_error',
-      'attempts_exhausted',
-      'lease_expired_effect_uncertain',
-      'deadline_exceeded',
-    ],
-    actors: ['worker', 'sweeper'],
-  },
-  {
-    from: 'leased',
-    to: ['awaiting_receipt'],
-    reasons: ['submitted_awaiting_receipt'],
-    actors: ['worker', 'outbox'],
-  },
-  {
-    from: 'leased',
-    to: ['cancel_requested'],
-    reasons: ['cancel_requested'],
-    actors: ['client', 'operator'],
-  },
-  {
-    from: 'cancel_requested',
-    to: ['cancelled'],
-    reasons: ['cancel_confirmed', 'lease_expired'],
-    actors: ['worker', 'sweeper'],
-  },
-  {
-    from: 'cancel_requested',
-    to: ['succeeded', 'awaiting_receipt'],
-    reasons: ['cancel_after_submit'],
-    actors: ['worker'],
-  },
-  {
-    from: 'cancel_requested',
-    to: ['dead'],
-    reasons: ['lease_expired_effect_uncertain', 'non_retryable_error'],
-    actors: ['sweeper', 'worker'],
-  },
-  {
-    from: 'awaiting_receipt',
-    to: ['succeeded'],
-    reasons: ['receipt_confirmed'],
-    actors: ['receipt'],
-  },
-  {
-    from: 'awaiting_receipt',
-    to: ['queued', 'dead'],
-    reasons: ['receipt_rejected', 'receipt_timeout'],
-    actors: ['receipt', 'sweeper'],
-  },
-  {
-    from: 'dead',
-    to: ['queued'],
-    reasons: ['manual_replay', 'bulk_requeue'],
-    actors: ['operator'],
-  },
-];
-
-function specAllowsEdge(
-  from: TaskState | null,
-  to: TaskState,
-  reason: ReasonCode,
-  actor: ActorKind,
-): boolean {
-  return specEdgeRows.some(
-    (row) =>
-      row.from === from &&
-      row.to.includes(to) &&
-      row.reasons.includes(reason) &&
-      row.actors.includes(actor),
-  );
-}
-
-/** SPEC §4, re-implemented by counting (the domain folds with includes/every). */
-function specParentState(children: readonly TaskState[]): WorkflowState {
-  const count = (state: TaskState) => children.filter((child) => child === state).length;
-  const terminal = count('succeeded') + count('cancelled') + count('dead');
-  if (count('dead') > 0) return 'dead';
-  if (count('succeeded') === children.length) return 'succeeded';
-  if (terminal === children.length && count('cancelled') > 0) return 'cancelled';
-  if (count('cancel_requested') > 0) return 'cancel_requested';
-  if (count('leased') + count('awaiting_receipt') > 0) return 'running';
-  if (count('succeeded') > 0 && terminal < children.length) return 'running';
-  return 'queued';
-}
-
-/** R17: the categories that are never retried; everything else (incl. unknown) is. */
-const specNonRetryable: readonly ErrorCategory[] = [
-  'invalid_argument',
-  'not_found',
-  'unauthorized',
-  'conflict',
-];
-const isSpecRetryable = (category: ErrorCategory) => !specNonRetryable.includes(category);
-
-const replayReasons: readonly ReasonCode[] = ['manual_replay', 'bulk_requeue'];
-const deadReasons: readonly ReasonCode[] = [
-  'deadline_exceeded_before_start',
-  'non_retryable_error',
-  'attempts_exhausted',
-  'lease_expired_effect_uncertain',
-  'deadline_exceeded',
-  'receipt_rejected',
-  'receipt_timeout',
-];
+// Run statistics
 
 /** Every (from, to, reason) the model runs have taken; used to prove the runs reach them all. */
 const edgesSeen = new Set<string>();
@@ -358,7 +217,7 @@ function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransiti
         edge.to === expected &&
         edge.reason === 'submitted' &&
         edge.attempt === 0 &&
-        specAllowsEdge(null, edge.to, edge.reason, parseActor(edge.actor).kind),
+        specAllowsEdge(null, edge.to, edge.reason, specActorKind(edge.actor)),
       () =>
         `creation of ${step.name} should be ∅ → ${expected} (submitted), got ${describeRow(row)}`,
     );
@@ -402,6 +261,15 @@ function absorbBatch(
       invariant(
         position === rows.length - 1,
         () => 'the workflow row is written last, after every task row of the same transaction',
+      );
+      // The parent's row names the cause: the batch's first edge, its reason and actor.
+      const cause = rows[0];
+      invariant(
+        cause?.kind === 'task' &&
+          row.step === cause.step &&
+          row.reason === cause.edge.reason &&
+          row.actor === cause.edge.actor,
+        () => `${describeRow(row)} does not name its cause ${cause && describeRow(cause)}`,
       );
       absorbWorkflowRow(model, row);
       return;
@@ -498,7 +366,7 @@ function checkTaskRow(
     () => `${what()} but the log says ${model.states.get(row.taskId)}`,
   );
   // Invariant 1: only SPEC edges, checked against the code's table and the hand-written copy.
-  const actorKind = parseActor(edge.actor).kind;
+  const actorKind = specActorKind(edge.actor);
   invariant(
     isAllowedEdge(edge.from, edge.to, edge.reason, actorKind),
     () => `${what()} is not in the code's edge table`,
@@ -512,7 +380,7 @@ function checkTaskRow(
     invariant(
       edge.from === 'dead' &&
         edge.to === 'queued' &&
-        replayReasons.includes(edge.reason) &&
+        specReplayReasons.includes(edge.reason) &&
         actorKind === 'operator',
       () => `terminal state changed by ${what()}`,
     );
@@ -530,7 +398,8 @@ function checkTaskRow(
     // What a reducer does on its own: promote (all upstream succeeded) or cascade a cancel
     // (an upstream step was cancelled or asked to stop). Never anything else, never from a
     // dead upstream.
-    const promoted = edge.to === 'queued' && edge.reason === 'upstream_succeeded';
+    const promoted =
+      edge.to === 'queued' && edge.reason === 'upstream_succeeded' && edge.actor === 'system';
     const upstream = upstreamStates(model, row.taskId);
     const cascaded =
       edge.to === 'cancelled' &&
@@ -553,7 +422,7 @@ function checkTaskRow(
   // Invariant 7: every dead carries its reason and the last error category (R18).
   if (edge.to === 'dead') {
     invariant(
-      deadReasons.includes(edge.reason) &&
+      specDeadReasons.includes(edge.reason) &&
         edge.errorCategory !== null &&
         next.lastErrorCategory !== null,
       () => `${what()} lacks a dead reason or an error category`,
@@ -576,7 +445,7 @@ function checkTaskRow(
   const allowedAttempts =
     edge.reason === 'lease_acquired'
       ? [previousAttempt + 1]
-      : replayReasons.includes(edge.reason)
+      : specReplayReasons.includes(edge.reason)
         ? [0]
         : edge.reason === 'worker_shutdown'
           ? [previousAttempt, previousAttempt - 1]
@@ -596,7 +465,7 @@ function checkTaskRow(
     previous.state === edge.from && next.state === edge.to && next.attempt === edge.attempt,
     () => `${what()} but the snapshot went ${previous.state} → ${next.state} (${next.attempt})`,
   );
-  if (replayReasons.includes(edge.reason)) {
+  if (specReplayReasons.includes(edge.reason)) {
     invariant(
       next.replayCount === previous.replayCount + 1,
       () => `${what()}: replay count ${previous.replayCount} → ${next.replayCount}`,
@@ -732,6 +601,13 @@ function sendEvent(
   real.run = decision.run;
   checkRun(model, real);
   const first = decision.transitions[0] as Extract<PlannedTransition, { kind: 'task' }>;
+  // R24: the row names who took the edge, in the contract's actor text: the event's sender,
+  // or the system where §3 says the system takes it (a claim past its deadline).
+  const sender =
+    !('actor' in event) || first.edge.reason === 'deadline_exceeded_before_start'
+      ? 'system'
+      : specActorText(event.actor);
+  invariant(first.edge.actor === sender, () => `${describeRow(first)}, sent by ${sender}`);
   return { ok: true, before, edge: first.edge, after: snapshotIn(decision.run, taskId) };
 }
 
@@ -750,7 +626,7 @@ function sendWorkflowCancel(model: Model, real: Real, actorKind: ActorKind): num
     run,
     result.run,
     result.transitions,
-    { kind: 'workflow_cancel', actor: formatActor(actor) },
+    { kind: 'workflow_cancel', actor: specActorText(actor) },
     real.nowMs,
   );
   invariant(
@@ -798,7 +674,8 @@ function policyOf(model: Model, taskId: string): RetryPolicy {
 /**
  * R17/R18/R28 for a failure that may be retried: dead when the attempts are used up or the
  * next run would start after the deadline, otherwise queued at the jittered backoff, never
- * before Retry-After. The backoff itself is covered by retry-policy.property.test.ts.
+ * before Retry-After. The expected time is the contract's formula (`specRetryAtMs`), not the
+ * machine's own `nextRunAt`, so a wrong backoff shows here too.
  */
 function expectRetryOrDead(
   outcome: Outcome,
@@ -813,22 +690,17 @@ function expectRetryOrDead(
   if (before.attempt >= policy.maxAttempts) {
     expectEdge(outcome, 'dead', reasons.exhausted);
   } else {
-    const runAt = nextRunAt(
-      before.attempt,
-      policy.backoff,
-      new Date(nowMs),
-      () => jitter,
-      retryAfterMs,
-    );
-    if (before.deadlineAt !== null && runAt.getTime() >= before.deadlineAt.getTime()) {
+    // R18 as the contract words it, not the code's `nextRunAt`.
+    const runAt = specRetryAtMs(nowMs, before.attempt, policy.backoff, jitter, retryAfterMs);
+    if (before.deadlineAt !== null && runAt >= before.deadlineAt.getTime()) {
       expectEdge(outcome, 'dead', reasons.pastDeadline);
     } else {
       expectEdge(outcome, 'queued', reasons.retry);
       const ceiling = retryAfterMs + policy.backoff.maximumIntervalMs;
       const at = outcome.after.runAt?.getTime() ?? Number.NaN;
       invariant(
-        at === runAt.getTime() && at >= nowMs + retryAfterMs && at <= nowMs + ceiling,
-        () => `retry at ${at - nowMs} ms, expected ${runAt.getTime() - nowMs} ms (≤ ${ceiling})`,
+        at === runAt && at >= nowMs + retryAfterMs && at <= nowMs + ceiling,
+        () => `retry at ${at - nowMs} ms, expected ${runAt - nowMs} ms (≤ ${ceiling})`,
       );
     }
   }
@@ -1329,7 +1201,7 @@ const replayCommand = fc
 
 /** R26: bulk requeue of every dead task, optionally only those dead for one reason code. */
 const bulkRequeueCommand = fc
-  .option(fc.constantFrom(...deadReasons), { nil: undefined })
+  .option(fc.constantFrom(...specDeadReasons), { nil: undefined })
   .map((onlyReason) =>
     command(`bulkRequeue(${onlyReason ?? 'all'})`, (model, real) => {
       const lastReason = (taskId: string) => {
@@ -1384,7 +1256,7 @@ function expectDeadlineOutcome(outcome: Outcome, real: Real): void {
   if (outcome.before.state === 'queued' && deadlineReached(outcome.before, real.nowMs)) {
     expectEdge(outcome, 'dead', 'deadline_exceeded_before_start');
     invariant(
-      outcome.edge.errorCategory === 'timeout' && parseActor(outcome.edge.actor).kind === 'system',
+      outcome.edge.errorCategory === 'timeout' && specActorKind(outcome.edge.actor) === 'system',
       () => `deadline edge by ${outcome.edge.actor} with ${outcome.edge.errorCategory}`,
     );
     return;
@@ -1611,7 +1483,7 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
               return;
             }
             const { edge, next } = decision;
-            const actor = parseActor(edge.actor).kind;
+            const actor = specActorKind(edge.actor);
             expect(edge.from).toBe(task.state);
             expect(next.state).toBe(edge.to);
             expect(next.attempt).toBe(edge.attempt);
@@ -1620,7 +1492,7 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
               `${edgeKey(edge.from, edge.to, edge.reason)} by ${actor}`,
             ).toBe(true);
             if (specTerminalStates.includes(task.state)) {
-              expect(replayReasons).toContain(edge.reason);
+              expect(specReplayReasons).toContain(edge.reason);
             }
             if (edge.to === 'dead') {
               expect(edge.errorCategory).not.toBeNull();
