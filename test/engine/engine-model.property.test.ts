@@ -157,6 +157,16 @@ async function compareWithModel(model: EngineModel, system: RealSystem, label: s
       model.expectedTaskRow(expected),
     );
   }
+  // The public read says the same, through the engine's own row mappers (§6).
+  for (const workflow of model.workflows) {
+    expect(await system.publicView(workflow.id), `${label}: getWorkflow`).toEqual({
+      state: workflow.parent,
+      tasks: modelTasks
+        .filter((task) => task.workflow === workflow)
+        .map((task) => model.expectedTaskRow(task)),
+      log: workflow.log,
+    });
+  }
 }
 
 /** The `index`-th task among those `prefer` accepts (among all without `prefer`). */

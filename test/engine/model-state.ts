@@ -51,6 +51,8 @@ export interface ModelWorkflow {
   /** The parent's state as its own log rows say (R25). */
   parent: WorkflowState;
   readonly columns: Map<string, EngineColumns>;
+  /** Every row of the workflow's log so far, in log order (R24: append-only). */
+  readonly log: LogRow[];
 }
 
 /** A task with everything the model knows about it. */
@@ -168,8 +170,17 @@ export class EngineModel {
       const fresh = { lease: null, epoch: 0, receipt: null, checkpoints: new Set<string>() };
       columns.set(row.task_id as string, { ...fresh, last: row, output: null });
     }
-    this.workflows.push({ id: ids.workflowId, definition, idempotencyKey, run, parent, columns });
-    return [parentRow(ids.workflowId, null, parent, null), ...taskRows];
+    const log = [parentRow(ids.workflowId, null, parent, null), ...taskRows];
+    this.workflows.push({
+      id: ids.workflowId,
+      definition,
+      idempotencyKey,
+      run,
+      parent,
+      columns,
+      log,
+    });
+    return [...log];
   }
 
   /** One event through the pure machine, and the rows and columns the engine adds to it. */
@@ -273,6 +284,7 @@ export class EngineModel {
       rows.push(parentRow(workflow.id, workflow.parent, parent, causeRow));
       workflow.parent = parent;
     }
+    workflow.log.push(...rows);
     return rows;
   }
 }

@@ -112,6 +112,61 @@ export async function taskRows(db: Executor, workflowIds: readonly string[]): Pr
   return rows.map((row) => ({ ...row, checkpoints: [...(row.checkpoints as string[])].sort() }));
 }
 
+/**
+ * The public read's names (getWorkflow, §6) of the columns the test compares, so its answer
+ * can be held against the same expectations as the plain SQL reads.
+ */
+const taskFieldOfColumn = {
+  id: 'id',
+  workflow_id: 'workflowId',
+  step: 'step',
+  queue: 'queue',
+  max_attempts: 'maxAttempts',
+  state: 'state',
+  attempt: 'attempt',
+  replay_count: 'replayCount',
+  effect_started: 'effectStarted',
+  run_at: 'runAt',
+  deadline_at: 'deadlineAt',
+  last_error_category: 'lastErrorCategory',
+  last_error: 'lastError',
+  lease_holder: 'leaseHolder',
+  lease_epoch: 'leaseEpoch',
+  lease_expires_at: 'leaseExpiresAt',
+  receipt_id: 'receiptId',
+  receipt_deadline_at: 'receiptDeadlineAt',
+  checkpoints: 'checkpoints',
+  output: 'output',
+} as const;
+const transitionFieldOfColumn = {
+  workflow_id: 'workflowId',
+  task_id: 'taskId',
+  step: 'step',
+  from_state: 'from',
+  to_state: 'to',
+  reason: 'reason',
+  error_category: 'errorCategory',
+  error_summary: 'errorSummary',
+  actor: 'actor',
+  attempt: 'attempt',
+  detail: 'detail',
+} as const;
+
+/** A public object's fields re-keyed by the columns they show. */
+function byColumn(value: object, fieldOfColumn: Readonly<Record<string, string>>) {
+  const fields = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(fieldOfColumn).map(([column, field]) => [column, fields[field]]),
+  );
+}
+
+/** What getWorkflow says of a workflow, in column names: its state, tasks and log. */
+export interface PublicView {
+  readonly state: string;
+  readonly tasks: readonly Record<string, unknown>[];
+  readonly log: readonly Record<string, unknown>[];
+}
+
 /** One fast-check run: its workflows, where its log rows start, its start time. */
 export class RealSystem {
   readonly workflowIds = new Set<string>();
@@ -199,6 +254,20 @@ export class RealSystem {
     const last = rows[rows.length - 1];
     if (last !== undefined) this.watermark = last.id;
     return rows.map(({ id: _id, ...row }) => row);
+  }
+
+  /** The engine's public read of a workflow (§6 `getWorkflow`), tasks in its order. */
+  async publicView(workflowId: string): Promise<PublicView | undefined> {
+    const view = await this.engine.getWorkflow(workflowId);
+    if (view === undefined) return undefined;
+    return {
+      state: view.state,
+      tasks: view.tasks.map((task) => ({
+        ...byColumn(task, taskFieldOfColumn),
+        checkpoints: Object.keys(task.checkpoints).sort(),
+      })),
+      log: view.transitions.map((row) => byColumn(row, transitionFieldOfColumn)),
+    };
   }
 
   tasks(): Promise<TaskRow[]> {
