@@ -41,14 +41,7 @@
  *   CAUSEWAY_FC_SEED=… CAUSEWAY_FC_PATH=… CAUSEWAY_FC_REPLAY_PATH=… pnpm exec vitest run <file>
  */
 import { EngineError } from '@causeway/engine';
-import {
-  type Actor,
-  type ErrorCategory,
-  errorCategories,
-  type ReasonCode,
-  type TaskEvent,
-  type TaskState,
-} from '@causeway/workflow';
+import type { Actor, ErrorCategory, ReasonCode, TaskEvent, TaskState } from '@causeway/workflow';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -58,6 +51,7 @@ import {
   taskWriteFenced,
 } from '../../packages/engine/src/db/store';
 import { applyEvents, type EventRequest } from '../../packages/engine/src/runtime/apply-events';
+import { specErrorCategories } from '../helpers/contract-tables';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
 import { commandsReplayPath } from '../workflow/arbitraries';
@@ -1043,7 +1037,7 @@ const staleArbitrary = fc.oneof(
   { arbitrary: fc.constant(false), weight: 8 },
   { arbitrary: fc.constant(true), weight: 1 },
 );
-const categoryArbitrary = fc.constantFrom(...errorCategories);
+const categoryArbitrary = fc.constantFrom(...specErrorCategories);
 
 const submitCommand = fc
   .record({

@@ -152,6 +152,20 @@ export function specParentState(children: readonly TaskState[]): WorkflowState {
   return 'queued';
 }
 
+/** R17: every error category — transient, non-retryable, and `unknown` for the unclassified. */
+export const specErrorCategories = [
+  'timeout',
+  'throttled',
+  'network',
+  'unavailable',
+  'db_conflict',
+  'invalid_argument',
+  'not_found',
+  'unauthorized',
+  'conflict',
+  'unknown',
+] as const satisfies readonly ErrorCategory[];
+
 /** R17: the categories that are never retried; everything else (incl. unknown) is. */
 export const specNonRetryable: readonly ErrorCategory[] = [
   'invalid_argument',
@@ -190,6 +204,9 @@ const actorCarriesName: Readonly<Record<ActorKind, boolean>> = {
   operator: true,
   outbox: true,
 };
+
+/** §3's actor kinds (the actor column), plus `system` for the edges the engine takes itself. */
+export const specActorKinds = Object.keys(actorCarriesName) as readonly ActorKind[];
 
 /** The actor text of a log row (R24) for an actor of `kind` called `name`. */
 export function specActorText(actor: { readonly kind: ActorKind; readonly name?: string }): string {

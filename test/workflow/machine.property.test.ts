@@ -62,10 +62,12 @@ import { describe, expect, it } from 'vitest';
 import {
   isSpecRetryable,
   specActorKind,
+  specActorKinds,
   specActorText,
   specAllowsEdge,
   specDeadReasons,
   specEdgeRows,
+  specErrorCategories,
   specParentState,
   specReplayReasons,
   specRetryAtMs,
@@ -1095,7 +1097,7 @@ const receiptCommand = fc
     // Mostly the SPEC's actor for the outcome, sometimes any actor.
     odd: fc.oneof(
       { arbitrary: fc.constant(undefined), weight: 9 },
-      { arbitrary: fc.constantFrom(...actorKinds), weight: 1 },
+      { arbitrary: fc.constantFrom(...specActorKinds), weight: 1 },
     ),
   })
   .map(({ target, receipt, jitter, odd }) => {
@@ -1359,8 +1361,10 @@ describe('task machine: model-based', () => {
 });
 
 describe('edge table', () => {
-  it('lists exactly the SPEC §2 states and at least the SPEC §3 reason codes', () => {
+  it('lists exactly the SPEC §2 states, R17 categories and actor kinds, and at least the SPEC §3 reason codes', () => {
     expect([...taskStates]).toEqual([...specTaskStates]);
+    expect([...errorCategories].sort()).toEqual([...specErrorCategories].sort());
+    expect([...actorKinds].sort()).toEqual([...specActorKinds].sort());
     const specReasons = new Set(specEdgeRows.flatMap((row) => row.reasons));
     expect([...specReasons].filter((reason) => !reasonCodes.includes(reason))).toEqual([]);
   });
@@ -1370,7 +1374,7 @@ describe('edge table', () => {
     for (const from of [null, ...taskStates]) {
       for (const to of taskStates) {
         for (const reason of reasonCodes) {
-          for (const actor of actorKinds) {
+          for (const actor of new Set([...actorKinds, ...specActorKinds])) {
             const code = isAllowedEdge(from, to, reason, actor);
             const spec = specAllowsEdge(from, to, reason, actor);
             if (code !== spec) {
@@ -1405,7 +1409,7 @@ const anySnapshotArbitrary: fc.Arbitrary<TaskSnapshot> = fc.record({
     fc.integer({ min: 0, max: 60_000 }).map((ms) => new Date(acceptedAtMs + ms)),
     { nil: null },
   ),
-  lastErrorCategory: fc.option(fc.constantFrom(...errorCategories), { nil: null }),
+  lastErrorCategory: fc.option(fc.constantFrom(...specErrorCategories), { nil: null }),
   lastError: fc.option(fc.constant('earlier failure'), { nil: null }),
 });
 
@@ -1417,7 +1421,7 @@ const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc.record({
   deadlineMs: fc.constant(null),
 });
 
-const anyActorArbitrary = fc.constantFrom(...actorKinds).map(actorOf);
+const anyActorArbitrary = fc.constantFrom(...specActorKinds).map(actorOf);
 
 const anyEventArbitrary: fc.Arbitrary<TaskEvent> = fc.oneof(
   fc.constant({ type: 'promote' } as const),
