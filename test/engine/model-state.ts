@@ -12,6 +12,10 @@
  * one transaction's rows — the event's own edge, then the edges it caused in step order, then
  * the parent's row if it moved (a submission: the parent's creation row first) — and the
  * actor text of the event's own row (R24), written for whoever sent the event.
+ *
+ * The contract is silent on the order within one transaction; "step order" is the engine's
+ * stated convention. The machine plans a cascade level by level, which is the same order for
+ * this test's shapes (one step, a chain, a diamond) but not for every DAG.
  */
 import type {
   Actor,
