@@ -5,6 +5,12 @@
  * same task and workflow rows and append the same log rows. Where the statement may not
  * decide (a candidate past its deadline), it must write nothing, and the full claim must be
  * the one that finalizes that deadline.
+ *
+ * Shared with production on purpose: this is a differential test, and its oracle is the
+ * engine's own full claim (`claimTasks`), which the engine model test checks against the pure
+ * machine (and the machine against its own independent model). Rows are compared as read with
+ * plain SQL (`rowsAfter`); the upstream outputs a leased task is handed are checked against
+ * those rows and the test's own `upstreamOf`, never against the engine's row mappers.
  */
 import { deriveClaimOutcomes, type WorkflowDefinition } from '@causeway/workflow';
 import fc from 'fast-check';
@@ -106,14 +112,14 @@ describe('the one-statement claim', () => {
           if (workflowsLeased < fast.result.claimed.length) twoInOneWorkflow += 1;
           expect(fullFinalized).toBe(false);
           expect(fast.result.claimed.map((row) => row.task.id)).toEqual(fullLeased);
-          // Each leased task reads its upstream steps' outputs, as the full claim loaded them.
+          // Each leased task reads its upstream steps' outputs, as stored.
           for (const row of fast.result.claimed) {
             const definition = definitions.get(row.workflowName) as WorkflowDefinition;
             const upstream = upstreamOf(definition, row.task.step);
             const expected = Object.fromEntries(
-              [...full.result.tasks.values()]
-                .filter((task) => task.workflowId === row.task.workflowId)
-                .filter((task) => upstream.has(task.step))
+              full.rows.tasks
+                .filter((task) => task.workflow_id === row.task.workflowId)
+                .filter((task) => upstream.has(task.step as string))
                 .map((task) => [task.step, task.output]),
             );
             expect(row.outputs).toEqual(expected);

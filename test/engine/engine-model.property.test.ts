@@ -1,6 +1,5 @@
 /**
- * Model-based test of the REAL engine on PostgreSQL against the PURE machine (the rules in
- * docs/rules.md, the tables in docs/state-machine.md).
+ * Model-based test of the REAL engine on PostgreSQL against the PURE machine (docs/rules.md, docs/state-machine.md).
  *
  * fast-check generates command sequences (submit, claim, complete, fail, await receipt,
  * effect start / checkpoint, renew, release, cancel task / workflow, receipts, replay, bulk
@@ -9,13 +8,24 @@
  * (`taskClaimCandidates` + `applyEvents` for claims, `applyEvents` with the lease fence for
  * settles, `taskWriteFenced` for boundaries, `leaseRenewMany`, the `Sweeper`) — and against
  * the model (model-state.ts: `createWorkflowRun` / `applyTaskEvent` / `cancelWorkflowRun` on
- * in-memory runs at the same database time and with the same jitter). After every command:
+ * in-memory runs at the same database time and with the same jitter, plus the engine's own
+ * columns and rows as the contract describes them). After every command:
  *   - every workflow's state, and every task's state, attempt, replay count, effect marker,
  *     run_at, deadline, lease holder / epoch / expiry, receipt, last error, checkpoints, output;
  *   - the transition rows the command appended (task and workflow rows, in log order: task,
  *     from, to, reason, error category and summary, actor, attempt, detail), and their time;
  *   - the operation's answer (cancel, receipt, replay, bulk requeue, submit);
  * and at the end of each run R25 (`logMismatches`).
+ *
+ * Shared with production on purpose: the pure machine (@causeway/workflow) is this test's
+ * model of each DECISION — the engine must take exactly the edges the machine plans, and the
+ * machine is checked on its own against an independent model (machine.property.test.ts).
+ * What the engine adds around a decision — log rows (R24) and their order, the parent's row
+ * (the aggregation table), lease/receipt/output columns (R7, R23) — is the test's own encoding in model-state.ts,
+ * and the database is read with plain SQL in column names (model-system.ts), never through
+ * the engine's row mappers or schema types. The engine internals imported below are the
+ * system under test (the worker's claim, settle, fenced write, renewal and sweeper paths,
+ * driven one command at a time), not parts of the model.
  *
  * No background worker runs, so each run is deterministic. Time: the model uses the database
  * time of the command's own transaction (or, for operations that open theirs, the time stamped
@@ -31,37 +41,28 @@
  *   CAUSEWAY_FC_SEED=… CAUSEWAY_FC_PATH=… CAUSEWAY_FC_REPLAY_PATH=… pnpm exec vitest run <file>
  */
 import { EngineError } from '@causeway/engine';
-import {
-  type Actor,
-  type ErrorCategory,
-  errorCategories,
-  type ReasonCode,
-  type TaskEvent,
-  type TaskState,
-} from '@causeway/workflow';
+import type { Actor, ErrorCategory, ReasonCode, TaskEvent, TaskState } from '@causeway/workflow';
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { taskClaimCandidates } from '../../packages/engine/src/db/claim/claim-load';
-import { databaseNow } from '../../packages/engine/src/db/clock';
-import type { LeaseFence } from '../../packages/engine/src/db/lease/lease-fence';
 import { leaseRenewMany } from '../../packages/engine/src/db/lease/lease-renew';
 import { taskWriteFenced } from '../../packages/engine/src/db/lease/task-write-fenced';
-import { taskListByWorkflows } from '../../packages/engine/src/db/reads/record-reads';
-import type { TaskRecord } from '../../packages/engine/src/db/rows';
 import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-events';
 import type { EventRequest } from '../../packages/engine/src/runtime/decision/event-request';
-import { holdsLease } from '../../packages/engine/src/runtime/worker/executor';
+import { specErrorCategories } from '../helpers/contract-tables';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
 import { commandsReplayPath } from '../workflow/arbitraries';
+import { EngineModel, type LogRow, type ModelOutcome, type ModelTask } from './model-state';
 import {
-  EngineModel,
-  type LogRow,
-  leaseHoldingStates,
-  type ModelOutcome,
-  type ModelTask,
-} from './model-state';
-import { createShared, type DbRow, RealSystem, sweepGuardMs } from './model-system';
+  createShared,
+  type DbRow,
+  databaseNow,
+  RealSystem,
+  sweepGuardMs,
+  type TaskRow,
+} from './model-system';
 import {
   leaseMs,
   modelQueues,
@@ -120,8 +121,8 @@ function expectRows(
     for (const row of actual) expect(row.at, `${label}: transition time`).toEqual(at);
   }
   for (const row of actual) {
-    const kind = row.taskId === null ? 'workflow' : 'task';
-    tally(`${kind} ${row.from ?? '∅'} → ${row.to} (${row.reason})`);
+    const kind = row.task_id === null ? 'workflow' : 'task';
+    tally(`${kind} ${row.from_state ?? '∅'} → ${row.to_state} (${row.reason})`);
   }
 }
 
@@ -132,76 +133,33 @@ function tally(what: string) {
   reached.set(what, (reached.get(what) ?? 0) + 1);
 }
 
-/** Every workflow and task of the run in the database equals the model. */
+/** Every workflow and task of the run in the database (plain SQL) equals the model. */
 async function compareWithModel(model: EngineModel, system: RealSystem, label: string) {
   const [states, tasks] = await Promise.all([system.workflowStates(), system.tasks()]);
   expect(states.size, `${label}: workflows`).toBe(model.workflows.length);
   for (const workflow of model.workflows) {
     expect(states.get(workflow.id), `${label}: ${workflow.definition.name} ${workflow.id}`).toBe(
-      workflow.run.state,
+      workflow.parent,
     );
   }
-  const byId = new Map(tasks.map((task) => [task.id, task]));
+  const byId = new Map<string, TaskRow>(tasks.map((task) => [task.id, task]));
   const modelTasks = model.tasks();
   expect(tasks.length, `${label}: tasks`).toBe(modelTasks.length);
   for (const expected of modelTasks) {
-    const actual = byId.get(expected.task.taskId);
-    expect(
-      actual === undefined ? undefined : columnsOf(actual),
-      `${label}: task ${expected.task.step}`,
-    ).toEqual(expectedColumns(expected));
+    expect(byId.get(expected.task.taskId), `${label}: task ${expected.task.step}`).toEqual(
+      model.expectedTaskRow(expected),
+    );
   }
-}
-
-function columnsOf(task: TaskRecord) {
-  return {
-    id: task.id,
-    workflowId: task.workflowId,
-    step: task.step,
-    queue: task.queue,
-    maxAttempts: task.maxAttempts,
-    state: task.state,
-    attempt: task.attempt,
-    replayCount: task.replayCount,
-    effectStarted: task.effectStarted,
-    runAt: task.runAt,
-    deadlineAt: task.deadlineAt,
-    lastErrorCategory: task.lastErrorCategory,
-    lastError: task.lastError,
-    leaseHolder: task.leaseHolder,
-    leaseEpoch: task.leaseEpoch,
-    leaseExpiresAt: task.leaseExpiresAt,
-    receiptId: task.receiptId,
-    receiptDeadlineAt: task.receiptDeadlineAt,
-    checkpoints: Object.keys(task.checkpoints).sort(),
-    output: task.output,
-  };
-}
-
-function expectedColumns({ workflow, task, step, columns }: ModelTask) {
-  const snapshot = task.snapshot;
-  return {
-    id: task.taskId,
-    workflowId: workflow.id,
-    step: task.step,
-    queue: step.queue,
-    maxAttempts: step.policy.maxAttempts,
-    state: snapshot.state,
-    attempt: snapshot.attempt,
-    replayCount: snapshot.replayCount,
-    effectStarted: snapshot.effectStarted,
-    runAt: snapshot.runAt,
-    deadlineAt: snapshot.deadlineAt,
-    lastErrorCategory: snapshot.lastErrorCategory,
-    lastError: snapshot.lastError,
-    leaseHolder: columns.holder,
-    leaseEpoch: columns.epoch,
-    leaseExpiresAt: columns.leaseExpiresAt,
-    receiptId: columns.receiptId,
-    receiptDeadlineAt: columns.receiptDeadlineAt,
-    checkpoints: [...columns.checkpoints].sort(),
-    output: columns.output,
-  };
+  // The public read says the same, through the engine's own row mappers (the public surfaces).
+  for (const workflow of model.workflows) {
+    expect(await system.publicView(workflow.id), `${label}: getWorkflow`).toEqual({
+      state: workflow.parent,
+      tasks: modelTasks
+        .filter((task) => task.workflow === workflow)
+        .map((task) => model.expectedTaskRow(task)),
+      log: workflow.log,
+    });
+  }
 }
 
 /** The `index`-th task among those `prefer` accepts (among all without `prefer`). */
@@ -215,32 +173,33 @@ function pickTask(
   return pool.length === 0 ? undefined : pool[index % pool.length];
 }
 
-const holdsLeaseState = (task: ModelTask) => leaseHoldingStates.includes(task.task.snapshot.state);
+/** A claim's fence (R7): every later write of that claim is conditional on it. */
+interface Fence {
+  readonly taskId: string;
+  readonly holder: string;
+  readonly epoch: number;
+}
+
+/** Whether a worker holds the task, as the model's columns say (R7). */
+const holdsLeaseState = (task: ModelTask) => task.columns.lease !== null;
 
 /**
  * R7 as the model sees it: same holder and epoch, still leased or cancel_requested, lease not
  * run out. `undefined` when the lease ends in the very millisecond of `now`: a renewed lease's
  * expiry has microseconds the model (millisecond Dates) cannot see, so SQL may answer either way.
  */
-function modelHoldsLease(task: ModelTask, fence: LeaseFence, now: Date, sqlFence: boolean) {
-  const { columns } = task;
-  if (
-    !holdsLeaseState(task) ||
-    columns.holder !== fence.holder ||
-    columns.epoch !== fence.epoch ||
-    columns.leaseExpiresAt === null
-  ) {
-    return false;
-  }
-  if (sqlFence && columns.leaseExpiresAt.getTime() === now.getTime()) return undefined;
-  return columns.leaseExpiresAt.getTime() > now.getTime();
+function modelHoldsLease(task: ModelTask, fence: Fence, now: Date, sqlFence: boolean) {
+  const { lease, epoch } = task.columns;
+  if (lease === null || lease.holder !== fence.holder || epoch !== fence.epoch) return false;
+  if (sqlFence && lease.expiresAt.getTime() === now.getTime()) return undefined;
+  return lease.expiresAt.getTime() > now.getTime();
 }
 
 /** The fence a worker would hold on the task: its current claim, or the one before (stale). */
-function fenceOf(task: ModelTask, stale: boolean): LeaseFence {
+function fenceOf(task: ModelTask, stale: boolean): Fence {
   return {
     taskId: task.task.taskId,
-    holder: task.columns.holder ?? workerHolders[0],
+    holder: task.columns.lease?.holder ?? workerHolders[0],
     epoch: task.columns.epoch - (stale ? 1 : 0),
   };
 }
@@ -278,7 +237,7 @@ function inLogOrder<T extends { readonly taskId: string }>(
   rows: readonly DbRow[],
 ): T[] {
   const position = (taskId: string) => {
-    const index = rows.findIndex((row) => row.taskId === taskId);
+    const index = rows.findIndex((row) => row.task_id === taskId);
     return index === -1 ? Number.POSITIVE_INFINITY : index;
   };
   return [...events].sort((a, b) => position(a.taskId) - position(b.taskId));
@@ -302,7 +261,7 @@ function compareKeys(a: readonly (number | string)[], b: readonly (number | stri
   return 0;
 }
 
-/** Runs one event in its own transaction, as the engine's resultWriter does, returning its `now`. */
+/** Runs one event in its own transaction, as the engine's settler does, returning its `now`. */
 async function applyInTransaction(system: RealSystem, request: EventRequest) {
   return system.db.transaction().execute(async (tx) => {
     const now = await databaseNow(tx);
@@ -359,7 +318,9 @@ class SubmitCommand extends ModelCommand {
         { n: model.workflows.length },
         { transaction: tx, ...(key === null ? {} : { idempotencyKey: key }) },
       );
-      return { now, result, tasks: await taskListByWorkflows(tx, [result.workflow.id]) };
+      const { rows: tasks } = await sql<{ id: string; step: string }>`
+        select id, step from causeway_tasks where workflow_id = ${result.workflow.id}`.execute(tx);
+      return { now, result, tasks };
     });
     system.workflowIds.add(result.workflow.id);
     const rows = await system.takeRows();
@@ -367,7 +328,7 @@ class SubmitCommand extends ModelCommand {
     if (existing !== undefined) {
       // R2: the same workflow, its current state, nothing written.
       expect(result, label).toEqual({
-        workflow: { id: existing.id, state: existing.run.state },
+        workflow: { id: existing.id, state: existing.parent },
         deduplicated: true,
       });
       tally('submit: deduplicated');
@@ -384,7 +345,7 @@ class SubmitCommand extends ModelCommand {
       { workflowId: result.workflow.id, taskIds },
       now,
     );
-    expect(result.workflow.state, label).toBe(model.workflow(result.workflow.id).run.state);
+    expect(result.workflow.state, label).toBe(model.workflow(result.workflow.id).parent);
     expectRows(label, rows, expected, now);
   }
 }
@@ -483,7 +444,7 @@ class ClaimCommand extends ModelCommand {
 
 type SettleKind = 'complete' | 'fail' | 'await_receipt' | 'release';
 
-/** A running step reports its result: one event fenced on its lease (R7), as the resultWriter writes it. */
+/** A running step reports its result: one event fenced on its lease (R7), as the settler writes it. */
 class SettleCommand extends ModelCommand {
   constructor(
     readonly kind: SettleKind,
@@ -546,7 +507,7 @@ class SettleCommand extends ModelCommand {
     const { now, outcome } = await applyInTransaction(system, {
       taskId,
       event,
-      precondition: (task, at) => holdsLease(task, fence, at),
+      fence,
       ...(extra === undefined ? {} : { extra }),
     });
     const rows = await system.takeRows();
@@ -628,7 +589,7 @@ class EffectCommand extends ModelCommand {
       const { now, outcome } = await applyInTransaction(system, {
         taskId,
         event,
-        precondition: (task, time) => holdsLease(task, fence, time),
+        fence,
       });
       at = now;
       if (modelHoldsLease(model.task(taskId), fence, now, false)) {
@@ -730,16 +691,17 @@ class ClockCommand extends ModelCommand {
       const { state } = task.task.snapshot;
       const taskId = task.task.taskId;
       const dueAt = (at: Date | null) => at !== null && at.getTime() < listedAt.getTime();
-      if (leaseHoldingStates.includes(state) && dueAt(task.columns.leaseExpiresAt)) {
-        const key = [0, task.columns.leaseExpiresAt?.getTime() ?? 0];
+      const { lease, receipt } = task.columns;
+      if (lease !== null && dueAt(lease.expiresAt)) {
+        const key = [0, lease.expiresAt.getTime()];
         return [{ taskId, key, event: { type: 'lease_expired', actor } as TaskEvent }];
       }
       if (state === 'queued' && dueAt(task.task.snapshot.deadlineAt)) {
         const key = [1, task.task.snapshot.deadlineAt?.getTime() ?? 0];
         return [{ taskId, key, event: { type: 'deadline_passed' } as TaskEvent }];
       }
-      if (state === 'awaiting_receipt' && dueAt(task.columns.receiptDeadlineAt)) {
-        const key = [2, task.columns.receiptDeadlineAt?.getTime() ?? 0];
+      if (state === 'awaiting_receipt' && receipt !== null && dueAt(receipt.deadlineAt)) {
+        const key = [2, receipt.deadlineAt.getTime()];
         return [{ taskId, key, event: { type: 'receipt_timeout', actor } as TaskEvent }];
       }
       return [];
@@ -761,16 +723,14 @@ class ClockCommand extends ModelCommand {
       const { snapshot } = task.task;
       switch (this.target) {
         case 'lease':
-          return holdsLeaseState(task) && task.columns.leaseExpiresAt !== null
-            ? [task.columns.leaseExpiresAt.getTime() + 1]
-            : [];
+          return task.columns.lease !== null ? [task.columns.lease.expiresAt.getTime() + 1] : [];
         case 'deadline':
           return !terminalStates.includes(snapshot.state) && snapshot.deadlineAt !== null
             ? [snapshot.deadlineAt.getTime() + 1]
             : [];
         case 'receipt':
-          return snapshot.state === 'awaiting_receipt' && task.columns.receiptDeadlineAt !== null
-            ? [task.columns.receiptDeadlineAt.getTime() + 1]
+          return snapshot.state === 'awaiting_receipt' && task.columns.receipt !== null
+            ? [task.columns.receipt.deadlineAt.getTime() + 1]
             : [];
         case 'run_at':
           return snapshot.state === 'queued' &&
@@ -790,13 +750,10 @@ class ClockCommand extends ModelCommand {
 function sweepDeadlines(model: EngineModel): number[] {
   return model.tasks().flatMap((task) => {
     const { state, deadlineAt } = task.task.snapshot;
-    if (leaseHoldingStates.includes(state) && task.columns.leaseExpiresAt !== null) {
-      return [task.columns.leaseExpiresAt.getTime()];
-    }
+    const { lease, receipt } = task.columns;
+    if (lease !== null) return [lease.expiresAt.getTime()];
     if (state === 'queued' && deadlineAt !== null) return [deadlineAt.getTime()];
-    if (state === 'awaiting_receipt' && task.columns.receiptDeadlineAt !== null) {
-      return [task.columns.receiptDeadlineAt.getTime()];
-    }
+    if (state === 'awaiting_receipt' && receipt !== null) return [receipt.deadlineAt.getTime()];
     return [];
   });
 }
@@ -875,8 +832,8 @@ class CancelWorkflowCommand extends ModelCommand {
     const expected = model.cancelWorkflow(workflow.id, actor, clockOf(now, this.jitter));
     expect(answer, `${label}: answer`).toEqual({
       workflowId: workflow.id,
-      state: model.workflow(workflow.id).run.state,
-      changed: expected.some((row) => row.taskId !== null),
+      state: model.workflow(workflow.id).parent,
+      changed: expected.some((row) => row.task_id !== null),
     });
     expectRows(label, rows, expected, now);
   }
@@ -1011,7 +968,7 @@ class BulkRequeueCommand extends ModelCommand {
     const present = deadReasons.filter((code) =>
       model
         .tasks()
-        .some((task) => task.task.snapshot.state === 'dead' && task.columns.lastReason === code),
+        .some((task) => task.task.snapshot.state === 'dead' && task.columns.last.reason === code),
     );
     const pool = present.length > 0 ? present : deadReasons;
     const reasonCode = pool[this.reasonIndex % pool.length] as ReasonCode;
@@ -1030,7 +987,7 @@ class BulkRequeueCommand extends ModelCommand {
     const due = model
       .tasks()
       .filter(
-        (task) => task.task.snapshot.state === 'dead' && task.columns.lastReason === reasonCode,
+        (task) => task.task.snapshot.state === 'dead' && task.columns.last.reason === reasonCode,
       )
       .map((task) => ({ taskId: task.task.taskId }));
     const ordered = inLogOrder(due, rows);
@@ -1079,7 +1036,7 @@ const staleArbitrary = fc.oneof(
   { arbitrary: fc.constant(false), weight: 8 },
   { arbitrary: fc.constant(true), weight: 1 },
 );
-const categoryArbitrary = fc.constantFrom(...errorCategories);
+const categoryArbitrary = fc.constantFrom(...specErrorCategories);
 
 const submitCommand = fc
   .record({

@@ -1,66 +1,62 @@
 /**
- * The model side of the engine model test: the PURE machine of @causeway/workflow
- * (`createWorkflowRun`, `applyTaskEvent`, `cancelWorkflowRun`) applied to in-memory runs, plus
- * the few columns the pure machine does not know about and the engine keeps next to it
- * (lease holder/epoch/expiry of R7, the receipt being waited for, checkpoint names, the reason
- * of the last edge). Those are written here from the rules (R7, R9, R10, R19, R23), not copied
- * from the engine.
+ * The model side of the engine model test.
+ *
+ * Shared with production on purpose: the PURE machine of @causeway/workflow
+ * (`createWorkflowRun`, `applyTaskEvent`, `cancelWorkflowRun`) decides each edge — whether it
+ * is taken, its reason, error, attempt, run_at, deadline and detail. The engine is checked
+ * against the machine; the machine is checked against its own independent model in
+ * test/workflow/machine.property.test.ts.
+ *
+ * Everything the ENGINE adds around a decision is the test's own, from the contract: the rows
+ * and columns of model-rows.ts, the parent by the contract's aggregation table, and here the order of
+ * one transaction's rows — the event's own edge, then the edges it caused in step order, then
+ * the parent's row if it moved (a submission: the parent's creation row first) — and the
+ * actor text of the event's own row (R24), written for whoever sent the event.
+ *
+ * The contract is silent on the order within one transaction; "step order" is the engine's
+ * stated convention. The machine plans a cascade level by level, which is the same order for
+ * this test's shapes (one step, a chain, a diamond) but not for every DAG.
  */
-import {
-  type Actor,
-  applyTaskEvent,
-  cancelWorkflowRun,
-  createWorkflowRun,
-  type PlannedTransition,
-  type ReasonCode,
-  type Refusal,
-  type RunClock,
-  type RunTask,
-  type TaskEvent,
-  type TaskSnapshot,
-  type TaskState,
-  type WorkflowDefinition,
-  type WorkflowRun,
-  type WorkflowStep,
+import type {
+  Actor,
+  PlannedTransition,
+  ReasonCode,
+  Refusal,
+  RunClock,
+  RunTask,
+  TaskEdge,
+  TaskEvent,
+  TaskState,
+  WorkflowDefinition,
+  WorkflowRun,
+  WorkflowState,
+  WorkflowStep,
 } from '@causeway/workflow';
+import { applyTaskEvent, cancelWorkflowRun, createWorkflowRun } from '@causeway/workflow';
+import { specActorText, specParentState } from '../helpers/contract-tables';
+import {
+  type EngineColumns,
+  type EventCause,
+  fencedWrite,
+  type LogRow,
+  parentRow,
+  snapshotColumns,
+  takeEdge,
+} from './model-rows';
 import { leaseMs } from './model-workflows';
 
-/** One row of the transition log as the test compares it: everything but its id and time. */
-export interface LogRow {
-  readonly workflowId: string;
-  readonly taskId: string | null;
-  readonly step: string | null;
-  readonly from: string | null;
-  readonly to: string;
-  readonly reason: string;
-  readonly errorCategory: string | null;
-  readonly errorSummary: string | null;
-  readonly actor: string;
-  readonly attempt: number;
-  readonly detail: unknown;
-}
-
-/** Engine columns beside the machine's snapshot. */
-export interface EngineColumns {
-  holder: string | null;
-  epoch: number;
-  leaseExpiresAt: Date | null;
-  receiptId: string | null;
-  receiptDeadlineAt: Date | null;
-  /** Reason of the task's last edge (what bulk requeue selects on). */
-  lastReason: ReasonCode;
-  /** Checkpoint names ever written (R19: never cleared, a retry resumes from them). */
-  readonly checkpoints: Set<string>;
-  /** The step's output, stored with its completion (kept once written). */
-  output: unknown;
-}
+export type { EngineColumns, EventCause, LogRow } from './model-rows';
 
 export interface ModelWorkflow {
   readonly id: string;
   readonly definition: WorkflowDefinition;
   readonly idempotencyKey: string | null;
   run: WorkflowRun;
+  /** The parent's state as its own log rows say (R25). */
+  parent: WorkflowState;
   readonly columns: Map<string, EngineColumns>;
+  /** Every row of the workflow's log so far, in log order (R24: append-only). */
+  readonly log: LogRow[];
 }
 
 /** A task with everything the model knows about it. */
@@ -69,16 +65,6 @@ export interface ModelTask {
   readonly task: RunTask;
   readonly step: WorkflowStep;
   readonly columns: EngineColumns;
-}
-
-/** What caused an event, for the engine columns the edge writes. */
-export interface EventCause {
-  /** The claiming worker's holder. */
-  readonly holder?: string;
-  /** The receipt an `await_receipt` waits for. */
-  readonly receipt?: { readonly id: string; readonly timeoutMs: number };
-  /** The output a `complete` reports. */
-  readonly output?: unknown;
 }
 
 /** An event's result; `reason` is the task's latest edge reason afterwards (why it is in `state`). */
@@ -96,7 +82,8 @@ export type ModelOutcome =
       readonly reason: ReasonCode;
     };
 
-export const leaseHoldingStates: readonly TaskState[] = ['leased', 'cancel_requested'];
+/** A task edge of a decision, found by task id. */
+type EdgesByTask = ReadonlyMap<string, TaskEdge>;
 
 export class EngineModel {
   readonly workflows: ModelWorkflow[] = [];
@@ -119,10 +106,6 @@ export class EngineModel {
     return found;
   }
 
-  hasTask(taskId: string): boolean {
-    return this.tasks().some((candidate) => candidate.task.taskId === taskId);
-  }
-
   workflow(workflowId: string): ModelWorkflow {
     const found = this.workflows.find((candidate) => candidate.id === workflowId);
     if (found === undefined) throw new Error(`the model has no workflow ${workflowId}`);
@@ -135,38 +118,77 @@ export class EngineModel {
     );
   }
 
-  /** A new workflow (R2, R3): its creation rows, workflow row first. */
+  /** The task's row of causeway_tasks as the model expects it (checkpoints: their sorted names). */
+  expectedTaskRow({ workflow, task, step, columns }: ModelTask): Record<string, unknown> {
+    const decided = Object.entries(snapshotColumns).map(([name, read]) => [
+      name,
+      read(task.snapshot),
+    ]);
+    return {
+      id: task.taskId,
+      workflow_id: workflow.id,
+      step: task.step,
+      queue: step.queue,
+      max_attempts: step.policy.maxAttempts,
+      ...Object.fromEntries(decided),
+      lease_holder: columns.lease?.holder ?? null,
+      lease_epoch: columns.epoch,
+      lease_expires_at: columns.lease?.expiresAt ?? null,
+      receipt_id: columns.receipt?.id ?? null,
+      receipt_deadline_at: columns.receipt?.deadlineAt ?? null,
+      checkpoints: [...columns.checkpoints].sort(),
+      output: columns.output,
+    };
+  }
+
+  /**
+   * A new workflow (R2, R3): the parent's creation row, then each step's `submitted` row in
+   * step order — roots queued, the rest pending, by the client, attempt 0 (the
+   * contract's states and edge tables).
+   */
   submit(
     definition: WorkflowDefinition,
     idempotencyKey: string | null,
     ids: { readonly workflowId: string; readonly taskIds: readonly string[] },
     now: Date,
   ): LogRow[] {
-    const created = createWorkflowRun(definition, ids, now);
+    const { run } = createWorkflowRun(definition, ids, now);
+    const taskRows = run.tasks.map((task): LogRow => {
+      const waits = stepOf(definition, task.step).after.length > 0;
+      return {
+        workflow_id: ids.workflowId,
+        task_id: task.taskId,
+        step: task.step,
+        from_state: null,
+        to_state: waits ? 'pending' : 'queued',
+        reason: 'submitted',
+        error_category: null,
+        error_summary: null,
+        actor: 'client',
+        attempt: 0,
+        detail: null,
+      };
+    });
+    const parent = specParentState(taskRows.map((row) => row.to_state as TaskState));
     const columns = new Map<string, EngineColumns>();
-    for (const task of created.run.tasks) {
-      columns.set(task.taskId, {
-        holder: null,
-        epoch: 0,
-        leaseExpiresAt: null,
-        receiptId: null,
-        receiptDeadlineAt: null,
-        lastReason: 'submitted',
-        checkpoints: new Set(),
-        output: null,
-      });
+    for (const row of taskRows) {
+      const fresh = { lease: null, epoch: 0, receipt: null, checkpoints: new Set<string>() };
+      columns.set(row.task_id as string, { ...fresh, last: row, output: null });
     }
+    const log = [parentRow(ids.workflowId, null, parent, null), ...taskRows];
     this.workflows.push({
       id: ids.workflowId,
       definition,
       idempotencyKey,
-      run: created.run,
+      run,
+      parent,
       columns,
+      log,
     });
-    return created.transitions.map((row) => logRow(ids.workflowId, row));
+    return [...log];
   }
 
-  /** One event through the pure reducer, and the engine columns its edges imply. */
+  /** One event through the pure machine, and the rows and columns the engine adds to it. */
   apply(taskId: string, event: TaskEvent, clock: RunClock, cause: EventCause = {}): ModelOutcome {
     const { workflow } = this.task(taskId);
     const decision = applyTaskEvent(workflow.definition, workflow.run, taskId, event, clock);
@@ -176,138 +198,115 @@ export class EngineModel {
         kind: 'refused',
         refusal: decision.refusal,
         state: task.snapshot.state,
-        reason: columns.lastReason,
+        reason: columns.last.reason as ReasonCode,
       };
     }
     workflow.run = decision.run;
-    this.absorb(workflow, decision.transitions, clock.now, { taskId, ...cause });
+    const edges = edgesOf(decision.transitions);
+    const own = edges.get(taskId) as TaskEdge;
+    // R24: the row names whoever sent the event; the edge table has the system finalize a claim past its
+    // deadline, and an event without a sender is the system's.
+    const sender =
+      !('actor' in event) || own.reason === 'deadline_exceeded_before_start'
+        ? 'system'
+        : specActorText(event.actor);
+    const actorOf = (id: string, edge: TaskEdge) => (id === taskId ? sender : edge.actor);
+    const rows = this.record(workflow, taskId, edges, actorOf, clock.now, cause);
     const { task, columns } = this.task(taskId);
     return {
       kind: 'applied',
-      rows: decision.transitions.map((row) => {
-        const logged = logRow(workflow.id, row);
-        // The engine records the receipt an edge into awaiting_receipt waits for (R23).
-        return row.kind === 'task' &&
-          row.taskId === taskId &&
-          row.edge.to === 'awaiting_receipt' &&
-          cause.receipt !== undefined
-          ? { ...logged, detail: { ...(row.edge.detail ?? {}), receiptId: cause.receipt.id } }
-          : logged;
-      }),
+      rows,
       state: task.snapshot.state,
-      reason: columns.lastReason,
+      reason: columns.last.reason as ReasonCode,
     };
   }
 
-  /** A workflow-wide cancel through the pure reducer. */
+  /** A workflow-wide cancel through the pure machine: its edges in step order, all by the caller. */
   cancelWorkflow(workflowId: string, actor: Actor, clock: RunClock): LogRow[] {
     const workflow = this.workflow(workflowId);
     const decided = cancelWorkflowRun(workflow.definition, workflow.run, actor, clock);
     workflow.run = decided.run;
-    this.absorb(workflow, decided.transitions, clock.now, null);
-    return decided.transitions.map((row) => logRow(workflow.id, row));
+    const edges = edgesOf(decided.transitions);
+    const first = workflow.run.tasks.find((task) => edges.has(task.taskId));
+    if (first === undefined) return [];
+    const caller = specActorText(actor);
+    return this.record(workflow, first.taskId, edges, () => caller, clock.now, {});
   }
 
   /**
-   * The fenced "effect started" write (R10, R19): the marker is set only while `leased` (under
-   * `cancel_requested` the cancel wins); a checkpoint is recorded in either state.
+   * The fenced "effect started" / checkpoint write after it landed (`fencedWrite`): a
+   * checkpoint is recorded, the marker set where the state allows it.
    */
   recordEffect(taskId: string, checkpoint: string | null): void {
     const { workflow, task, columns } = this.task(taskId);
+    const write = fencedWrite[task.snapshot.state];
+    if (write === undefined) throw new Error(`a fenced write landed on a ${task.snapshot.state}`);
     if (checkpoint !== null) columns.checkpoints.add(checkpoint);
-    if (task.snapshot.state !== 'leased') return;
-    this.patchSnapshot(workflow, taskId, { effectStarted: true });
-  }
-
-  /** Lease renewal (R9): not an edge, only a new expiry. */
-  renew(taskId: string, now: Date): void {
-    this.task(taskId).columns.leaseExpiresAt = new Date(now.getTime() + leaseMs);
-  }
-
-  private patchSnapshot(
-    workflow: ModelWorkflow,
-    taskId: string,
-    patch: Partial<TaskSnapshot>,
-  ): void {
+    if (!write.startsEffect) return;
     workflow.run = {
       ...workflow.run,
-      tasks: workflow.run.tasks.map((task) =>
-        task.taskId === taskId ? { ...task, snapshot: { ...task.snapshot, ...patch } } : task,
+      tasks: workflow.run.tasks.map((candidate) =>
+        candidate.taskId === taskId
+          ? { ...candidate, snapshot: { ...candidate.snapshot, effectStarted: true } }
+          : candidate,
       ),
     };
   }
 
-  /**
-   * The engine columns after each task edge: a claim takes the lease (holder, epoch + 1,
-   * expiry = now + lease, R7); leaving leased/cancel_requested drops it; waiting for a receipt
-   * records which receipt and until when (R23).
-   */
-  private absorb(
-    workflow: ModelWorkflow,
-    transitions: readonly PlannedTransition[],
-    now: Date,
-    cause: ({ readonly taskId: string } & EventCause) | null,
-  ): void {
-    for (const row of transitions) {
-      if (row.kind !== 'task') continue;
-      const columns = workflow.columns.get(row.taskId) as EngineColumns;
-      const isCause = cause !== null && cause.taskId === row.taskId;
-      columns.lastReason = row.edge.reason;
-      if (isCause && cause.output !== undefined) columns.output = cause.output;
-      if (isCause && row.edge.reason === 'lease_acquired') {
-        columns.holder = cause.holder ?? null;
-        columns.epoch += 1;
-        columns.leaseExpiresAt = new Date(now.getTime() + leaseMs);
-      } else if (!leaseHoldingStates.includes(row.edge.to)) {
-        columns.holder = null;
-        columns.leaseExpiresAt = null;
-      }
-      if (row.edge.to !== 'awaiting_receipt') {
-        columns.receiptId = null;
-        columns.receiptDeadlineAt = null;
-      } else if (isCause && cause.receipt !== undefined) {
-        columns.receiptId = cause.receipt.id;
-        columns.receiptDeadlineAt = new Date(now.getTime() + cause.receipt.timeoutMs);
-      }
-    }
+  /** Lease renewal (R9): not an edge, only a new expiry for the same claim. */
+  renew(taskId: string, now: Date): void {
+    const { columns } = this.task(taskId);
+    if (columns.lease === null) throw new Error('renewed a task nobody holds');
+    columns.lease = { ...columns.lease, expiresAt: new Date(now.getTime() + leaseMs) };
   }
+
+  /**
+   * The rows of one decision in the model's order — the edge of `first`, the others in step
+   * order, the parent's row last if the aggregation table moved it — and each edge's columns.
+   */
+  private record(
+    workflow: ModelWorkflow,
+    first: string,
+    edges: EdgesByTask,
+    actorOf: (taskId: string, edge: TaskEdge) => string,
+    now: Date,
+    cause: EventCause,
+  ): LogRow[] {
+    const ordered = [
+      ...workflow.run.tasks.filter((task) => task.taskId === first),
+      ...workflow.run.tasks.filter((task) => task.taskId !== first && edges.has(task.taskId)),
+    ];
+    const rows = ordered.map((task) => {
+      const edge = edges.get(task.taskId) as TaskEdge;
+      const isFirst = task.taskId === first;
+      const actor = actorOf(task.taskId, edge);
+      const columns = workflow.columns.get(task.taskId) as EngineColumns;
+      return takeEdge(workflow.id, columns, task, edge, actor, now, isFirst ? cause : {});
+    });
+    const [causeRow] = rows;
+    const parent = specParentState(workflow.run.tasks.map((task) => task.snapshot.state));
+    if (causeRow !== undefined && parent !== workflow.parent) {
+      rows.push(parentRow(workflow.id, workflow.parent, parent, causeRow));
+      workflow.parent = parent;
+    }
+    workflow.log.push(...rows);
+    return rows;
+  }
+}
+
+/** The task edges the machine decided, by task; each task takes at most one per decision. */
+function edgesOf(transitions: readonly PlannedTransition[]): EdgesByTask {
+  const edges = new Map<string, TaskEdge>();
+  for (const row of transitions) {
+    if (row.kind !== 'task') continue;
+    if (edges.has(row.taskId)) throw new Error(`task ${row.taskId} took two edges at once`);
+    edges.set(row.taskId, row.edge);
+  }
+  return edges;
 }
 
 function stepOf(definition: WorkflowDefinition, name: string): WorkflowStep {
   const found = definition.steps.find((candidate) => candidate.name === name);
   if (found === undefined) throw new Error(`${definition.name} has no step ${name}`);
   return found;
-}
-
-/** A planned transition as the row the engine appends (R24). */
-function logRow(workflowId: string, row: PlannedTransition): LogRow {
-  if (row.kind === 'workflow') {
-    return {
-      workflowId,
-      taskId: null,
-      step: null,
-      from: row.from,
-      to: row.to,
-      reason: row.reason,
-      errorCategory: null,
-      errorSummary: null,
-      actor: row.actor,
-      attempt: 0,
-      // The engine keeps the step whose edge changed the parent in the row's detail.
-      detail: row.step === null ? null : { step: row.step },
-    };
-  }
-  return {
-    workflowId,
-    taskId: row.taskId,
-    step: row.step,
-    from: row.edge.from,
-    to: row.edge.to,
-    reason: row.edge.reason,
-    errorCategory: row.edge.errorCategory,
-    errorSummary: row.edge.errorSummary,
-    actor: row.edge.actor,
-    attempt: row.edge.attempt,
-    detail: row.edge.detail,
-  };
 }

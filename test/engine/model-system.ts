@@ -8,14 +8,14 @@
  * EngineContext built here whose `random` returns the current command's jitter — a number
  * fast-check chose, constant within a command. The model gets the same constant, so backoff
  * `run_at` values are compared exactly, whatever order the engine draws them in.
+ *
+ * Reads are plain SQL in the tables' own column names, never the engine's row mappers or its
+ * Kysely schema, so a column the engine maps or writes wrongly shows in the comparison.
  */
 import type { Engine } from '@causeway/engine';
 import { type TaskState, type WorkflowState, workflowRegistry } from '@causeway/workflow';
-import { sql } from 'kysely';
+import { type QueryExecutorProvider, sql } from 'kysely';
 import { pino } from 'pino';
-import { clockSetOffset, databaseNow } from '../../packages/engine/src/db/clock';
-import { taskListByWorkflows } from '../../packages/engine/src/db/reads/record-reads';
-import type { TaskRecord } from '../../packages/engine/src/db/rows';
 import type { EngineContext } from '../../packages/engine/src/runtime/context';
 import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-events';
 import { Notifier } from '../../packages/engine/src/runtime/notifier';
@@ -74,9 +74,97 @@ export function createShared(url: string, engine: Engine): Shared {
   };
 }
 
-/** A transition row as read back (the compared fields plus its database time). */
+/** A transition row as read back (the compared columns plus its database time). */
 export interface DbRow extends LogRow {
   readonly at: Date;
+}
+
+/** A task row as read back: the compared columns, checkpoints as their sorted names. */
+export type TaskRow = Record<string, unknown> & {
+  readonly id: string;
+  readonly workflow_id: string;
+  readonly state: TaskState;
+};
+
+/** The engine's Kysely instance or one of its transactions: plain SQL runs on either. */
+type Executor = QueryExecutorProvider;
+
+/** Database time (R11: causeway_now(), with the test offset). */
+export async function databaseNow(db: Executor): Promise<Date> {
+  const { rows } = await sql<{ now: Date }>`select causeway_now() as now`.execute(db);
+  return (rows[0] as { now: Date }).now;
+}
+
+async function setClockOffset(db: Executor, offsetMs: number): Promise<void> {
+  await sql`update causeway_clock set offset_ms = ${offsetMs}`.execute(db);
+}
+
+/** The task rows of `workflowIds`, by id. */
+export async function taskRows(db: Executor, workflowIds: readonly string[]): Promise<TaskRow[]> {
+  if (workflowIds.length === 0) return [];
+  const { rows } = await sql<TaskRow>`
+    select id, workflow_id, step, queue, max_attempts, state, attempt, replay_count,
+      effect_started, run_at, deadline_at, last_error_category, last_error, lease_holder,
+      lease_epoch::integer as lease_epoch, lease_expires_at, receipt_id, receipt_deadline_at,
+      array(select jsonb_object_keys(checkpoints)) as checkpoints, output
+    from causeway_tasks where workflow_id = any(${[...workflowIds]}::uuid[])
+    order by id`.execute(db);
+  return rows.map((row) => ({ ...row, checkpoints: [...(row.checkpoints as string[])].sort() }));
+}
+
+/**
+ * The public read's names (getWorkflow, in the public surfaces) of the columns the test compares, so its answer
+ * can be held against the same expectations as the plain SQL reads.
+ */
+const taskFieldOfColumn = {
+  id: 'id',
+  workflow_id: 'workflowId',
+  step: 'step',
+  queue: 'queue',
+  max_attempts: 'maxAttempts',
+  state: 'state',
+  attempt: 'attempt',
+  replay_count: 'replayCount',
+  effect_started: 'effectStarted',
+  run_at: 'runAt',
+  deadline_at: 'deadlineAt',
+  last_error_category: 'lastErrorCategory',
+  last_error: 'lastError',
+  lease_holder: 'leaseHolder',
+  lease_epoch: 'leaseEpoch',
+  lease_expires_at: 'leaseExpiresAt',
+  receipt_id: 'receiptId',
+  receipt_deadline_at: 'receiptDeadlineAt',
+  checkpoints: 'checkpoints',
+  output: 'output',
+} as const;
+const transitionFieldOfColumn = {
+  workflow_id: 'workflowId',
+  task_id: 'taskId',
+  step: 'step',
+  from_state: 'from',
+  to_state: 'to',
+  reason: 'reason',
+  error_category: 'errorCategory',
+  error_summary: 'errorSummary',
+  actor: 'actor',
+  attempt: 'attempt',
+  detail: 'detail',
+} as const;
+
+/** A public object's fields re-keyed by the columns they show. */
+function byColumn(value: object, fieldOfColumn: Readonly<Record<string, string>>) {
+  const fields = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(fieldOfColumn).map(([column, field]) => [column, fields[field]]),
+  );
+}
+
+/** What getWorkflow says of a workflow, in column names: its state, tasks and log. */
+export interface PublicView {
+  readonly state: string;
+  readonly tasks: readonly Record<string, unknown>[];
+  readonly log: readonly Record<string, unknown>[];
 }
 
 /** One fast-check run: its workflows, where its log rows start, its start time. */
@@ -96,7 +184,7 @@ export class RealSystem {
   static async start(shared: Shared): Promise<RealSystem> {
     shared.runs += 1;
     shared.offsetMs += runGapMs;
-    await clockSetOffset(shared.engine.db, shared.offsetMs);
+    await setClockOffset(shared.engine.db, shared.offsetMs);
     const system = new RealSystem(shared, await databaseNow(shared.engine.db));
     system.watermark = await system.lastTransitionId();
     return system;
@@ -123,7 +211,7 @@ export class RealSystem {
     const delta = target - (await this.now()).getTime();
     if (delta <= 0) return;
     this.shared.offsetMs += delta;
-    await clockSetOffset(this.db, this.shared.offsetMs);
+    await setClockOffset(this.db, this.shared.offsetMs);
   }
 
   /**
@@ -154,61 +242,44 @@ export class RealSystem {
   /** The log rows this run's workflows got since the last call, in log order. */
   async takeRows(): Promise<DbRow[]> {
     const ids = [...this.workflowIds];
-    const { rows } =
-      ids.length === 0
-        ? { rows: [] }
-        : await sql<{
-            id: string;
-            workflow_id: string;
-            task_id: string | null;
-            step: string | null;
-            from_state: string | null;
-            to_state: string;
-            reason: string;
-            error_category: string | null;
-            error_summary: string | null;
-            actor: string;
-            attempt: number;
-            at: Date;
-            detail: unknown;
-          }>`
-            select id::text as id, workflow_id, task_id, step, from_state, to_state, reason, error_category,
-                   error_summary, actor, attempt, at, detail
-            from causeway_transitions
-            where id > ${this.watermark}::bigint and workflow_id = any(${ids}::uuid[])
-            order by causeway_transitions.id`.execute(this.db);
+    if (ids.length === 0) return [];
+    const { rows } = await sql<DbRow & { id: string }>`
+      select id::text as id, workflow_id, task_id, step, from_state, to_state, reason,
+        error_category, error_summary, actor, attempt, at, detail
+      from causeway_transitions
+      where id > ${this.watermark}::bigint and workflow_id = any(${ids}::uuid[])
+      -- The table's id, not the text alias of the same name (text order puts 10 before 9).
+      order by causeway_transitions.id`.execute(this.db);
     // Only this run's rows are ever read, so the last one read is the mark for the next read.
     const last = rows[rows.length - 1];
     if (last !== undefined) this.watermark = last.id;
-    return rows.map((row) => ({
-      workflowId: row.workflow_id,
-      taskId: row.task_id,
-      step: row.step,
-      from: row.from_state,
-      to: row.to_state,
-      reason: row.reason,
-      errorCategory: row.error_category,
-      errorSummary: row.error_summary,
-      actor: row.actor,
-      attempt: row.attempt,
-      detail: row.detail,
-      at: row.at,
-    }));
+    return rows.map(({ id: _id, ...row }) => row);
   }
 
-  tasks(): Promise<TaskRecord[]> {
-    return taskListByWorkflows(this.db, [...this.workflowIds]);
+  /** The engine's public read of a workflow (`getWorkflow` of the public surfaces), tasks in its order. */
+  async publicView(workflowId: string): Promise<PublicView | undefined> {
+    const view = await this.engine.getWorkflow(workflowId);
+    if (view === undefined) return undefined;
+    return {
+      state: view.state,
+      tasks: view.tasks.map((task) => ({
+        ...byColumn(task, taskFieldOfColumn),
+        checkpoints: Object.keys(task.checkpoints).sort(),
+      })),
+      log: view.transitions.map((row) => byColumn(row, transitionFieldOfColumn)),
+    };
+  }
+
+  tasks(): Promise<TaskRow[]> {
+    return taskRows(this.db, [...this.workflowIds]);
   }
 
   async workflowStates(): Promise<Map<string, WorkflowState>> {
     const ids = [...this.workflowIds];
     if (ids.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('causeway_workflows')
-      .select(['id', 'state'])
-      .where('id', 'in', ids)
-      .execute();
-    return new Map(rows.map((row) => [row.id, row.state as WorkflowState]));
+    const { rows } = await sql<{ id: string; state: WorkflowState }>`
+      select id, state from causeway_workflows where id = any(${ids}::uuid[])`.execute(this.db);
+    return new Map(rows.map((row) => [row.id, row.state]));
   }
 
   /**
@@ -231,7 +302,7 @@ export class RealSystem {
       const toCancel = new Set(
         tasks
           .filter((task) => task.state === 'queued' || task.state === 'leased')
-          .map((task) => task.workflowId),
+          .map((task) => task.workflow_id),
       );
       for (const workflowId of toCancel) await this.engine.cancelWorkflow(workflowId);
       for (const task of tasks) {

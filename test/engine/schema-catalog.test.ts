@@ -373,9 +373,24 @@ describe('what an edge writes', () => {
       stats = rows[0] ?? stats;
       return stats.updates >= 400; // queued → running → succeeded, twice per workflow
     });
-    // A page fills up when its old versions cannot be pruned yet (a concurrent snapshot); most
-    // updates must still stay on their page. With state in an index none would.
-    expect(stats.hot).toBeGreaterThanOrEqual(stats.updates * 0.6);
+    // An update stays on its page (HOT) only if it changes no indexed column: no index of the
+    // workflow table may cover what a decision changes on it. How many of them do stay depends
+    // on other backends' snapshots (a page whose old versions cannot be pruned yet is full),
+    // so the count only has to show that they can; with state in an index none would.
+    const indexed = await query<{ index: string }>(
+      scratch.url,
+      `select i.relname as index from pg_index x
+         join pg_class i on i.oid = x.indexrelid
+         join pg_attribute a on a.attrelid = x.indrelid and a.attnum = any(x.indkey)
+        where x.indrelid = 'causeway_workflows'::regclass and a.attname in ('state', 'updated_at')
+        union
+       select i.relname from pg_index x join pg_class i on i.oid = x.indexrelid
+        where x.indrelid = 'causeway_workflows'::regclass
+          and (pg_get_expr(x.indexprs, x.indrelid) ~ '(state|updated_at)'
+            or pg_get_expr(x.indpred, x.indrelid) ~ '(state|updated_at)')`,
+    );
+    expect(indexed).toEqual([]);
+    expect(stats.hot).toBeGreaterThan(0);
 
     const foreignKeys = await query<{ name: string }>(
       scratch.url,

@@ -1,11 +1,12 @@
-import {
-  isAllowedEdge,
-  parseActor,
-  type ReasonCode,
-  type TaskState,
-  type Transition,
-} from '@causeway/workflow';
+/**
+ * Checks on the raw log for the engine's scenario tests. The edge check reads the log with
+ * plain SQL and judges it by the contract's edge table and R24 actor text as written out in
+ * test/helpers/contract-tables.ts, not by the code's own `isAllowedEdge`/`parseActor`, so
+ * an edge the code wrongly allows still shows here.
+ */
+import type { ReasonCode, TaskState, Transition } from '@causeway/workflow';
 import { expect } from 'vitest';
+import { specActorKind, specAllowsEdge } from '../helpers/contract-tables';
 import { logMismatches, query } from '../helpers/engine';
 
 /** A transition row as stored, for checks on the raw log. */
@@ -34,13 +35,13 @@ export async function disallowedEdges(databaseUrl: string): Promise<LogRow[]> {
     'select * from causeway_transitions where task_id is not null order by id',
   );
   return rows.filter((row) => {
-    let kind: ReturnType<typeof parseActor>['kind'];
+    let kind: ReturnType<typeof specActorKind>;
     try {
-      kind = parseActor(row.actor).kind;
+      kind = specActorKind(row.actor);
     } catch {
       return true;
     }
-    return !isAllowedEdge(
+    return !specAllowsEdge(
       row.from_state as TaskState | null,
       row.to_state as TaskState,
       row.reason as ReasonCode,

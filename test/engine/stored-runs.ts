@@ -2,6 +2,10 @@
  * Random stored states for the one-statement paths' property tests: workflows of a few shapes
  * driven by the pure machine into reachable states, written straight into the tables, plus
  * helpers to run a path in a rolled-back transaction and read what it wrote.
+ *
+ * The pure machine is used here only to GENERATE reachable states (on purpose: a state no run
+ * reaches proves nothing about the engine); every row is written and read back with plain SQL,
+ * and the lease columns of a stored claim (R7: holder, epoch, expiry) are this file's own.
  */
 import {
   applyTaskEvent,

@@ -2,22 +2,23 @@
  * Generators and run settings shared by the property tests of the pure workflow machine.
  *
  * Everything random comes from fast-check (never Math.random or Date.now), so a failure is
- * reproduced from the seed and path that fast-check prints.
+ * reproduced from the seed and path that fast-check prints. Error categories and actor kinds
+ * are drawn from the contract's lists (contract-tables.ts), not the code's, so a category or
+ * kind the code lost is still sent to it.
  */
 import {
   type Actor,
   type ActorKind,
-  actorKinds,
   type BackoffPolicy,
   defineWorkflow,
   type ErrorCategory,
-  errorCategories,
   retryPolicyLimits,
   step,
   type WorkflowDefinition,
 } from '@causeway/workflow';
 import fc from 'fast-check';
 import { z } from 'zod';
+import { specActorKinds, specErrorCategories } from '../helpers/contract-tables';
 
 // ---------------------------------------------------------------------------------------------
 // Run settings
@@ -188,7 +189,7 @@ export function buildDefinition(spec: WorkflowSpec): WorkflowDefinition {
 export const taskIndexArbitrary = fc.nat({ max: stepNames.length - 1 });
 
 export const errorCategoryArbitrary: fc.Arbitrary<ErrorCategory> = fc.constantFrom(
-  ...errorCategories,
+  ...specErrorCategories,
 );
 
 /** A jitter sample in [0, 1): the seeded "random" a decision gets. Shrinks towards 0. */
@@ -198,7 +199,7 @@ export const jitterArbitrary = fc.double({ min: 0, max: 1, maxExcluded: true, no
 export function actorKindArbitrary(...expected: readonly ActorKind[]): fc.Arbitrary<ActorKind> {
   return fc.oneof(
     { arbitrary: fc.constantFrom(...expected), weight: 9 },
-    { arbitrary: fc.constantFrom(...actorKinds), weight: 1 },
+    { arbitrary: fc.constantFrom(...specActorKinds), weight: 1 },
   );
 }
 

@@ -1,21 +1,24 @@
 /**
- * Model-based property tests of the pure workflow machine (the rules in docs/rules.md, the
- * tables in docs/state-machine.md).
+ * Model-based property tests of the pure workflow machine (docs/rules.md, docs/state-machine.md).
  *
  * The "real" system is a `WorkflowRun` driven only through the public reducer
  * (`applyTaskEvent`, `cancelWorkflowRun`) with a simulated clock. The model is the test's own
  * bookkeeping: the full log of emitted rows, each task's state and attempt replayed from that
- * log, the effect markers the engine persisted, and hand-written copies of the tables.
+ * log, the effect markers the engine persisted, and the contract's tables written out by hand
+ * (test/helpers/contract-tables.ts: the contract's states, edges, aggregation, R17 categories, R18
+ * backoff, R24 actor text). None of the model comes from packages/workflow/src: the machine's
+ * own table (`isAllowedEdge`) and fold (`aggregateWorkflowState`) are only ever compared with
+ * the hand-written ones, never used as the expectation.
  *
  * Commands: claim, renew, complete, fail (every error category), attempt timeout, lease expiry,
  * effect-started marker, boundary, worker killed mid-effect, cancel task (twice), cancel
  * workflow (twice), receipt confirmed/rejected/timeout, await receipt, replay, bulk requeue,
  * deadline passes, deadline check, release at shutdown, advance clock. Each picks its task by
- * index and is usually sent by the table's actor, sometimes by any actor; refusals are fine.
+ * index and is usually sent by the contract's actor, sometimes by any actor; refusals are fine.
  *
- * After every command: (1) only allowed edges, by the code's table and by the copy below;
+ * After every command: (1) only the edge table (docs/state-machine.md) edges, by the code's table and by the hand-written one;
  * (2) terminal states change only by the operator's dead → queued; (3) R25, state = `to` of the
- * last row; (4) parent = the aggregation table, with a workflow row exactly when it changes;
+ * last row; (4) parent = the contract's aggregation, with a workflow row exactly when it changes;
  * (5) pending → queued only once every upstream succeeded, and never left pending after that;
  * (6) attempts ≤ maxAttempts; (7) every dead has its reason and error category; (8) a repeated
  * cancel (task or workflow) emits nothing. Plus: refusals and inputs are never mutated, no
@@ -37,11 +40,8 @@ import {
   decideTaskEdge,
   type ErrorCategory,
   errorCategories,
-  formatActor,
   isAllowedEdge,
-  nextRunAt,
   type PlannedTransition,
-  parseActor,
   type ReasonCode,
   type RefusalCode,
   type RetryPolicy,
@@ -60,6 +60,21 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  isSpecRetryable,
+  specActorKind,
+  specActorKinds,
+  specActorText,
+  specAllowsEdge,
+  specDeadReasons,
+  specEdgeRows,
+  specErrorCategories,
+  specParentState,
+  specReplayReasons,
+  specRetryAtMs,
+  specTaskStates,
+  specTerminalStates,
+} from '../helpers/contract-tables';
+import {
   actorKindArbitrary,
   actorOf,
   backoffArbitrary,
@@ -77,163 +92,7 @@ import {
 } from './arbitraries';
 
 // =============================================================================================
-// The contract's tables (docs/state-machine.md), written out a second time by hand
-// (independent of packages/workflow/src)
-
-/** The task states, in table order. */
-const specTaskStates = [
-  'pending',
-  'queued',
-  'leased',
-  'awaiting_receipt',
-  'cancel_requested',
-  'succeeded',
-  'cancelled',
-  'dead',
-] as const satisfies readonly TaskState[];
-const specTerminalStates: readonly TaskState[] = ['succeeded', 'cancelled', 'dead'];
-
-/** One row of the edge table; one row may list several targets with the same reasons. */
-interface SpecEdgeRow {
-  readonly from: TaskState | null;
-  readonly to: readonly TaskState[];
-  readonly reasons: readonly ReasonCode[];
-  readonly actors: readonly ActorKind[];
-}
-
-/** The edge table, row by row. */
-const specEdgeRows: readonly SpecEdgeRow[] = [
-  { from: null, to: ['queued', 'pending'], reasons: ['submitted'], actors: ['client'] },
-  { from: 'pending', to: ['queued'], reasons: ['upstream_succeeded'], actors: ['system'] },
-  {
-    from: 'pending',
-    to: ['cancelled'],
-    reasons: ['cancelled_before_start'],
-    actors: ['client', 'operator'],
-  },
-  { from: 'queued', to: ['leased'], reasons: ['lease_acquired'], actors: ['worker'] },
-  {
-    from: 'queued',
-    to: ['cancelled'],
-    reasons: ['cancelled_before_start'],
-    actors: ['client', 'operator'],
-  },
-  { from: 'queued', to: ['dead'], reasons: ['deadline_exceeded_before_start'], actors: ['system'] },
-  { from: 'leased', to: ['succeeded'], reasons: ['completed'], actors: ['worker'] },
-  {
-    from: 'leased',
-    to: ['queued'],
-    reasons: ['retry_scheduled', 'lease_expired', 'worker_shutdown'],
-    actors: ['worker', 'sweeper'],
-  },
-  {
-    from: 'leased',
-    to: ['dead'],
-    reasons: [
-      'non_retryable_error',
-      'attempts_exhausted',
-      'lease_expired_effect_uncertain',
-      'deadline_exceeded',
-    ],
-    actors: ['worker', 'sweeper'],
-  },
-  {
-    from: 'leased',
-    to: ['awaiting_receipt'],
-    reasons: ['submitted_awaiting_receipt'],
-    actors: ['worker', 'outbox'],
-  },
-  {
-    from: 'leased',
-    to: ['cancel_requested'],
-    reasons: ['cancel_requested'],
-    actors: ['client', 'operator'],
-  },
-  {
-    from: 'cancel_requested',
-    to: ['cancelled'],
-    reasons: ['cancel_confirmed', 'lease_expired'],
-    actors: ['worker', 'sweeper'],
-  },
-  {
-    from: 'cancel_requested',
-    to: ['succeeded', 'awaiting_receipt'],
-    reasons: ['cancel_after_submit'],
-    actors: ['worker'],
-  },
-  {
-    from: 'cancel_requested',
-    to: ['dead'],
-    reasons: ['lease_expired_effect_uncertain', 'non_retryable_error'],
-    actors: ['sweeper', 'worker'],
-  },
-  {
-    from: 'awaiting_receipt',
-    to: ['succeeded'],
-    reasons: ['receipt_confirmed'],
-    actors: ['receipt'],
-  },
-  {
-    from: 'awaiting_receipt',
-    to: ['queued', 'dead'],
-    reasons: ['receipt_rejected', 'receipt_timeout'],
-    actors: ['receipt', 'sweeper'],
-  },
-  {
-    from: 'dead',
-    to: ['queued'],
-    reasons: ['manual_replay', 'bulk_requeue'],
-    actors: ['operator'],
-  },
-];
-
-function specAllowsEdge(
-  from: TaskState | null,
-  to: TaskState,
-  reason: ReasonCode,
-  actor: ActorKind,
-): boolean {
-  return specEdgeRows.some(
-    (row) =>
-      row.from === from &&
-      row.to.includes(to) &&
-      row.reasons.includes(reason) &&
-      row.actors.includes(actor),
-  );
-}
-
-/** The aggregation table, re-implemented by counting (the domain folds with includes/every). */
-function specParentState(children: readonly TaskState[]): WorkflowState {
-  const count = (state: TaskState) => children.filter((child) => child === state).length;
-  const terminal = count('succeeded') + count('cancelled') + count('dead');
-  if (count('dead') > 0) return 'dead';
-  if (count('succeeded') === children.length) return 'succeeded';
-  if (terminal === children.length && count('cancelled') > 0) return 'cancelled';
-  if (count('cancel_requested') > 0) return 'cancel_requested';
-  if (count('leased') + count('awaiting_receipt') > 0) return 'running';
-  if (count('succeeded') > 0 && terminal < children.length) return 'running';
-  return 'queued';
-}
-
-/** R17: the categories that are never retried; everything else (incl. unknown) is. */
-const specNonRetryable: readonly ErrorCategory[] = [
-  'invalid_argument',
-  'not_found',
-  'unauthorized',
-  'conflict',
-];
-const isSpecRetryable = (category: ErrorCategory) => !specNonRetryable.includes(category);
-
-const replayReasons: readonly ReasonCode[] = ['manual_replay', 'bulk_requeue'];
-const deadReasons: readonly ReasonCode[] = [
-  'deadline_exceeded_before_start',
-  'non_retryable_error',
-  'attempts_exhausted',
-  'lease_expired_effect_uncertain',
-  'deadline_exceeded',
-  'receipt_rejected',
-  'receipt_timeout',
-];
+// Run statistics
 
 /** Every (from, to, reason) the model runs have taken; used to prove the runs reach them all. */
 const edgesSeen = new Set<string>();
@@ -360,7 +219,7 @@ function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransiti
         edge.to === expected &&
         edge.reason === 'submitted' &&
         edge.attempt === 0 &&
-        specAllowsEdge(null, edge.to, edge.reason, parseActor(edge.actor).kind),
+        specAllowsEdge(null, edge.to, edge.reason, specActorKind(edge.actor)),
       () =>
         `creation of ${step.name} should be ∅ → ${expected} (submitted), got ${describeRow(row)}`,
     );
@@ -404,6 +263,15 @@ function absorbBatch(
       invariant(
         position === rows.length - 1,
         () => 'the workflow row is written last, after every task row of the same transaction',
+      );
+      // The parent's row names the cause: the batch's first edge, its reason and actor.
+      const cause = rows[0];
+      invariant(
+        cause?.kind === 'task' &&
+          row.step === cause.step &&
+          row.reason === cause.edge.reason &&
+          row.actor === cause.edge.actor,
+        () => `${describeRow(row)} does not name its cause ${cause && describeRow(cause)}`,
       );
       absorbWorkflowRow(model, row);
       return;
@@ -472,7 +340,7 @@ function absorbWorkflowRow(
   invariant(
     row.to === expected && row.to === aggregateWorkflowState(children) && row.to !== row.from,
     () =>
-      `${describeRow(row)}: children ${children.join(',')} aggregate to ${expected} (the aggregation table)`,
+      `${describeRow(row)}: children ${children.join(',')} aggregate to ${expected} (the aggregation table (docs/state-machine.md))`,
   );
   // Succeeded and cancelled parents consist of terminal children that never change again.
   invariant(
@@ -500,23 +368,22 @@ function checkTaskRow(
     edge.from === model.states.get(row.taskId),
     () => `${what()} but the log says ${model.states.get(row.taskId)}`,
   );
-  // Invariant 1: only edges of the edge table, checked against the code's table and the
-  // hand-written copy.
-  const actorKind = parseActor(edge.actor).kind;
+  // Invariant 1: only contract edges, checked against the code's table and the hand-written copy.
+  const actorKind = specActorKind(edge.actor);
   invariant(
     isAllowedEdge(edge.from, edge.to, edge.reason, actorKind),
     () => `${what()} is not in the code's edge table`,
   );
   invariant(
     specAllowsEdge(edge.from, edge.to, edge.reason, actorKind),
-    () => `${what()} is not an edge of the hand-written copy`,
+    () => `${what()} is not an edge of the edge table (docs/state-machine.md)`,
   );
   // Invariant 2: terminal states change only through the operator's dead → queued edges.
   if (edge.from !== null && specTerminalStates.includes(edge.from)) {
     invariant(
       edge.from === 'dead' &&
         edge.to === 'queued' &&
-        replayReasons.includes(edge.reason) &&
+        specReplayReasons.includes(edge.reason) &&
         actorKind === 'operator',
       () => `terminal state changed by ${what()}`,
     );
@@ -534,7 +401,8 @@ function checkTaskRow(
     // What a reducer does on its own: promote (all upstream succeeded) or cascade a cancel
     // (an upstream step was cancelled or asked to stop). Never anything else, never from a
     // dead upstream.
-    const promoted = edge.to === 'queued' && edge.reason === 'upstream_succeeded';
+    const promoted =
+      edge.to === 'queued' && edge.reason === 'upstream_succeeded' && edge.actor === 'system';
     const upstream = upstreamStates(model, row.taskId);
     const cascaded =
       edge.to === 'cancelled' &&
@@ -557,7 +425,7 @@ function checkTaskRow(
   // Invariant 7: every dead carries its reason and the last error category (R18).
   if (edge.to === 'dead') {
     invariant(
-      deadReasons.includes(edge.reason) &&
+      specDeadReasons.includes(edge.reason) &&
         edge.errorCategory !== null &&
         next.lastErrorCategory !== null,
       () => `${what()} lacks a dead reason or an error category`,
@@ -575,12 +443,12 @@ function checkTaskRow(
     );
   }
   // Attempts move only on a claim (+1) and a replay (fresh budget). A shutdown release hands
-  // back an attempt that did nothing; no rule says whether it counts, so both are fine.
+  // back an attempt that did nothing; the contract is silent on whether it counts, so both are fine.
   const previousAttempt = model.attempts.get(row.taskId) as number;
   const allowedAttempts =
     edge.reason === 'lease_acquired'
       ? [previousAttempt + 1]
-      : replayReasons.includes(edge.reason)
+      : specReplayReasons.includes(edge.reason)
         ? [0]
         : edge.reason === 'worker_shutdown'
           ? [previousAttempt, previousAttempt - 1]
@@ -600,7 +468,7 @@ function checkTaskRow(
     previous.state === edge.from && next.state === edge.to && next.attempt === edge.attempt,
     () => `${what()} but the snapshot went ${previous.state} → ${next.state} (${next.attempt})`,
   );
-  if (replayReasons.includes(edge.reason)) {
+  if (specReplayReasons.includes(edge.reason)) {
     invariant(
       next.replayCount === previous.replayCount + 1,
       () => `${what()}: replay count ${previous.replayCount} → ${next.replayCount}`,
@@ -679,12 +547,12 @@ function checkRun(model: Model, real: Real): void {
       );
     }
   }
-  // Invariant 4: the parent is the aggregation table's, by both implementations and the log.
+  // Invariant 4: the parent is the contract's aggregation, by both implementations and the log.
   const expected = specParentState(children);
   invariant(
     aggregateWorkflowState(children) === expected,
     () =>
-      `aggregateWorkflowState(${children.join(',')}) = ${aggregateWorkflowState(children)}, the table says ${expected}`,
+      `aggregateWorkflowState(${children.join(',')}) = ${aggregateWorkflowState(children)}, the aggregation table (docs/state-machine.md) says ${expected}`,
   );
   invariant(
     run.state === expected && model.parent === expected,
@@ -736,6 +604,13 @@ function sendEvent(
   real.run = decision.run;
   checkRun(model, real);
   const first = decision.transitions[0] as Extract<PlannedTransition, { kind: 'task' }>;
+  // R24: the row names who took the edge, in the contract's actor text: the event's sender,
+  // or the system where the edge table says the system takes it (a claim past its deadline).
+  const sender =
+    !('actor' in event) || first.edge.reason === 'deadline_exceeded_before_start'
+      ? 'system'
+      : specActorText(event.actor);
+  invariant(first.edge.actor === sender, () => `${describeRow(first)}, sent by ${sender}`);
   return { ok: true, before, edge: first.edge, after: snapshotIn(decision.run, taskId) };
 }
 
@@ -754,7 +629,7 @@ function sendWorkflowCancel(model: Model, real: Real, actorKind: ActorKind): num
     run,
     result.run,
     result.transitions,
-    { kind: 'workflow_cancel', actor: formatActor(actor) },
+    { kind: 'workflow_cancel', actor: specActorText(actor) },
     real.nowMs,
   );
   invariant(
@@ -802,7 +677,8 @@ function policyOf(model: Model, taskId: string): RetryPolicy {
 /**
  * R17/R18/R28 for a failure that may be retried: dead when the attempts are used up or the
  * next run would start after the deadline, otherwise queued at the jittered backoff, never
- * before Retry-After. The backoff itself is covered by retry-policy.property.test.ts.
+ * before Retry-After. The expected time is the contract's formula (`specRetryAtMs`), not the
+ * machine's own `nextRunAt`, so a wrong backoff shows here too.
  */
 function expectRetryOrDead(
   outcome: Outcome,
@@ -817,22 +693,17 @@ function expectRetryOrDead(
   if (before.attempt >= policy.maxAttempts) {
     expectEdge(outcome, 'dead', reasons.exhausted);
   } else {
-    const runAt = nextRunAt(
-      before.attempt,
-      policy.backoff,
-      new Date(nowMs),
-      () => jitter,
-      retryAfterMs,
-    );
-    if (before.deadlineAt !== null && runAt.getTime() >= before.deadlineAt.getTime()) {
+    // R18 as the contract words it, not the code's `nextRunAt`.
+    const runAt = specRetryAtMs(nowMs, before.attempt, policy.backoff, jitter, retryAfterMs);
+    if (before.deadlineAt !== null && runAt >= before.deadlineAt.getTime()) {
       expectEdge(outcome, 'dead', reasons.pastDeadline);
     } else {
       expectEdge(outcome, 'queued', reasons.retry);
       const ceiling = retryAfterMs + policy.backoff.maximumIntervalMs;
       const at = outcome.after.runAt?.getTime() ?? Number.NaN;
       invariant(
-        at === runAt.getTime() && at >= nowMs + retryAfterMs && at <= nowMs + ceiling,
-        () => `retry at ${at - nowMs} ms, expected ${runAt.getTime() - nowMs} ms (≤ ${ceiling})`,
+        at === runAt && at >= nowMs + retryAfterMs && at <= nowMs + ceiling,
+        () => `retry at ${at - nowMs} ms, expected ${runAt - nowMs} ms (≤ ${ceiling})`,
       );
     }
   }
@@ -981,7 +852,7 @@ function failTask(
   const { before } = outcome;
   if (before.state === 'cancel_requested') {
     // No further attempt will run, so the failure itself confirms the cancel; a
-    // non-retryable error still ends in dead (the edge table's cancel_requested rows).
+    // non-retryable error still ends in dead (the edge table (docs/state-machine.md) cancel_requested rows).
     if (isSpecRetryable(category)) expectEdge(outcome, 'cancelled', 'cancel_confirmed');
     else expectEdge(outcome, 'dead', 'non_retryable_error');
   } else if (before.state !== 'leased') {
@@ -1071,9 +942,8 @@ function expireLease(model: Model, real: Real, taskId: string, jitter: number, a
   }
   if (outcome.before.state === 'cancel_requested') {
     if (!marked) return expectEdge(outcome, 'cancelled', 'lease_expired');
-    // The edge table: → cancelled by lease expiry only when no effect started. Once one
-    // started, even a reentrant step can promise neither "no effect" nor a re-run: a human
-    // decides.
+    // the edge table (docs/state-machine.md): → cancelled by lease expiry only when no effect started. Once one started,
+    // even a reentrant step can promise neither "no effect" nor a re-run: a human decides.
     return expectEdge(outcome, 'dead', 'lease_expired_effect_uncertain');
   }
   expectRefused(outcome);
@@ -1225,10 +1095,10 @@ const receiptCommand = fc
     target: targetArbitrary,
     receipt: receiptOutcomeArbitrary,
     jitter: jitterArbitrary,
-    // Mostly the edge table's actor for the outcome, sometimes any actor.
+    // Mostly the contract's actor for the outcome, sometimes any actor.
     odd: fc.oneof(
       { arbitrary: fc.constant(undefined), weight: 9 },
-      { arbitrary: fc.constantFrom(...actorKinds), weight: 1 },
+      { arbitrary: fc.constantFrom(...specActorKinds), weight: 1 },
     ),
   })
   .map(({ target, receipt, jitter, odd }) => {
@@ -1292,7 +1162,7 @@ const awaitReceiptCommand = fc
       if (outcome.before.state === 'leased') {
         return expectEdge(outcome, 'awaiting_receipt', 'submitted_awaiting_receipt');
       }
-      // The edge table: cancel_requested → awaiting_receipt (cancel_after_submit) is a worker edge.
+      // the edge table (docs/state-machine.md): cancel_requested → awaiting_receipt (cancel_after_submit) is a worker edge.
       if (outcome.before.state === 'cancel_requested' && actor === 'worker') {
         return expectEdge(outcome, 'awaiting_receipt', 'cancel_after_submit');
       }
@@ -1334,7 +1204,7 @@ const replayCommand = fc
 
 /** R26: bulk requeue of every dead task, optionally only those dead for one reason code. */
 const bulkRequeueCommand = fc
-  .option(fc.constantFrom(...deadReasons), { nil: undefined })
+  .option(fc.constantFrom(...specDeadReasons), { nil: undefined })
   .map((onlyReason) =>
     command(`bulkRequeue(${onlyReason ?? 'all'})`, (model, real) => {
       const lastReason = (taskId: string) => {
@@ -1389,7 +1259,7 @@ function expectDeadlineOutcome(outcome: Outcome, real: Real): void {
   if (outcome.before.state === 'queued' && deadlineReached(outcome.before, real.nowMs)) {
     expectEdge(outcome, 'dead', 'deadline_exceeded_before_start');
     invariant(
-      outcome.edge.errorCategory === 'timeout' && parseActor(outcome.edge.actor).kind === 'system',
+      outcome.edge.errorCategory === 'timeout' && specActorKind(outcome.edge.actor) === 'system',
       () => `deadline edge by ${outcome.edge.actor} with ${outcome.edge.errorCategory}`,
     );
     return;
@@ -1476,7 +1346,7 @@ describe('task machine: model-based', () => {
         propertyParameters(),
       );
       // The invariants are only worth something if the runs reach the edges they guard: with
-      // 1,000+ fresh runs every (from, to, reason) of the edge table must have been taken.
+      // 1,000+ fresh runs every (from, to, reason) of the edge table (docs/state-machine.md) must have been taken.
       const replaying = isReplaying || numRuns < 1_000;
       const missing = specEdgeRows.flatMap((row) =>
         row.to.flatMap((to) =>
@@ -1485,30 +1355,36 @@ describe('task machine: model-based', () => {
             .filter((key) => !edgesSeen.has(key)),
         ),
       );
-      if (!replaying) expect(missing, 'edges never reached by the model runs').toEqual([]);
+      if (!replaying)
+        expect(
+          missing,
+          'the edge table (docs/state-machine.md) edges never reached by the model runs',
+        ).toEqual([]);
     },
     timeoutForRuns(40),
   );
 });
 
 describe('edge table', () => {
-  it('lists exactly the task states of the contract and at least its reason codes', () => {
+  it("lists exactly the contract's states, R17 categories and actor kinds, and at least its reason codes", () => {
     expect([...taskStates]).toEqual([...specTaskStates]);
+    expect([...errorCategories].sort()).toEqual([...specErrorCategories].sort());
+    expect([...actorKinds].sort()).toEqual([...specActorKinds].sort());
     const specReasons = new Set(specEdgeRows.flatMap((row) => row.reasons));
     expect([...specReasons].filter((reason) => !reasonCodes.includes(reason))).toEqual([]);
   });
 
-  it('allows exactly the contract edges, cell by cell (code table vs. hand-written copy)', () => {
+  it('allows exactly the edges of the edge table (docs/state-machine.md), cell by cell (code table vs. hand-written copy)', () => {
     const differences: string[] = [];
     for (const from of [null, ...taskStates]) {
       for (const to of taskStates) {
         for (const reason of reasonCodes) {
-          for (const actor of actorKinds) {
+          for (const actor of new Set([...actorKinds, ...specActorKinds])) {
             const code = isAllowedEdge(from, to, reason, actor);
             const spec = specAllowsEdge(from, to, reason, actor);
             if (code !== spec) {
               differences.push(
-                `${edgeKey(from, to, reason)} by ${actor}: code ${code ? 'allows' : 'refuses'}, copy ${spec ? 'allows' : 'refuses'}`,
+                `${edgeKey(from, to, reason)} by ${actor}: code ${code ? 'allows' : 'refuses'}, contract ${spec ? 'allows' : 'refuses'}`,
               );
             }
           }
@@ -1538,7 +1414,7 @@ const anySnapshotArbitrary: fc.Arbitrary<TaskSnapshot> = fc.record({
     fc.integer({ min: 0, max: 60_000 }).map((ms) => new Date(acceptedAtMs + ms)),
     { nil: null },
   ),
-  lastErrorCategory: fc.option(fc.constantFrom(...errorCategories), { nil: null }),
+  lastErrorCategory: fc.option(fc.constantFrom(...specErrorCategories), { nil: null }),
   lastError: fc.option(fc.constant('earlier failure'), { nil: null }),
 });
 
@@ -1550,7 +1426,7 @@ const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc.record({
   deadlineMs: fc.constant(null),
 });
 
-const anyActorArbitrary = fc.constantFrom(...actorKinds).map(actorOf);
+const anyActorArbitrary = fc.constantFrom(...specActorKinds).map(actorOf);
 
 const anyEventArbitrary: fc.Arbitrary<TaskEvent> = fc.oneof(
   fc.constant({ type: 'promote' } as const),
@@ -1594,7 +1470,7 @@ const anyEventArbitrary: fc.Arbitrary<TaskEvent> = fc.oneof(
 
 describe('decideTaskEdge: any snapshot, any event, any actor', () => {
   it(
-    'refuses or takes an edge of the table; terminals only leave by replay; dead always has a category',
+    'refuses or takes a the edge table (docs/state-machine.md) edge; terminals only leave by replay; dead always has a category',
     () => {
       fc.assert(
         fc.property(
@@ -1616,7 +1492,7 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
               return;
             }
             const { edge, next } = decision;
-            const actor = parseActor(edge.actor).kind;
+            const actor = specActorKind(edge.actor);
             expect(edge.from).toBe(task.state);
             expect(next.state).toBe(edge.to);
             expect(next.attempt).toBe(edge.attempt);
@@ -1625,7 +1501,7 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
               `${edgeKey(edge.from, edge.to, edge.reason)} by ${actor}`,
             ).toBe(true);
             if (specTerminalStates.includes(task.state)) {
-              expect(replayReasons).toContain(edge.reason);
+              expect(specReplayReasons).toContain(edge.reason);
             }
             if (edge.to === 'dead') {
               expect(edge.errorCategory).not.toBeNull();

@@ -1,0 +1,200 @@
+/**
+ * What the engine adds around each decision of the pure machine, written from the contract for
+ * the engine model test (model-state.ts), in shapes of its own so it can disagree with the
+ * engine's code:
+ *   - the log row of an edge (R24), in causeway_transitions' own column names: `from_state`
+ *     from the task's previous row (R25), `to_state` and `attempt` from the state the machine
+ *     left, the actor text the caller passes (R24);
+ *   - the parent's row (the aggregation table), naming the step, reason and actor of the edge that moved it;
+ *   - the lease (R7), receipt (R23) and output columns: a table keyed by (from, to);
+ *   - the task row's columns by name, as read back with plain SQL.
+ */
+import type { RunTask, TaskEdge, TaskSnapshot, TaskState, WorkflowState } from '@causeway/workflow';
+import { leaseMs } from './model-workflows';
+
+/** One row of causeway_transitions as the test compares it: every column but id and at. */
+export interface LogRow {
+  readonly workflow_id: string;
+  readonly task_id: string | null;
+  readonly step: string | null;
+  readonly from_state: string | null;
+  readonly to_state: string;
+  readonly reason: string;
+  readonly error_category: string | null;
+  readonly error_summary: string | null;
+  readonly actor: string;
+  readonly attempt: number;
+  readonly detail: unknown;
+}
+
+/** A claim (R7): who holds the task, until when. One value, so holder and expiry go together. */
+export interface Lease {
+  readonly holder: string;
+  readonly expiresAt: Date;
+}
+
+/** The receipt a task waits for (R23), due by `deadlineAt`. */
+export interface AwaitedReceipt {
+  readonly id: string;
+  readonly deadlineAt: Date;
+}
+
+/** What the engine keeps beside the machine's snapshot of a task. */
+export interface EngineColumns {
+  /** Null whenever no worker holds the task. */
+  lease: Lease | null;
+  /** Claims so far: R7's epoch grows by one on every claim and never goes back. */
+  epoch: number;
+  receipt: AwaitedReceipt | null;
+  /** The task's latest log row: its `to_state` is the state (R25), its reason what bulk requeue selects on. */
+  last: LogRow;
+  /** Checkpoint names ever written (R19: never cleared, a retry resumes from them). */
+  readonly checkpoints: Set<string>;
+  /** The step's output, stored with its completion and kept. */
+  output: unknown;
+}
+
+/** What came with an event, for the columns its edge writes. */
+export interface EventCause {
+  /** The claiming worker's holder. */
+  readonly holder?: string;
+  /** The receipt an `await_receipt` waits for. */
+  readonly receipt?: { readonly id: string; readonly timeoutMs: number };
+  /** The output a `complete` reports. */
+  readonly output?: unknown;
+}
+
+/**
+ * The engine's own columns per edge of the edge table.
+ *   lease   'claim' a new claim: holder = the claimer, epoch + 1, expiry = now + lease (R7);
+ *           'held'  the claim goes on: the worker still runs until it confirms (R13);
+ *           'none'  no worker holds the task (R23: awaiting a receipt releases the lease).
+ *   receipt 'await' the receipt the step submitted, due by now + its timeout (R23);
+ *           'none'  nothing awaited.
+ *   output  'store' the completion's output is stored with the edge (R20); otherwise kept.
+ */
+interface EdgeColumns {
+  readonly lease: 'claim' | 'held' | 'none';
+  readonly receipt: 'await' | 'none';
+  readonly output?: 'store';
+}
+const plain: EdgeColumns = { lease: 'none', receipt: 'none' };
+const engineColumnsByEdge: Readonly<Record<string, EdgeColumns>> = {
+  'pending → queued': plain,
+  'pending → cancelled': plain,
+  'queued → leased': { lease: 'claim', receipt: 'none' },
+  'queued → cancelled': plain,
+  'queued → dead': plain,
+  'leased → succeeded': { ...plain, output: 'store' },
+  'leased → queued': plain,
+  'leased → dead': plain,
+  'leased → awaiting_receipt': { lease: 'none', receipt: 'await' },
+  'leased → cancel_requested': { lease: 'held', receipt: 'none' },
+  'cancel_requested → cancelled': plain,
+  'cancel_requested → succeeded': { ...plain, output: 'store' },
+  'cancel_requested → awaiting_receipt': { lease: 'none', receipt: 'await' },
+  'cancel_requested → dead': plain,
+  'awaiting_receipt → succeeded': plain,
+  'awaiting_receipt → queued': plain,
+  'awaiting_receipt → dead': plain,
+  'dead → queued': plain,
+};
+
+/**
+ * A fenced write of a running claim (R7) by the task's state: it lands only where a claim is
+ * held; it starts the effect (R10) only while `leased`, since under `cancel_requested` the step
+ * must stop at its boundary (R13); a checkpoint records what happened in either (R19).
+ */
+export const fencedWrite: Partial<Record<TaskState, { readonly startsEffect: boolean }>> = {
+  leased: { startsEffect: true },
+  cancel_requested: { startsEffect: false },
+};
+
+/** The task row's columns the machine's snapshot decides, by column name. */
+export const snapshotColumns = {
+  state: (snapshot: TaskSnapshot) => snapshot.state,
+  attempt: (snapshot: TaskSnapshot) => snapshot.attempt,
+  replay_count: (snapshot: TaskSnapshot) => snapshot.replayCount,
+  effect_started: (snapshot: TaskSnapshot) => snapshot.effectStarted,
+  run_at: (snapshot: TaskSnapshot) => snapshot.runAt,
+  deadline_at: (snapshot: TaskSnapshot) => snapshot.deadlineAt,
+  last_error_category: (snapshot: TaskSnapshot) => snapshot.lastErrorCategory,
+  last_error: (snapshot: TaskSnapshot) => snapshot.lastError,
+} as const;
+
+/**
+ * One task edge: its log row (R24), and what it does to the task's engine columns (`columns`
+ * is updated in place). `task` is the task as the machine left it.
+ */
+export function takeEdge(
+  workflowId: string,
+  columns: EngineColumns,
+  task: RunTask,
+  edge: TaskEdge,
+  actor: string,
+  now: Date,
+  cause: EventCause,
+): LogRow {
+  const from = columns.last.to_state;
+  const to = task.snapshot.state;
+  const effect = engineColumnsByEdge[`${from} → ${to}`];
+  if (effect === undefined)
+    throw new Error(`the edge table has no edge ${from} → ${to} (${edge.reason})`);
+  if (effect.lease === 'claim') {
+    if (cause.holder === undefined) throw new Error(`a claim of ${task.step} without a holder`);
+    columns.epoch += 1;
+    columns.lease = { holder: cause.holder, expiresAt: new Date(now.getTime() + leaseMs) };
+  } else if (effect.lease === 'none') {
+    columns.lease = null;
+  }
+  columns.receipt =
+    effect.receipt === 'await' && cause.receipt !== undefined
+      ? {
+          id: cause.receipt.id,
+          deadlineAt: new Date(now.getTime() + cause.receipt.timeoutMs),
+        }
+      : null;
+  if (effect.output === 'store' && cause.output !== undefined) columns.output = cause.output;
+  const row: LogRow = {
+    workflow_id: workflowId,
+    task_id: task.taskId,
+    step: task.step,
+    from_state: from,
+    to_state: to,
+    reason: edge.reason,
+    error_category: edge.errorCategory,
+    error_summary: edge.errorSummary,
+    actor,
+    attempt: task.snapshot.attempt,
+    // R23: the row of an edge into awaiting_receipt says which receipt it waits for.
+    detail:
+      columns.receipt === null ? edge.detail : { ...edge.detail, receiptId: columns.receipt.id },
+  };
+  columns.last = row;
+  return row;
+}
+
+/**
+ * The parent's row (the aggregation table): at creation from nothing, by the client; afterwards naming the step,
+ * reason and actor of the edge that moved it. A workflow row has no attempt of its own.
+ */
+export function parentRow(
+  workflowId: string,
+  from: WorkflowState | null,
+  to: WorkflowState,
+  cause: LogRow | null,
+): LogRow {
+  return {
+    workflow_id: workflowId,
+    task_id: null,
+    step: null,
+    from_state: from,
+    to_state: to,
+    reason: cause?.reason ?? 'submitted',
+    error_category: null,
+    error_summary: null,
+    actor: cause?.actor ?? 'client',
+    attempt: 0,
+    detail: cause === null ? null : { step: cause.step },
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * The contract's tables written out by hand, for the tests' models (never imported by
+ * production, and never derived from it): the task states, the edges, the parent's
+ * aggregation (docs/state-machine.md), the retryable error categories (R17), the backoff (R18)
+ * and the actor text of a log row (R24).
+ *
+ * Only type names come from @causeway/workflow, so the compiler keeps the spellings in line;
+ * every value here is the contract's, so a model built on these tables can disagree with the
+ * code it checks.
+ */
+import type {
+  ActorKind,
+  ErrorCategory,
+  ReasonCode,
+  TaskState,
+  WorkflowState,
+} from '@causeway/workflow';
+
+/** The task states, in the contract's table order. */
+export const specTaskStates = [
+  'pending',
+  'queued',
+  'leased',
+  'awaiting_receipt',
+  'cancel_requested',
+  'succeeded',
+  'cancelled',
+  'dead',
+] as const satisfies readonly TaskState[];
+
+export const specTerminalStates: readonly TaskState[] = ['succeeded', 'cancelled', 'dead'];
+
+/** One row of the edge table exactly as printed: "a / b" cells become lists. */
+export interface SpecEdgeRow {
+  readonly from: TaskState | null;
+  readonly to: readonly TaskState[];
+  readonly reasons: readonly ReasonCode[];
+  readonly actors: readonly ActorKind[];
+}
+
+/** The edge table, row by row (the rows of states this engine does not have yet are left out). */
+export const specEdgeRows: readonly SpecEdgeRow[] = [
+  { from: null, to: ['queued', 'pending'], reasons: ['submitted'], actors: ['client'] },
+  { from: 'pending', to: ['queued'], reasons: ['upstream_succeeded'], actors: ['system'] },
+  {
+    from: 'pending',
+    to: ['cancelled'],
+    reasons: ['cancelled_before_start'],
+    actors: ['client', 'operator'],
+  },
+  { from: 'queued', to: ['leased'], reasons: ['lease_acquired'], actors: ['worker'] },
+  {
+    from: 'queued',
+    to: ['cancelled'],
+    reasons: ['cancelled_before_start'],
+    actors: ['client', 'operator'],
+  },
+  { from: 'queued', to: ['dead'], reasons: ['deadline_exceeded_before_start'], actors: ['system'] },
+  { from: 'leased', to: ['succeeded'], reasons: ['completed'], actors: ['worker'] },
+  {
+    from: 'leased',
+    to: ['queued'],
+    reasons: ['retry_scheduled', 'lease_expired', 'worker_shutdown'],
+    actors: ['worker', 'sweeper'],
+  },
+  {
+    from: 'leased',
+    to: ['dead'],
+    reasons: [
+      'non_retryable_error',
+      'attempts_exhausted',
+      'lease_expired_effect_uncertain',
+      'deadline_exceeded',
+    ],
+    actors: ['worker', 'sweeper'],
+  },
+  {
+    from: 'leased',
+    to: ['awaiting_receipt'],
+    reasons: ['submitted_awaiting_receipt'],
+    actors: ['worker', 'outbox'],
+  },
+  {
+    from: 'leased',
+    to: ['cancel_requested'],
+    reasons: ['cancel_requested'],
+    actors: ['client', 'operator'],
+  },
+  {
+    from: 'cancel_requested',
+    to: ['cancelled'],
+    reasons: ['cancel_confirmed', 'lease_expired'],
+    actors: ['worker', 'sweeper'],
+  },
+  {
+    from: 'cancel_requested',
+    to: ['succeeded', 'awaiting_receipt'],
+    reasons: ['cancel_after_submit'],
+    actors: ['worker'],
+  },
+  {
+    from: 'cancel_requested',
+    to: ['dead'],
+    reasons: ['lease_expired_effect_uncertain', 'non_retryable_error'],
+    actors: ['sweeper', 'worker'],
+  },
+  {
+    from: 'awaiting_receipt',
+    to: ['succeeded'],
+    reasons: ['receipt_confirmed'],
+    actors: ['receipt'],
+  },
+  {
+    from: 'awaiting_receipt',
+    to: ['queued', 'dead'],
+    reasons: ['receipt_rejected', 'receipt_timeout'],
+    actors: ['receipt', 'sweeper'],
+  },
+  {
+    from: 'dead',
+    to: ['queued'],
+    reasons: ['manual_replay', 'bulk_requeue'],
+    actors: ['operator'],
+  },
+];
+
+export function specAllowsEdge(
+  from: TaskState | null,
+  to: TaskState,
+  reason: ReasonCode,
+  actor: ActorKind,
+): boolean {
+  return specEdgeRows.some(
+    (row) =>
+      row.from === from &&
+      row.to.includes(to) &&
+      row.reasons.includes(reason) &&
+      row.actors.includes(actor),
+  );
+}
+
+/** The aggregation table, by counting the children (the code folds with includes/every), top row first. */
+export function specParentState(children: readonly TaskState[]): WorkflowState {
+  const count = (state: TaskState) => children.filter((child) => child === state).length;
+  const terminal = count('succeeded') + count('cancelled') + count('dead');
+  if (count('dead') > 0) return 'dead';
+  if (count('succeeded') === children.length) return 'succeeded';
+  if (terminal === children.length && count('cancelled') > 0) return 'cancelled';
+  if (count('cancel_requested') > 0) return 'cancel_requested';
+  if (count('leased') + count('awaiting_receipt') > 0) return 'running';
+  if (count('succeeded') > 0 && terminal < children.length) return 'running';
+  return 'queued';
+}
+
+/** R17: every error category — transient, non-retryable, and `unknown` for the unclassified. */
+export const specErrorCategories = [
+  'timeout',
+  'throttled',
+  'network',
+  'unavailable',
+  'db_conflict',
+  'invalid_argument',
+  'not_found',
+  'unauthorized',
+  'conflict',
+  'unknown',
+] as const satisfies readonly ErrorCategory[];
+
+/** R17: the categories that are never retried; everything else (incl. unknown) is. */
+export const specNonRetryable: readonly ErrorCategory[] = [
+  'invalid_argument',
+  'not_found',
+  'unauthorized',
+  'conflict',
+];
+
+export const isSpecRetryable = (category: ErrorCategory) => !specNonRetryable.includes(category);
+
+/** The edge table: the operator edges out of dead. */
+export const specReplayReasons: readonly ReasonCode[] = ['manual_replay', 'bulk_requeue'];
+
+/** The edge table: every reason an edge into dead may carry. */
+export const specDeadReasons: readonly ReasonCode[] = [
+  'deadline_exceeded_before_start',
+  'non_retryable_error',
+  'attempts_exhausted',
+  'lease_expired_effect_uncertain',
+  'deadline_exceeded',
+  'receipt_rejected',
+  'receipt_timeout',
+];
+
+/**
+ * R24's actor column: `client` alone; `worker:<holder>`, `sweeper:<holder>`,
+ * `operator:<name>` (and the outbox's dispatcher, `outbox:<name>`) with who it was; a receipt
+ * may say where it came from (`receipt:outbox:<channel>`) or not. The kinds are the edge
+ * table's actor column's.
+ */
+const actorCarriesName: Readonly<Record<ActorKind, boolean | 'optional'>> = {
+  client: false,
+  system: false,
+  receipt: 'optional',
+  worker: true,
+  sweeper: true,
+  operator: true,
+  outbox: true,
+};
+
+/** The edge table's actor kinds (the actor column), plus `system` for the edges the engine takes itself. */
+export const specActorKinds = Object.keys(actorCarriesName) as readonly ActorKind[];
+
+/** The actor text of a log row (R24) for an actor of `kind` called `name`. */
+export function specActorText(actor: { readonly kind: ActorKind; readonly name?: string }): string {
+  if (!actorCarriesName[actor.kind] || actor.name === undefined) return actor.kind;
+  return `${actor.kind}:${actor.name}`;
+}
+
+/** The kind of a log row's actor text (R24); throws on a kind the edge table does not know. */
+export function specActorKind(text: string): ActorKind {
+  const [kind = ''] = text.split(':', 1);
+  if (!Object.hasOwn(actorCarriesName, kind)) {
+    throw new Error(`actor ${JSON.stringify(text)} is of no kind the contract knows`);
+  }
+  const carries = actorCarriesName[kind as ActorKind];
+  if (carries !== 'optional' && carries !== text.includes(':')) {
+    throw new Error(`actor ${JSON.stringify(text)}: a ${kind} ${carries ? 'says' : 'has no'} who`);
+  }
+  return kind as ActorKind;
+}
+
+/**
+ * R18 (exponential backoff with full jitter, capped) on top of a platform's Retry-After: the
+ * next attempt runs at now + Retry-After + ⌊jitter × min(cap, initial × coefficient^(attempt − 1))⌋.
+ */
+export function specRetryAtMs(
+  nowMs: number,
+  failedAttempt: number,
+  backoff: {
+    readonly initialIntervalMs: number;
+    readonly backoffCoefficient: number;
+    readonly maximumIntervalMs: number;
+  },
+  jitter: number,
+  retryAfterMs: number,
+): number {
+  const window = Math.min(
+    backoff.maximumIntervalMs,
+    backoff.initialIntervalMs * backoff.backoffCoefficient ** (failedAttempt - 1),
+  );
+  return nowMs + retryAfterMs + Math.floor(jitter * window);
+}
