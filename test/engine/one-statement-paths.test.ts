@@ -40,7 +40,7 @@ describe('the one-statement paths', () => {
       promoteReason: 'upstream_succeeded',
       upstreamState: 'succeeded',
     });
-    expect(paths.settle.promoteEffects).toMatchObject({ runAt: 'now', lease: 'release' });
+    expect(paths.settle.promoteEffects).toMatchObject({ runAt: 'delay', lease: 'release' });
   });
 
   it('refuse a claim edge that does not take the lease', () => {

@@ -63,6 +63,7 @@ export const specEdgeRows: readonly SpecEdgeRow[] = [
     reasons: ['retry_scheduled', 'lease_expired', 'worker_shutdown'],
     actors: ['worker', 'sweeper'],
   },
+  { from: 'leased', to: ['queued'], reasons: ['snoozed'], actors: ['worker'] },
   {
     from: 'leased',
     to: ['dead'],

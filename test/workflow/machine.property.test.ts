@@ -452,7 +452,9 @@ function checkTaskRow(
         ? [0]
         : edge.reason === 'worker_shutdown'
           ? [previousAttempt, previousAttempt - 1]
-          : [previousAttempt];
+          : edge.reason === 'snoozed'
+            ? [previousAttempt - 1] // R36: a snooze is not counted as an attempt
+            : [previousAttempt];
   invariant(
     allowedAttempts.includes(edge.attempt),
     () =>
@@ -1290,6 +1292,47 @@ const releaseCommand = fc
     }),
   );
 
+/**
+ * R36: a running step asks to run again later. Leased: queued (`snoozed`) until then, the
+ * attempt handed back, the time and reason on the edge; past the deadline: dead
+ * (`deadline_exceeded`). Under a cancel request it is a boundary: cancelled. Else refused.
+ */
+const snoozeCommand = fc
+  .record({
+    target: targetArbitrary,
+    actor: actorKindArbitrary('worker'),
+    forMs: fc.integer({ min: 1, max: 90_000 }),
+  })
+  .map(({ target, actor, forMs }) =>
+    command(`snooze(${show(target)}, ${forMs} ms) by ${actor}`, (model, real) => {
+      const task = pickTask(real, target, ['leased', 'cancel_requested']);
+      const previousAttempt = snapshotIn(real.run, task.taskId).attempt;
+      const outcome = sendEvent(model, real, task.taskId, {
+        type: 'snooze',
+        actor: actorOf(actor),
+        forMs,
+        untilMs: null,
+        reason: 'not ready yet',
+      });
+      if (actor !== 'worker') return;
+      const { state, deadlineAt } = outcome.before;
+      if (state === 'cancel_requested') return expectEdge(outcome, 'cancelled', 'cancel_confirmed');
+      if (state !== 'leased') return expectRefused(outcome);
+      const until = real.nowMs + forMs;
+      if (deadlineAt !== null && until >= deadlineAt.getTime()) {
+        return expectEdge(outcome, 'dead', 'deadline_exceeded');
+      }
+      expectEdge(outcome, 'queued', 'snoozed');
+      invariant(
+        outcome.after.runAt?.getTime() === until &&
+          outcome.edge.attempt === previousAttempt - 1 &&
+          JSON.stringify(outcome.edge.detail) ===
+            JSON.stringify({ runAt: new Date(until).toISOString(), reason: 'not ready yet' }),
+        () => `snoozed to ${outcome.after.runAt?.toISOString()} (attempt ${outcome.edge.attempt})`,
+      );
+    }),
+  );
+
 const advanceClockCommand = fc.integer({ min: 1, max: 10_000 }).map((ms) =>
   command(`advanceClock(+${ms} ms)`, (model, real) => {
     real.nowMs += ms;
@@ -1318,6 +1361,7 @@ const machineCommandArbitrary: fc.Arbitrary<MachineCommand> = fc.oneof(
   { arbitrary: deadlinePassesCommand, weight: 1 },
   { arbitrary: deadlineCheckCommand, weight: 1 },
   { arbitrary: releaseCommand, weight: 2 },
+  { arbitrary: snoozeCommand, weight: 2 },
   { arbitrary: advanceClockCommand, weight: 3 },
 );
 
@@ -1424,6 +1468,7 @@ const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc.record({
   reentrant: fc.boolean(),
   timeoutMs: fc.integer({ min: 1, max: 5_000 }),
   deadlineMs: fc.constant(null),
+  delayMs: fc.constant(null),
 });
 
 const anyActorArbitrary = fc.constantFrom(...specActorKinds).map(actorOf);

@@ -42,6 +42,7 @@ const engineCodes: Readonly<Record<EngineErrorCode, ApiErrorCode>> = Object.free
   input_too_large: 'BAD_USER_INPUT',
   unstorable_string: 'BAD_USER_INPUT',
   invalid_idempotency_key: 'BAD_USER_INPUT',
+  invalid_delay: 'BAD_USER_INPUT',
   invalid_request: 'BAD_USER_INPUT',
   queue_full: 'QUEUE_FULL',
   not_found: 'NOT_FOUND',

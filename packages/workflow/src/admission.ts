@@ -8,6 +8,8 @@ export const admissionErrorCodes = [
   'input_too_large',
   'unstorable_string',
   'invalid_idempotency_key',
+  /** A submit's `delayMs` or `runAt` out of range, or both given (R36). */
+  'invalid_delay',
 ] as const;
 export type AdmissionErrorCode = (typeof admissionErrorCodes)[number];
 
@@ -159,4 +161,43 @@ function refuse(
   path?: readonly (string | number)[],
 ): Admission {
   return { ok: false, error: path === undefined ? { code, message } : { code, message, path } };
+}
+
+/** How far ahead a submit may be delayed, and how far in the past a `runAt` may lie (skew). */
+export const submitDelayLimits = Object.freeze({
+  maxMs: 366 * 24 * 3_600_000,
+  pastToleranceMs: 5 * 60_000,
+});
+
+/**
+ * What is wrong with a submit's delay (R36, R34), or null: at most one of `delayMs` (an
+ * integer of milliseconds) and `runAt` (a valid date, not in the past beyond the tolerance),
+ * neither beyond the limit. `nowMs` is the caller's clock.
+ */
+export function submitDelayProblem(
+  options: { readonly delayMs?: unknown; readonly runAt?: unknown },
+  nowMs: number,
+): string | null {
+  const { delayMs, runAt } = options;
+  if (delayMs !== undefined && runAt !== undefined) return 'give delayMs or runAt, not both';
+  const { maxMs, pastToleranceMs } = submitDelayLimits;
+  if (delayMs !== undefined) {
+    if (
+      typeof delayMs !== 'number' ||
+      !Number.isInteger(delayMs) ||
+      delayMs < 0 ||
+      delayMs > maxMs
+    ) {
+      return `delayMs must be an integer from 0 to ${maxMs}, got ${String(delayMs)}`;
+    }
+  }
+  if (runAt !== undefined) {
+    if (!(runAt instanceof Date) || Number.isNaN(runAt.getTime()))
+      return 'runAt must be a valid Date';
+    if (runAt.getTime() < nowMs - pastToleranceMs)
+      return `runAt ${runAt.toISOString()} is in the past`;
+    if (runAt.getTime() > nowMs + maxMs)
+      return `runAt ${runAt.toISOString()} is more than ${maxMs} ms ahead`;
+  }
+  return null;
 }

@@ -8,10 +8,10 @@ import {
   retryPolicyProblems,
 } from './retry-policy';
 import type { StepContext } from './step-context';
-import type { AwaitReceipt, SendRequest } from './step-results';
+import type { AwaitReceipt, SendRequest, SnoozeRequest } from './step-results';
 
-/** What `run` may return: an output, `awaitReceipt(...)` or `send(...)`. */
-export type StepReturn<TOutput> = TOutput | AwaitReceipt | SendRequest;
+/** What `run` may return: an output, `awaitReceipt(...)`, `send(...)` or `snooze(...)`. */
+export type StepReturn<TOutput> = TOutput | AwaitReceipt | SendRequest | SnoozeRequest;
 
 export interface StepOptions<TInput, TOutput> {
   /** Names of the steps that must succeed first. */
@@ -24,6 +24,11 @@ export interface StepOptions<TInput, TOutput> {
   readonly timeoutMs?: number;
   /** Absolute deadline from the workflow's acceptance; the step must start before it. */
   readonly deadlineMs?: number;
+  /**
+   * Queue the step this long after its upstream steps succeeded (a first step: after its
+   * workflow's start), by database time (R36).
+   */
+  readonly delayMs?: number;
   readonly run: (
     context: StepContext<TInput>,
   ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
@@ -95,6 +100,7 @@ export function step<TInput = unknown, TOutput = unknown>(
     reentrant: options.reentrant ?? defaultRetryPolicy.reentrant,
     timeoutMs: options.timeoutMs ?? defaultRetryPolicy.timeoutMs,
     deadlineMs: options.deadlineMs ?? null,
+    delayMs: options.delayMs ?? null,
   });
   const problems = retryPolicyProblems(policy);
   const queue = options.queue ?? defaultQueue;

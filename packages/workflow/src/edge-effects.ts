@@ -16,10 +16,11 @@ export const attemptEffects = ['next', 'same', 'refund', 'reset'] as const;
 export type AttemptEffect = (typeof attemptEffects)[number];
 
 /**
- * When the task may be claimed next (`run_at`): `now`, after a `backoff` the machine computes
- * from the retry policy, `clear` (not claimable from this state), or `keep`.
+ * When the task may be claimed next (`run_at`): `now`; after the step's `delay` (R36: now
+ * when it has none); after a `backoff` the machine computes from the retry policy; `until`
+ * the time the step asked for (a snooze); `clear` (not claimable from this state); or `keep`.
  */
-export const runAtEffects = ['now', 'backoff', 'clear', 'keep'] as const;
+export const runAtEffects = ['now', 'delay', 'backoff', 'until', 'clear', 'keep'] as const;
 export type RunAtEffect = (typeof runAtEffects)[number];
 
 /** The attempt's "effect started" marker (R10): `reset` when a new attempt may start, else `keep`. */
@@ -62,7 +63,9 @@ export const edgeEffectMeanings = Object.freeze({
   },
   runAt: {
     now: 'run_at = now',
+    delay: "run_at = now + the step's delayMs (now when it has none)",
     backoff: 'run_at = now + backoff (retry policy)',
+    until: 'run_at = the time the step asked for (snooze)',
     clear: 'run_at = null',
     keep: 'unchanged',
   },

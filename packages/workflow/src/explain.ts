@@ -52,9 +52,10 @@ export function explain(
       lastByStep.set(row.step, row);
     }
   }
+  // A queued step that is not due yet says until when (a retry's backoff, a delay, a snooze).
   const summary = [...lastByStep.values()]
     .reverse()
-    .map((row) => `${row.step} ${row.to}`)
+    .map((row) => `${row.step} ${row.to}${row.to === 'queued' ? due(row) : ''}`)
     .join(', ');
   const closing = workflowState === null ? summary : `workflow ${workflowState}: ${summary}`;
   return { lines, summary, workflowState, text: [...lines, closing].join('\n') };
@@ -75,8 +76,11 @@ function describe(row: Transition): string {
     typeof row.detail?.runAt === 'string' ? ` retry at ${clock(new Date(row.detail.runAt))}` : '';
   const phrases: Record<ReasonCode, () => string> = {
     submitted: () =>
-      row.to === 'pending' ? 'accepted, waiting for upstream steps' : 'accepted and queued',
-    upstream_succeeded: () => 'upstream steps succeeded, queued',
+      row.to === 'pending'
+        ? 'accepted, waiting for upstream steps'
+        : `accepted and queued${delayed(row, 'after acceptance')}`,
+    upstream_succeeded: () =>
+      `upstream steps succeeded, queued${delayed(row, 'after its upstream steps')}`,
     cancelled_before_start: () =>
       `cancelled before start${by}${operatorReason(row)}${typeof row.detail?.cascadedFrom === 'string' ? ` (after ${row.detail.cascadedFrom} was cancelled)` : ''}`,
     lease_acquired: () => `leased${by} (attempt ${row.attempt})`,
@@ -107,6 +111,8 @@ function describe(row: Transition): string {
       `no receipt in time: ${row.to === 'dead' ? 'dead' : `queued again,${retryAt}`}`,
     manual_replay: () => `replayed${by}${operatorReason(row)}`,
     bulk_requeue: () => `requeued in bulk${by}${operatorReason(row)}`,
+    snoozed: () =>
+      `snoozed until ${typeof row.detail?.runAt === 'string' ? clock(new Date(row.detail.runAt)) : '?'}${typeof row.detail?.reason === 'string' ? `: ${row.detail.reason}` : ''} (the attempt is not counted)`,
   };
   return phrases[row.reason]();
 }
@@ -135,4 +141,39 @@ function compareIds(a: string, b: string): number {
 /** HH:MM:SS in UTC: stable whatever the reader's time zone. */
 function clock(at: Date): string {
   return at.toISOString().slice(11, 19);
+}
+
+/** When a queued row's task is due, from its edge's detail: " (due 09:00:00)", or "". */
+function due(row: Transition): string {
+  const runAt = dueAt(row);
+  return runAt === null ? '' : ` (due ${clock(runAt)})`;
+}
+
+function dueAt(row: Transition): Date | null {
+  if (typeof row.detail?.runAt === 'string') return new Date(row.detail.runAt);
+  if (typeof row.detail?.delayMs === 'number')
+    return new Date(row.at.getTime() + row.detail.delayMs);
+  return null;
+}
+
+/** ", due 09:00:00 (delayed 24 h after …)" for an edge that queued a delayed step (R36). */
+function delayed(row: Transition, after: string): string {
+  const runAt = dueAt(row);
+  if (runAt === null || typeof row.detail?.delayMs !== 'number') {
+    return runAt === null ? '' : `, due ${clock(runAt)}`;
+  }
+  return `, due ${clock(runAt)} (delayed ${duration(row.detail.delayMs)} ${after})`;
+}
+
+/** A duration in the largest whole unit that fits: "24 h", "90 min", "1.5 s". */
+function duration(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1_000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  return ms >= 1_000 ? `${ms / 1_000} s` : `${ms} ms`;
 }

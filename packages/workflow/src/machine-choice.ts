@@ -46,8 +46,8 @@ export interface Choice {
   readonly errorCategory?: ErrorCategory;
   readonly errorSummary?: string;
   readonly detail?: Readonly<Record<string, unknown>>;
-  /** When the next attempt may start, for a row whose `runAt` is `backoff`. */
-  readonly backoffRunAt?: Date;
+  /** When the task may be claimed, for a row whose `runAt` is `delay`, `backoff` or `until`. */
+  readonly runAt?: Date;
 }
 
 export type Refused = { readonly ok: false; readonly refusal: Refusal };

@@ -85,6 +85,7 @@ export const reasonCodes = [
   'receipt_timeout',
   'manual_replay',
   'bulk_requeue',
+  'snoozed',
 ] as const;
 export type ReasonCode = (typeof reasonCodes)[number];
 
@@ -113,6 +114,8 @@ export const reasonCodeMeanings: Readonly<Record<ReasonCode, string>> = Object.f
   receipt_timeout: 'no receipt arrived before its deadline',
   manual_replay: 'an operator replayed a dead task',
   bulk_requeue: 'an operator requeued dead tasks in bulk by reason code and time range',
+  snoozed:
+    'the step asked to run again later; the attempt is not counted and its checkpoints are kept',
 });
 
 /**
@@ -136,15 +139,16 @@ export interface EdgeRule extends EdgeEffects {
  */
 // biome-ignore format: one edge per line, aligned by column, so the table reads as a table
 export const taskEdges: readonly EdgeRule[] = Object.freeze([
-  { from: null,               to: 'queued',           reasons: ['submitted'],                      actors: ['client'],             lease: 'release', attempt: 'same',   runAt: 'now',     marker: 'reset', receipt: 'clear', replay: 'keep' },
+  { from: null,               to: 'queued',           reasons: ['submitted'],                      actors: ['client'],             lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'reset', receipt: 'clear', replay: 'keep' },
   { from: null,               to: 'pending',          reasons: ['submitted'],                      actors: ['client'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep' },
-  { from: 'pending',          to: 'queued',           reasons: ['upstream_succeeded'],             actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'now',     marker: 'keep',  receipt: 'clear', replay: 'keep' },
+  { from: 'pending',          to: 'queued',           reasons: ['upstream_succeeded'],             actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
   { from: 'pending',          to: 'cancelled',        reasons: ['cancelled_before_start'],         actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
   { from: 'queued',           to: 'leased',           reasons: ['lease_acquired'],                 actors: ['worker'],             lease: 'take',    attempt: 'next',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep' },
   { from: 'queued',           to: 'cancelled',        reasons: ['cancelled_before_start'],         actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
   { from: 'queued',           to: 'dead',             reasons: ['deadline_exceeded_before_start'], actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
   { from: 'leased',           to: 'succeeded',        reasons: ['completed'],                      actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep' },
   { from: 'leased',           to: 'queued',           reasons: ['retry_scheduled', 'lease_expired'], actors: ['worker', 'sweeper'], lease: 'release', attempt: 'same',   runAt: 'backoff', marker: 'reset', receipt: 'clear', replay: 'keep' },
+  { from: 'leased',           to: 'queued',           reasons: ['snoozed'],                        actors: ['worker'],             lease: 'release', attempt: 'refund', runAt: 'until',   marker: 'reset', receipt: 'clear', replay: 'keep' },
   { from: 'leased',           to: 'queued',           reasons: ['worker_shutdown'],                actors: ['worker', 'sweeper'],  lease: 'release', attempt: 'refund', runAt: 'now',     marker: 'keep',  receipt: 'clear', replay: 'keep' },
   { from: 'leased',           to: 'dead',             reasons: ['non_retryable_error', 'attempts_exhausted', 'lease_expired_effect_uncertain', 'deadline_exceeded'],
                                                                                                    actors: ['worker', 'sweeper'],  lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },

@@ -8,11 +8,14 @@ export type Derived<T> =
 
 /**
  * Why one SQL statement cannot write this row's effects as constants, or null if it can: a
- * backoff is computed per task by the retry policy, and a receipt comes with the request.
+ * backoff is computed per task by the retry policy, a snooze's time comes from the step, and a
+ * receipt comes with the request. A `delay` is written as now: the engine leaves a result that
+ * would make a delayed step ready to the full decision.
  */
 export function inexpressibleEffects(rule: EdgeRule): string | null {
   const edge = `${rule.from ?? '∅'} → ${rule.to}`;
   if (rule.runAt === 'backoff') return `${edge} sets run_at to a backoff the machine computes`;
+  if (rule.runAt === 'until') return `${edge} sets run_at to the time a step asked for`;
   if (rule.receipt === 'await') return `${edge} awaits a receipt that comes with the request`;
   return null;
 }

@@ -94,6 +94,6 @@ export function retryOrDead(input: DecideInput, choice: RetryOrDead): Choice {
     errorCategory: category,
     errorSummary: summary,
     detail: { runAt: runAt.toISOString() },
-    backoffRunAt: runAt,
+    runAt,
   });
 }

@@ -24,6 +24,8 @@ export interface RetryPolicy {
   readonly timeoutMs: number;
   /** Optional absolute deadline, counted from the workflow's acceptance (R28, R29). */
   readonly deadlineMs: number | null;
+  /** How long the step waits after it became ready before it is queued (R36); null: none. */
+  readonly delayMs: number | null;
 }
 
 export const defaultBackoff: BackoffPolicy = Object.freeze({
@@ -38,6 +40,7 @@ export const defaultRetryPolicy: RetryPolicy = Object.freeze({
   reentrant: false,
   timeoutMs: 300_000,
   deadlineMs: null,
+  delayMs: null,
 });
 
 /** Bounds that a definition must respect; outside them it is refused at definition time. */
@@ -47,6 +50,7 @@ export const retryPolicyLimits = Object.freeze({
   backoffCoefficient: { min: 1, max: 100 },
   timeoutMs: { min: 1, max: 7 * 24 * 3_600_000 },
   deadlineMs: { min: 1, max: 366 * 24 * 3_600_000 },
+  delayMs: { min: 1, max: 366 * 24 * 3_600_000 },
 });
 
 /**
@@ -127,6 +131,9 @@ export function retryPolicyProblems(policy: RetryPolicy): string[] {
   checkInteger('timeoutMs', policy.timeoutMs, limits.timeoutMs.min, limits.timeoutMs.max);
   if (policy.deadlineMs !== null) {
     checkInteger('deadlineMs', policy.deadlineMs, limits.deadlineMs.min, limits.deadlineMs.max);
+  }
+  if (policy.delayMs !== null) {
+    checkInteger('delayMs', policy.delayMs, limits.delayMs.min, limits.delayMs.max);
   }
   return problems;
 }

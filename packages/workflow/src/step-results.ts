@@ -1,6 +1,8 @@
+import { StepError } from './step-error';
+
 /**
  * What a step's `run` may return besides a plain output: a request to wait for a receipt
- * (R23) or a message for the transactional outbox (R22). Plain frozen data, tagged by a
+ * (R23), a message for the transactional outbox (R22), or a snooze (R36). Plain frozen data, tagged by a
  * symbol so that no user output can be mistaken for one.
  */
 const stepResultTag: unique symbol = Symbol.for('causeway.step-result');
@@ -19,6 +21,73 @@ export interface SendRequest {
   readonly kind: 'send';
   readonly channel: string;
   readonly payload: unknown;
+}
+
+export interface SnoozeRequest {
+  readonly [stepResultTag]: 'snooze';
+  readonly kind: 'snooze';
+  /** Run again this long after the snooze is written (database time)… */
+  readonly forMs: number | null;
+  /** …or at this absolute time (epoch milliseconds). */
+  readonly untilMs: number | null;
+  /** Why, in the step's words: kept on the edge and shown by `explain`. */
+  readonly reason: string;
+}
+
+/** The longest a step may snooze, and how far in the past an `untilMs` may lie (clock skew). */
+export const snoozeLimits = Object.freeze({
+  maxMs: 366 * 24 * 3_600_000,
+  pastToleranceMs: 5 * 60_000,
+  maxReasonLength: 500,
+});
+
+/**
+ * Run this step again later (R36): the lease is released, the task is `queued` until then
+ * (`snoozed`), its checkpoints are kept and the attempt is not counted against `maxAttempts`.
+ * Give `forMs` or `untilMs` (epoch ms), and a reason. A snooze past the workflow's deadline
+ * ends the task `dead` (`deadline_exceeded`) instead. Bad arguments throw a
+ * `StepError('invalid_argument')`, which fails the attempt for good.
+ */
+export function snooze(
+  options:
+    | { readonly forMs: number; readonly reason: string }
+    | { readonly untilMs: number; readonly reason: string },
+): SnoozeRequest {
+  const forMs = 'forMs' in options ? options.forMs : null;
+  const untilMs = 'untilMs' in options ? options.untilMs : null;
+  const problem = snoozeProblem(forMs, untilMs, options.reason, Date.now());
+  if (problem !== null) throw new StepError('invalid_argument', `snooze: ${problem}`);
+  return Object.freeze({
+    [stepResultTag]: 'snooze' as const,
+    kind: 'snooze' as const,
+    forMs,
+    untilMs,
+    reason: options.reason.trim(),
+  });
+}
+
+/** What is wrong with a snooze's arguments, or null. `now` is the caller's clock. */
+export function snoozeProblem(
+  forMs: number | null,
+  untilMs: number | null,
+  reason: unknown,
+  now: number,
+): string | null {
+  if ((forMs === null) === (untilMs === null)) return 'give exactly one of forMs and untilMs';
+  if (typeof reason !== 'string' || reason.trim() === '') return 'a reason is required';
+  if (reason.length > snoozeLimits.maxReasonLength) {
+    return `the reason is over ${snoozeLimits.maxReasonLength} characters`;
+  }
+  if (forMs !== null && (!Number.isInteger(forMs) || forMs < 1 || forMs > snoozeLimits.maxMs)) {
+    return `forMs must be an integer from 1 to ${snoozeLimits.maxMs}, got ${forMs}`;
+  }
+  if (untilMs !== null) {
+    if (!Number.isInteger(untilMs)) return `untilMs must be an integer (epoch ms), got ${untilMs}`;
+    if (untilMs < now - snoozeLimits.pastToleranceMs) return 'untilMs is in the past';
+    if (untilMs > now + snoozeLimits.maxMs)
+      return `untilMs is more than ${snoozeLimits.maxMs} ms ahead`;
+  }
+  return null;
 }
 
 /** The step's effect was accepted; release the lease and wait for the receipt. */
@@ -54,6 +123,10 @@ export function isAwaitReceipt(value: unknown): value is AwaitReceipt {
 
 export function isSendRequest(value: unknown): value is SendRequest {
   return isTagged(value, 'send');
+}
+
+export function isSnooze(value: unknown): value is SnoozeRequest {
+  return isTagged(value, 'snooze');
 }
 
 function isTagged(value: unknown, tag: string): boolean {

@@ -21,6 +21,17 @@ export type TaskEvent =
     }
   /** The lease ran out without renewal (the sweeper saw it). */
   | { readonly type: 'lease_expired'; readonly actor: Actor }
+  /**
+   * The step asked to run again later (R36): after `forMs` of database time, or at `untilMs`
+   * (epoch ms), with its reason.
+   */
+  | {
+      readonly type: 'snooze';
+      readonly actor: Actor;
+      readonly forMs: number | null;
+      readonly untilMs: number | null;
+      readonly reason: string;
+    }
   /** Graceful shutdown hands the task back. */
   | { readonly type: 'release'; readonly actor: Actor }
   /** The step reached a side-effect boundary: a pending cancel is confirmed here. */

@@ -68,7 +68,7 @@ export function decideTaskEdge(input: DecideInput): TaskDecision {
   const errorSummary = decision.errorSummary ?? null;
   const next = nextSnapshot(rule, task, {
     now: input.now,
-    backoffRunAt: decision.backoffRunAt ?? null,
+    decidedRunAt: decision.runAt ?? null,
     errorCategory,
     errorSummary,
   });
@@ -97,7 +97,7 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
   switch (event.type) {
     case 'promote':
       if (task.state !== 'pending') return notApplicable(task, event.type);
-      return choose('queued', 'upstream_succeeded');
+      return promote(input);
 
     case 'claim':
       if (task.state !== 'queued') return notApplicable(task, event.type);
@@ -151,6 +151,9 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
       }
       // The attempt did nothing: hand it back without spending the attempt (the row refunds it).
       return choose('queued', 'worker_shutdown');
+
+    case 'snooze':
+      return decideSnooze(input, event);
 
     case 'boundary':
       if (task.state === 'cancel_requested') return choose('cancelled', 'cancel_confirmed');
@@ -232,4 +235,45 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
         `unknown event ${JSON.stringify((event as { type?: unknown }).type)}`,
       );
   }
+}
+
+/** A ready step is queued after its `delayMs` (R36), and its edge says until when. */
+function promote(input: DecideInput): Choice {
+  const delayMs = input.policy.delayMs ?? 0;
+  if (delayMs === 0) return choose('queued', 'upstream_succeeded', { runAt: input.now });
+  const runAt = new Date(input.now.getTime() + delayMs);
+  return choose('queued', 'upstream_succeeded', {
+    runAt,
+    detail: { runAt: runAt.toISOString(), delayMs },
+  });
+}
+
+/**
+ * A snooze (R36) hands the lease back without spending the attempt, until the time asked for;
+ * past the deadline the task ends instead. Under a cancel request it is a boundary: the
+ * cancel is confirmed.
+ */
+function decideSnooze(
+  input: DecideInput,
+  event: Extract<DecideInput['event'], { type: 'snooze' }>,
+): ChoiceOrRefusal {
+  const { task, now } = input;
+  if (task.state === 'cancel_requested') {
+    return choose('cancelled', 'cancel_confirmed', { detail: { during: 'snooze' } });
+  }
+  if (task.state !== 'leased') return notApplicable(task, event.type);
+  const asked =
+    event.forMs !== null ? now.getTime() + event.forMs : (event.untilMs ?? now.getTime());
+  const runAt = new Date(Math.max(asked, now.getTime()));
+  if (task.deadlineAt !== null && runAt.getTime() >= task.deadlineAt.getTime()) {
+    return dead(
+      'deadline_exceeded',
+      'timeout',
+      `the step snoozed until ${runAt.toISOString()}, past its deadline`,
+    );
+  }
+  return choose('queued', 'snoozed', {
+    runAt,
+    detail: { runAt: runAt.toISOString(), reason: event.reason },
+  });
 }

@@ -23,11 +23,11 @@ export interface TaskSnapshot {
   readonly lastError: string | null;
 }
 
-/** What the machine decided beyond the edge's row: a backoff time and the error, if any. */
+/** What the machine decided beyond the edge's row: a time to run at and the error, if any. */
 export interface EdgeParameters {
   readonly now: Date;
-  /** When the next attempt may start, for an edge whose `runAt` is `backoff`. */
-  readonly backoffRunAt: Date | null;
+  /** When the task may be claimed, for an edge whose `runAt` is `delay`, `backoff` or `until`. */
+  readonly decidedRunAt: Date | null;
   readonly errorCategory: ErrorCategory | null;
   readonly errorSummary: string | null;
 }
@@ -41,9 +41,10 @@ export function nextSnapshot(
   task: TaskSnapshot,
   parameters: EdgeParameters,
 ): TaskSnapshot {
-  const { now, backoffRunAt, errorCategory, errorSummary } = parameters;
-  if (rule.runAt === 'backoff' && backoffRunAt === null) {
-    throw new Error(`${rule.from} → ${rule.to} waits for a backoff the decision did not compute`);
+  const { now, decidedRunAt, errorCategory, errorSummary } = parameters;
+  const decided = rule.runAt === 'delay' || rule.runAt === 'backoff' || rule.runAt === 'until';
+  if (decided && decidedRunAt === null) {
+    throw new Error(`${rule.from} → ${rule.to} needs a run_at the decision did not compute`);
   }
   const replayed = rule.replay === 'next';
   return {
@@ -55,8 +56,8 @@ export function nextSnapshot(
     runAt:
       rule.runAt === 'now'
         ? now
-        : rule.runAt === 'backoff'
-          ? backoffRunAt
+        : decided
+          ? decidedRunAt
           : rule.runAt === 'clear'
             ? null
             : task.runAt,

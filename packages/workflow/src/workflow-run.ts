@@ -56,12 +56,14 @@ export interface RunClock {
 
 /**
  * A new workflow: roots `queued`, the rest `pending`, each with its `submitted` edge, and the
- * workflow's own creation edge. Deadlines count from acceptance (`now`).
+ * workflow's own creation edge. Deadlines count from acceptance (`now`); a root runs after
+ * `delayMs` plus its own step delay (R36), and its edge's detail says how long.
  */
 export function createWorkflowRun(
   definition: WorkflowDefinition,
   ids: { readonly workflowId: string; readonly taskIds: readonly string[] },
   now: Date,
+  delayMs = 0,
 ): { readonly run: WorkflowRun; readonly transitions: readonly PlannedTransition[] } {
   if (ids.taskIds.length !== definition.steps.length) {
     throw new RangeError(`need ${definition.steps.length} task ids, got ${ids.taskIds.length}`);
@@ -75,6 +77,7 @@ export function createWorkflowRun(
     const deadlineAt =
       deadlines.length === 0 ? null : new Date(now.getTime() + Math.min(...deadlines));
     const taskId = ids.taskIds[index] as string;
+    const rootDelayMs = state === 'queued' ? delayMs + (step.policy.delayMs ?? 0) : 0;
     transitions.push({
       kind: 'task',
       taskId,
@@ -87,7 +90,7 @@ export function createWorkflowRun(
         errorCategory: null,
         errorSummary: null,
         attempt: 0,
-        detail: null,
+        detail: rootDelayMs > 0 ? { delayMs: rootDelayMs } : null,
       },
     });
     const before: TaskSnapshot = {
@@ -101,7 +104,12 @@ export function createWorkflowRun(
       lastErrorCategory: null,
       lastError: null,
     };
-    const noError = { now, backoffRunAt: null, errorCategory: null, errorSummary: null };
+    const noError = {
+      now,
+      decidedRunAt: new Date(now.getTime() + rootDelayMs),
+      errorCategory: null,
+      errorSummary: null,
+    };
     return { taskId, step: step.name, snapshot: nextSnapshot(rule, before, noError) };
   });
   const state = aggregateWorkflowState(tasks.map((task) => task.snapshot.state));

@@ -63,7 +63,8 @@ export type ReasonCode =
   | 'receipt_rejected'
   | 'receipt_timeout'
   | 'manual_replay'
-  | 'bulk_requeue';
+  | 'bulk_requeue'
+  | 'snoozed';
 export const reasonCodeGraphQLValues = [
   'SUBMITTED',
   'UPSTREAM_SUCCEEDED',
@@ -87,6 +88,7 @@ export const reasonCodeGraphQLValues = [
   'RECEIPT_TIMEOUT',
   'MANUAL_REPLAY',
   'BULK_REQUEUE',
+  'SNOOZED',
 ] as const;
 
 /** GraphQL enum ReceiptOutcome, as the domain's lowercase codes. */

@@ -23,6 +23,11 @@ export interface EffectValues {
   readonly holder?: RawBuilder<unknown>;
   /** The lease length in milliseconds, as SQL (a parameter). */
   readonly leaseMs?: RawBuilder<unknown>;
+  /**
+   * The statement writes only steps without a delay, so a `delay` is now (the engine leaves
+   * results that would make a delayed step ready to the full decision).
+   */
+  readonly undelayed?: true;
 }
 
 const set = (base: RawBuilder<unknown>): ColumnValue => ({ base, add: 0 });
@@ -70,6 +75,14 @@ export function effectAssignments(effects: EdgeEffects, values: EffectValues): A
     case 'now':
       columns.set('run_at', set(values.now));
       break;
+    case 'delay':
+      if (values.undelayed !== true) {
+        throw new Error("a step's delay is per step; this statement cannot write it");
+      }
+      columns.set('run_at', set(values.now));
+      break;
+    case 'until':
+      throw new Error('a snooze is asked for per task; one statement cannot write it');
     case 'clear':
       columns.set('run_at', clear);
       break;

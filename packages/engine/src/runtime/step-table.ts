@@ -108,3 +108,17 @@ export function downstreamQueues(definition: WorkflowDefinition, name: string): 
   }
   return byStep.get(name) ?? [];
 }
+
+const delayedDownstream = new WeakMap<WorkflowDefinition, ReadonlySet<string>>();
+
+/** Whether a step's success makes a step with a delay ready (R36). Built once per definition. */
+export function promotesDelayedStep(definition: WorkflowDefinition, name: string): boolean {
+  let steps = delayedDownstream.get(definition);
+  if (steps === undefined) {
+    steps = new Set(
+      definition.steps.filter((step) => step.policy.delayMs !== null).flatMap((step) => step.after),
+    );
+    delayedDownstream.set(definition, steps);
+  }
+  return steps.has(name);
+}

@@ -41,7 +41,10 @@ export async function taskSettleInOneStatement(
   // The SET clauses come from the edge table's rows (see edge-assignments.ts).
   const clockNow = sql`clock.now`;
   const completeAssignments = effectAssignments(plan.completeEffects, { now: clockNow });
-  const promoteAssignments = effectAssignments(plan.promoteEffects, { now: clockNow });
+  const promoteAssignments = effectAssignments(plan.promoteEffects, {
+    now: clockNow,
+    undelayed: true,
+  });
   // A chained step takes both edges in one write: the promotion's, then the claim's.
   const chainedAssignments = thenAssignments(
     promoteAssignments,

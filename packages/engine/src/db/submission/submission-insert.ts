@@ -24,8 +24,12 @@ export interface NewSubmittedTask {
   readonly queue: string;
   readonly state: string;
   readonly maxAttempts: number;
-  /** Queued roots run now; pending tasks have no run_at yet. */
-  readonly runNow: boolean;
+  /**
+   * Queued roots run this long after `runFrom` (the acceptance when null); pending tasks
+   * (null) have no run_at yet.
+   */
+  readonly runInMs: number | null;
+  readonly runFrom: Date | null;
   /** Absolute deadline as an offset from acceptance, or null (R28, R29). */
   readonly deadlineInMs: number | null;
 }
@@ -46,7 +50,12 @@ const sameDetail = (a: NewTransitionRow['detail'], b: NewTransitionRow['detail']
  */
 export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Set<string>> {
   const { workflows, tasks, transitions: log } = rows;
-  const wakeQueues = [...new Set(tasks.filter((task) => task.runNow).map((task) => task.queue))];
+  // Workers are woken for what is due at once; delayed work is found by their polling (R5).
+  const wakeQueues = [
+    ...new Set(
+      tasks.filter((task) => task.runInMs === 0 && task.runFrom === null).map((task) => task.queue),
+    ),
+  ];
   const workflowPosition = new Map(workflows.map((row, index) => [row.id, index + 1]));
   const taskPosition = new Map(tasks.map((task, index) => [task.id, index + 1]));
   const positionOf = (positions: Map<string, number>, id: string) => {
@@ -65,7 +74,8 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
       a.queue === b.queue &&
       a.state === b.state &&
       a.maxAttempts === b.maxAttempts &&
-      a.runNow === b.runNow &&
+      a.runInMs === b.runInMs &&
+      a.runFrom?.getTime() === b.runFrom?.getTime() &&
       a.deadlineInMs === b.deadlineInMs,
   );
   const edges = distinctRows(
@@ -119,7 +129,7 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
       insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
         deadline_at, created_at, updated_at)
       select t.id, t.workflow_id, t.step, t.queue, t.state, t.max_attempts,
-        case when t.run_now then (select at from clock) end,
+        coalesce(t.run_from, (select at from clock)) + t.run_ms * interval '1 millisecond',
         (select at from clock) + t.deadline_ms * interval '1 millisecond',
         (select at from clock), (select at from clock)
       from (
@@ -129,7 +139,8 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
           (${column(taskKinds, (task) => task.queue)}::text[])[v.kind] as queue,
           (${column(taskKinds, (task) => task.state)}::text[])[v.kind] as state,
           (${column(taskKinds, (task) => task.maxAttempts)}::integer[])[v.kind] as max_attempts,
-          (${column(taskKinds, (task) => task.runNow)}::boolean[])[v.kind] as run_now,
+          (${column(taskKinds, (task) => task.runInMs)}::bigint[])[v.kind] as run_ms,
+          (${column(taskKinds, (task) => task.runFrom?.toISOString() ?? null)}::timestamptz[])[v.kind] as run_from,
           (${column(taskKinds, (task) => task.deadlineInMs)}::bigint[])[v.kind] as deadline_ms
         from unnest(
           ${arrayLiteral(tasks.map((task) => positionOf(workflowPosition, task.workflowId)))}::integer[],

@@ -27,6 +27,11 @@ export interface EventRequest {
    */
   readonly fence?: LeaseFence;
   /**
+   * The one-statement settle leaves this request to the full decision: its step makes a step
+   * with a delay ready (R36), whose run_at and edge detail the machine computes.
+   */
+  readonly decideInFull?: true;
+  /**
    * What goes with the edge: the step's output, the receipt to wait for, and a send request
    * for the outbox, written in the same transaction as the edge (R22).
    */

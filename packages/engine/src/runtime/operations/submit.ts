@@ -1,6 +1,8 @@
 import {
   checkAdmission,
+  claimRule,
   createWorkflowRun,
+  submitDelayProblem,
   type WorkflowDefinition,
   type WorkflowState,
 } from '@causeway/workflow';
@@ -41,6 +43,10 @@ export interface SubmitOptions {
   readonly transaction?: Transaction<any>;
   /** Matters only until the insert commits (R6). */
   readonly signal?: AbortSignal;
+  /** Run the first steps this long after acceptance (R36)… */
+  readonly delayMs?: number;
+  /** …or at this time (not both); each step's own `delayMs` comes on top. */
+  readonly runAt?: Date;
 }
 
 export interface SubmitContext {
@@ -78,8 +84,13 @@ export async function submitMany(
   const prepared = requests.map((request, index) =>
     prepare(context, request, requests.length > 1 ? index : null),
   );
+  const delayProblem = submitDelayProblem(options, Date.now());
+  if (delayProblem !== null) throw new EngineError('invalid_delay', delayProblem);
   if (options.signal?.aborted) throw abortedError();
-  const plan = planSubmission(prepared);
+  const plan = planSubmission(prepared, {
+    delayMs: options.delayMs ?? 0,
+    runAt: options.runAt ?? null,
+  });
   const capped = [...plan.queues]
     .filter((queue) => context.queueLimits.get(queue)?.maxBacklog !== undefined)
     .sort();
@@ -124,7 +135,10 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
  * The pure machine plans each workflow (`createWorkflowRun`). It is given time zero, so its
  * run_at and deadlines come out as offsets that the statement adds to database time.
  */
-function planSubmission(prepared: readonly Prepared[]): Plan {
+function planSubmission(
+  prepared: readonly Prepared[],
+  start: { readonly delayMs: number; readonly runAt: Date | null },
+): Plan {
   const plan: Plan = {
     workflows: [],
     tasks: [],
@@ -146,7 +160,12 @@ function planSubmission(prepared: readonly Prepared[]): Plan {
     if (keyId !== null) firstIdOfKey.set(keyId, workflowId);
     plan.requestIds.push(workflowId);
     const taskIds = item.definition.steps.map(() => newId());
-    const created = createWorkflowRun(item.definition, { workflowId, taskIds }, zero);
+    const created = createWorkflowRun(
+      item.definition,
+      { workflowId, taskIds },
+      zero,
+      start.delayMs,
+    );
     plan.workflows.push({
       id: workflowId,
       name: item.definition.name,
@@ -158,8 +177,8 @@ function planSubmission(prepared: readonly Prepared[]): Plan {
     created.run.tasks.forEach((task, index) => {
       const step = item.definition.steps[index];
       if (step === undefined) return;
-      const runNow = task.snapshot.state === 'queued';
-      if (runNow) plan.queues.add(step.queue);
+      const runInMs = task.snapshot.runAt?.getTime() ?? null;
+      if (runInMs !== null) plan.queues.add(step.queue);
       plan.tasks.push({
         id: task.taskId,
         workflowId,
@@ -167,11 +186,23 @@ function planSubmission(prepared: readonly Prepared[]): Plan {
         queue: step.queue,
         state: task.snapshot.state,
         maxAttempts: step.policy.maxAttempts,
-        runNow,
+        runInMs,
+        runFrom: runInMs === null ? null : start.runAt,
         deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
       });
     });
-    for (const row of created.transitions) plan.transitions.push(logRowOf(workflowId, row));
+    for (const row of created.transitions) {
+      const logged = logRowOf(workflowId, row);
+      // The machine counted from time zero: a root's edge says when it runs, from `runAt`.
+      plan.transitions.push(
+        start.runAt === null || row.kind !== 'task' || row.edge.to !== claimRule.from
+          ? logged
+          : {
+              ...logged,
+              detail: { ...logged.detail, runAt: rootRunAt(start.runAt, logged.detail) },
+            },
+      );
+    }
   }
   return plan;
 }
@@ -245,4 +276,10 @@ function abortedError(): EngineError {
     'aborted',
     'the submit was aborted before it committed; nothing was accepted',
   );
+}
+
+/** When a root of a submit with `runAt` runs: then, plus its own step delay (in its detail). */
+function rootRunAt(runAt: Date, detail: Readonly<Record<string, unknown>> | null): string {
+  const stepDelayMs = typeof detail?.delayMs === 'number' ? detail.delayMs : 0;
+  return new Date(runAt.getTime() + stepDelayMs).toISOString();
 }

@@ -33,6 +33,7 @@ function isPlainComplete(request: EventRequest): boolean {
     request.fence !== undefined &&
     request.workflowId !== undefined &&
     request.precondition === undefined &&
+    request.decideInFull !== true &&
     extraKeys.every((key) => key === 'outputJson')
   );
 }

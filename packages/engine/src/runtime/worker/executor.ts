@@ -3,6 +3,7 @@ import {
   classifyError,
   isAwaitReceipt,
   isSendRequest,
+  isSnooze,
   jsonStorageProblem,
   type TaskEdge,
   type TaskEvent,
@@ -15,6 +16,7 @@ import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
 import type { EventRequest } from '../decision/event-request';
 import type { ResultWriter } from '../settle/result-writer';
+import { promotesDelayedStep } from '../step-table';
 import { AttemptContext, type AttemptOwner, type FencedChange } from './attempt-context';
 import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';
 
@@ -128,6 +130,11 @@ export class Attempt implements AttemptOwner {
   }
 
   private reportResult(result: unknown): void {
+    if (isSnooze(result)) {
+      const { forMs, untilMs, reason } = result;
+      void this.report({ type: 'snooze', actor: this.actor(), forMs, untilMs, reason });
+      return;
+    }
     if (isSendRequest(result)) {
       this.reportSend(result.channel, result.payload);
       return;
@@ -232,6 +239,9 @@ export class Attempt implements AttemptOwner {
         event,
         fence: this.fence,
         ...(extra === undefined ? {} : { extra }),
+        ...(promotesDelayedStep(this.claimed.definition, this.claimed.step.name)
+          ? { decideInFull: true as const }
+          : {}),
       });
       if (outcome.kind === 'applied') {
         this.writtenEdge = outcome.edge;
