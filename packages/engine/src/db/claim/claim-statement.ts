@@ -1,9 +1,9 @@
-import type { EdgeEffects } from '@causeway/workflow';
 import { sql } from 'kysely';
 import { constantArrayLiteral } from '../array-literal';
 import { type Db, preparedSql } from '../database';
 import { executeDirect } from '../direct';
 import { effectAssignments, setList } from '../edge-assignments';
+import type { ClaimEdgePlan } from '../edge-plans';
 import { type LeasedTaskRow, leasedTaskColumns } from '../locked-runs';
 import { transitionsChannel } from '../notify-channels';
 import { type LeasedTask, leasedTaskFromRow } from '../rows';
@@ -16,19 +16,12 @@ import { definedWorkflowStep } from './defined-workflow-step';
  * state before, and the steps this engine defines (with whether each needs its upstream
  * steps' outputs).
  */
-export interface ClaimStatementPlan {
+export interface ClaimStatementPlan extends ClaimEdgePlan {
   readonly queue: string;
   readonly limit: number;
   readonly holder: string;
   readonly actor: string;
   readonly leaseMs: number;
-  /** The claim edge: the state it leaves, the state it enters, its reason and its row's effects. */
-  readonly from: string;
-  readonly to: string;
-  readonly reason: string;
-  readonly effects: EdgeEffects;
-  readonly parentFrom: readonly string[];
-  readonly parentTo: readonly string[];
   readonly definedNames: readonly string[];
   readonly stepNames: readonly string[];
   readonly stepSteps: readonly string[];

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { ClaimEdgePlan, SettleEdgePlan } from '../../runtime/one-statement-paths';
+import type { ClaimEdgePlan, SettleEdgePlan } from '../edge-plans';
 import type { TaskRecord } from '../rows';
 import type { TaskTable } from '../schema';
 
