@@ -442,7 +442,7 @@ class ClaimCommand extends ModelCommand {
   }
 }
 
-type SettleKind = 'complete' | 'fail' | 'await_receipt' | 'release';
+type SettleKind = 'complete' | 'fail' | 'await_receipt' | 'release' | 'snooze';
 
 /** A running step reports its result: one event fenced on its lease (R7), as the settler writes it. */
 class SettleCommand extends ModelCommand {
@@ -465,7 +465,9 @@ class SettleCommand extends ModelCommand {
         ? `fail ${this.category}${this.retryAfterMs === null ? '' : ` retry-after ${this.retryAfterMs}`}`
         : this.kind === 'await_receipt'
           ? `await_receipt ${this.receiptTimeoutMs} ms`
-          : this.kind;
+          : this.kind === 'snooze'
+            ? `snooze ${this.receiptTimeoutMs} ms`
+            : this.kind;
     return `${what}(task ${this.taskIndex}${this.anyTask ? ' of all' : ''}${this.stale ? ', stale fence' : ''}, jitter ${this.jitter})`;
   }
 
@@ -496,7 +498,16 @@ class SettleCommand extends ModelCommand {
             summary: `model failure (${this.category})`,
             ...(this.retryAfterMs === null ? {} : { retryAfterMs: this.retryAfterMs }),
           }
-        : { type: this.kind, actor };
+        : this.kind === 'snooze'
+          ? // R36: run again later; the same lengths as a receipt's wait, within or past a deadline.
+            {
+              type: 'snooze',
+              actor,
+              forMs: this.receiptTimeoutMs,
+              untilMs: null,
+              reason: 'model snooze',
+            }
+          : { type: this.kind, actor };
     const output = { by: fence.holder, epoch: fence.epoch };
     const extra =
       this.kind === 'complete'
@@ -1144,6 +1155,7 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: settleCommand('fail'), weight: 4 },
   { arbitrary: settleCommand('await_receipt'), weight: 2 },
   { arbitrary: settleCommand('release'), weight: 2 },
+  { arbitrary: settleCommand('snooze'), weight: 2 },
   { arbitrary: effectCommand, weight: 2 },
   { arbitrary: renewCommand, weight: 1 },
   { arbitrary: clockCommand, weight: 3 },
