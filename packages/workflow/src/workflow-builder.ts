@@ -169,7 +169,17 @@ export class WorkflowBuilder<
   }
 }
 
-/** Starts a typed workflow definition; see `WorkflowBuilder`. */
+/**
+ * Starts a typed workflow definition (see `WorkflowBuilder`); `header` is `defineWorkflow`'s
+ * options without `steps`.
+ *
+ * ```ts
+ * const publishNote = workflow({ name: 'publish-note', input, idempotencyKey: (i) => i.noteId })
+ *   .step('render', { queue: 'cpu', run: (ctx) => ({ html: `<h1>${ctx.input.title}</h1>` }) })
+ *   .step('review', { after: ['render'], run: (ctx) => ({ ok: ctx.results.render.html !== '' }) })
+ *   .build();
+ * ```
+ */
 export function workflow<TSchema extends z.ZodType>(
   header: WorkflowHeader<TSchema>,
 ): WorkflowBuilder<TSchema> {
