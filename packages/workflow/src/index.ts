@@ -22,4 +22,5 @@ export * from './task-events';
 export * from './task-machine';
 export * from './task-snapshot';
 export * from './transition';
+export * from './workflow-builder';
 export * from './workflow-run';
