@@ -10,6 +10,7 @@ import {
   type StepDefinition,
   type StoredJson,
   send,
+  snooze,
   step,
   type TypedStepDefinition,
   type UpstreamResult,
@@ -162,6 +163,21 @@ describe('workflow(...).step(...)', () => {
     expectTypeOf<
       StoredJson<{ a: string | undefined; f: () => void; n: [1, undefined] }>
     >().toEqualTypeOf<{ readonly a: string | undefined; readonly n: readonly [1, null] }>();
+  });
+
+  it('types a step that may snooze by the output it returns once it runs again (R36)', () => {
+    workflow({ name: 'types-snooze', input })
+      .step('poll', {
+        run: (ctx) =>
+          ctx.attempt > 1 ? { rendered: true } : snooze({ forMs: 1_000, reason: 'later' }),
+      })
+      .step('next', {
+        after: ['poll'],
+        run: (ctx) => {
+          expectTypeOf(ctx.results.poll).toEqualTypeOf<{ readonly rendered: boolean }>();
+          return null;
+        },
+      });
   });
 
   it('adds a step of another kind whose type carries its after and output', () => {

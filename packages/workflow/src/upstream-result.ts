@@ -1,4 +1,5 @@
 import type { StepReturn } from './define-workflow';
+import type { SnoozeRequest } from './step-results';
 
 /**
  * What a downstream step reads in `ctx.results` for a step whose `run` returns `TReturn`.
@@ -9,8 +10,9 @@ import type { StepReturn } from './define-workflow';
  *   `null`, a `Date` a string, functions and `undefined` properties disappear. For plain data
  *   that is the output type itself, read-only.
  * - An output typed `any` or `unknown` gives `unknown`: nothing is known to read.
+ * - A `snooze(...)` is not a result: the step runs again later and returns one (R36).
  */
-export type UpstreamResult<TReturn> = SettledResult<Awaited<TReturn>>;
+export type UpstreamResult<TReturn> = SettledResult<Exclude<Awaited<TReturn>, SnoozeRequest>>;
 
 type SettledResult<TOutput> =
   IsAnyOrUnknown<TOutput> extends true
