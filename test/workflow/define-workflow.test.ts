@@ -69,6 +69,15 @@ describe('defineWorkflow', () => {
     );
     expect(error.code).toBe('invalid_definition');
     expect(error.message).toContain('step "a" runs after unknown step "missing"');
+    // A name every object inherits is no step either.
+    const inherited = definitionError(() =>
+      defineWorkflow({
+        name: 'w',
+        input,
+        steps: { a: step({ after: ['constructor'], run: noop }) },
+      }),
+    );
+    expect(inherited.message).toContain('step "a" runs after unknown step "constructor"');
   });
 
   it('refuses a cycle and names it', () => {

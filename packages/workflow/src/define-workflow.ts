@@ -143,7 +143,7 @@ export function defineWorkflow<TSchema extends z.ZodType>(
       if (seen.has(upstream)) problems.push(`step "${name}" lists "${upstream}" twice in after`);
       seen.add(upstream);
       if (upstream === name) problems.push(`step "${name}" cannot run after itself`);
-      else if (!(upstream in options.steps)) {
+      else if (!Object.hasOwn(options.steps, upstream)) {
         problems.push(`step "${name}" runs after unknown step "${upstream}"`);
       }
     }
