@@ -21,6 +21,7 @@ import type { NewTransitionRow } from '../../db/transition-row';
 import { EngineError } from '../../errors';
 import { newId } from '../../ids';
 import { logRowOf } from '../decision/log-rows';
+import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
 
 export interface SubmitRequest {
@@ -53,6 +54,7 @@ interface Prepared {
   readonly definition: WorkflowDefinition;
   readonly inputJson: string;
   readonly idempotencyKey: string | null;
+  readonly origin?: SubmitOrigin | undefined;
 }
 
 /** The rows of a submission, planned by the pure machine before anything is sent. */
@@ -69,15 +71,18 @@ interface Plan {
  * Admits a batch atomically: every request is checked before anything is written (R34);
  * then one statement inserts the workflows, their tasks and `submitted` transitions and
  * wakes the workers. A request whose (name, key) exists returns that workflow (R2).
+ * `origins` (internal, never from a caller): who submitted each request instead of the client.
  */
 export async function submitMany(
   context: SubmitContext,
   requests: readonly SubmitRequest[],
   options: SubmitOptions = {},
+  origins: readonly (SubmitOrigin | undefined)[] = [],
 ): Promise<SubmitResult[]> {
-  const prepared = requests.map((request, index) =>
-    prepare(context, request, requests.length > 1 ? index : null),
-  );
+  const prepared = requests.map((request, index) => ({
+    ...prepare(context, request, requests.length > 1 ? index : null),
+    origin: origins[index],
+  }));
   if (options.signal?.aborted) throw abortedError();
   const plan = planSubmission(prepared);
   const capped = [...plan.queues]
@@ -171,7 +176,8 @@ function planSubmission(prepared: readonly Prepared[]): Plan {
         deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
       });
     });
-    for (const row of created.transitions) plan.transitions.push(logRowOf(workflowId, row));
+    const rows = created.transitions.map((row) => logRowOf(workflowId, row));
+    plan.transitions.push(...rowsWithOrigin(rows, item.origin));
   }
   return plan;
 }
