@@ -5,8 +5,8 @@
  * when an engine starts: its next tick is recomputed when its cron changed, and a pause
  * survives it.
  */
-import { EngineError } from '@causeway/engine';
-import { DefinitionError, schedule } from '@causeway/workflow';
+import { EngineError, scheduleEventKinds } from '@causeway/engine';
+import { catchUpModes, DefinitionError, schedule } from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
@@ -220,5 +220,24 @@ describe('a schedule changed in code', () => {
       paused: { by: 'alice' },
     });
     expect(await submittedTicks(url(), 'weekly')).toEqual([]);
+  });
+});
+
+describe('the schedule tables', () => {
+  it('CHECK the catch-up modes and history kinds of the TypeScript lists', async () => {
+    const engine = testEngine(url(), { workflows: [tickWorkflow] });
+    await engine.migrate();
+    const checked = async (table: string, column: string) => {
+      const rows = await query<{ def: string }>(
+        url(),
+        `select pg_get_constraintdef(c.oid) as def from pg_constraint c
+           join pg_attribute a on a.attrelid = c.conrelid and a.attnum = any (c.conkey)
+          where c.contype = 'c' and c.conrelid = $1::regclass and a.attname = $2`,
+        [table, column],
+      );
+      return [...(rows[0]?.def ?? '').matchAll(/'([^']*)'::text/g)].map((match) => match[1]);
+    };
+    expect(await checked('causeway_schedules', 'catch_up')).toEqual([...catchUpModes]);
+    expect(await checked('causeway_schedule_events', 'kind')).toEqual([...scheduleEventKinds]);
   });
 });
