@@ -117,4 +117,30 @@ describe('a schedule run by two engines', () => {
     ]);
     expect(await submittedTicks(url(), 'not-held')).toEqual(['2027-02-02T08:05:00.000Z']);
   });
+
+  it('runs in a worker that sweeps, unless the worker says scheduler: false', async () => {
+    const make = (name: string) =>
+      schedule({ name, workflow: tickWorkflow, cron: '0 * * * *', input: { report: name } });
+    const options = (name: string) => ({ workflows: [tickWorkflow], schedules: [make(name)] });
+    const running = testEngine(url(), options('loop-on'));
+    const off = testEngine(url(), options('loop-off'));
+    const noSweeper = testEngine(url(), options('loop-no-sweeper'));
+    await running.migrate();
+    await setDatabaseTime(url(), new Date('2027-02-03T10:59:00Z'));
+    await running.startWorker({ concurrency: 1 });
+    await off.startWorker({ concurrency: 1, scheduler: false });
+    await noSweeper.startWorker({ concurrency: 1, sweeper: false });
+    await setDatabaseTime(url(), new Date('2027-02-03T11:00:01Z'));
+    // No pass by hand: the worker's own loop (every sweep interval) submits the tick.
+    await waitFor(async () => (await submittedTicks(url(), 'loop-on')).length === 1, {
+      description: 'the tick submitted by the worker loop',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // five sweep intervals
+    expect(await submittedTicks(url(), 'loop-off')).toEqual([]);
+    expect(await submittedTicks(url(), 'loop-no-sweeper')).toEqual([]);
+    // Their schedules were still written when their workers started (R41).
+    expect((await scheduleRow(url(), 'loop-off'))?.next_tick_at?.toISOString()).toBe(
+      '2027-02-03T11:00:00.000Z',
+    );
+  });
 });
