@@ -12,7 +12,9 @@ create table causeway_schedules (
   -- Null when the cron has no tick left.
   next_tick_at timestamptz,
   last_tick_at timestamptz,
-  last_workflow_id uuid references causeway_workflows (id),
+  -- No foreign key to causeway_workflows (as the log has none since 0007): workflow rows are
+  -- never deleted, and a truncate of them for tests must not reach this table's history.
+  last_workflow_id uuid,
   -- An operator's pause (R41): who, why and when, all three or none; kept when code changes.
   paused_at timestamptz,
   paused_by text,
@@ -31,8 +33,8 @@ create table causeway_schedule_events (
   kind text not null check (kind in ('paused', 'resumed', 'triggered')),
   operator text not null,
   reason text not null,
-  -- The workflow a trigger submitted.
-  workflow_id uuid references causeway_workflows (id),
+  -- The workflow a trigger submitted (no foreign key, as above).
+  workflow_id uuid,
   at timestamptz not null
 );
 create index causeway_schedule_events_schedule on causeway_schedule_events (schedule_name, id);
