@@ -40,7 +40,12 @@ export interface SpecEdgeRow {
 
 /** The edge table, row by row (the rows of states this engine does not have yet are left out). */
 export const specEdgeRows: readonly SpecEdgeRow[] = [
-  { from: null, to: ['queued', 'pending'], reasons: ['submitted'], actors: ['client'] },
+  {
+    from: null,
+    to: ['queued', 'pending'],
+    reasons: ['submitted'],
+    actors: ['client', 'schedule'],
+  },
   { from: 'pending', to: ['queued'], reasons: ['upstream_succeeded'], actors: ['system'] },
   {
     from: 'pending',
@@ -193,7 +198,8 @@ export const specDeadReasons: readonly ReasonCode[] = [
 
 /**
  * R24's actor column: `client` alone; `worker:<holder>`, `sweeper:<holder>`,
- * `operator:<name>` (and the outbox's dispatcher, `outbox:<name>`) with who it was; a receipt
+ * `operator:<name>` (and the outbox's dispatcher, `outbox:<name>`, and a schedule,
+ * `schedule:<name>`, R40) with who it was; a receipt
  * may say where it came from (`receipt:outbox:<channel>`) or not. The kinds are the edge
  * table's actor column's.
  */
@@ -205,6 +211,7 @@ const actorCarriesName: Readonly<Record<ActorKind, boolean | 'optional'>> = {
   sweeper: true,
   operator: true,
   outbox: true,
+  schedule: true,
 };
 
 /** The edge table's actor kinds (the actor column), plus `system` for the edges the engine takes itself. */

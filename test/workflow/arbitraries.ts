@@ -214,6 +214,8 @@ export function actorOf(kind: ActorKind): Actor {
       return { kind, name: 'alice' };
     case 'outbox':
       return { kind, name: 'dispatcher-1' };
+    case 'schedule':
+      return { kind, name: 'morning-digest' };
     default:
       return { kind };
   }

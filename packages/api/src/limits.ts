@@ -50,6 +50,8 @@ const listSizes: Readonly<Record<string, number>> = {
   'WorkflowDefinition.edges': 10,
   'StepDefinition.after': 5,
   'RequeueDeadPayload.results': 100,
+  'Query.schedules': 20,
+  'Schedule.history': 20,
 };
 
 function tooComplex(

@@ -1,5 +1,8 @@
 import type {
   OutboxMessageRecord,
+  ScheduleEventRecord,
+  SchedulePause,
+  ScheduleView,
   TaskAnswer,
   TaskRecord,
   WorkflowFilter,
@@ -50,6 +53,19 @@ export interface Models extends ModelMap {
   readonly RequeueDeadPayload: {
     readonly clientMutationId: string | null;
     readonly results: readonly TaskAnswer[];
+  };
+  readonly Schedule: ScheduleView;
+  readonly SchedulePause: SchedulePause;
+  readonly ScheduleEvent: ScheduleEventRecord;
+  readonly SchedulePayload: {
+    readonly clientMutationId: string | null;
+    readonly schedule: ScheduleView;
+    readonly changed: boolean;
+  };
+  readonly TriggerSchedulePayload: {
+    readonly clientMutationId: string | null;
+    readonly schedule: ScheduleView;
+    readonly workflowId: string;
   };
 }
 

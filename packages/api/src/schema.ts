@@ -6,6 +6,7 @@ import type { ApiResolvers } from './models';
 import { enumResolvers } from './resolvers/enums';
 import { mutationResolvers } from './resolvers/mutations';
 import { queryResolvers } from './resolvers/queries';
+import { scheduleResolvers } from './resolvers/schedules';
 import { subscriptionResolvers } from './resolvers/subscriptions';
 import { DateTimeScalar, JSONScalar } from './scalars';
 
@@ -20,6 +21,7 @@ export function readSchemaSource(): string {
 export const resolvers: ApiResolvers = {
   ...queryResolvers,
   ...mutationResolvers,
+  ...scheduleResolvers,
   ...subscriptionResolvers,
 };
 

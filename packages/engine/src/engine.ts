@@ -2,6 +2,7 @@ import {
   type Explanation,
   explain,
   receiptAwaitingState,
+  type ScheduleDefinition,
   type Transition,
   type WorkflowDefinition,
   workflowRegistry,
@@ -46,6 +47,21 @@ import {
   submitMany,
 } from './runtime/operations/submit';
 import type { Channel } from './runtime/outbox/delivery-channels';
+import { engineScheduleContext } from './runtime/schedules/engine-schedules';
+import {
+  listSchedules,
+  pauseOrResumeSchedule,
+  type ScheduleAnswer,
+  type ScheduleRequest,
+  type ScheduleTriggerAnswer,
+  type ScheduleView,
+  triggerSchedule,
+} from './runtime/schedules/schedule-operations';
+import {
+  runSchedulerPass,
+  type ScheduledSubmission,
+  Scheduler,
+} from './runtime/schedules/scheduler';
 import { Sweeper } from './runtime/sweep/sweeper';
 import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker/worker';
 
@@ -69,6 +85,8 @@ export interface EngineOptions {
   readonly signal?: AbortSignal;
   /** Outbox channels that steps may `send(...)` to (R22), e.g. `httpChannel({...})`. */
   readonly channels?: readonly Channel[];
+  /** Cron schedules (R40), `schedule({...})`: written to the database when the engine starts. */
+  readonly schedules?: readonly ScheduleDefinition[];
 }
 
 /** An outbox message of a task (R22): while `pending`, the task is "submitted, sending". */
@@ -113,6 +131,14 @@ export interface Engine {
   startWorker(options: WorkerOptions): Promise<WorkerHandle>;
   /** Runs one sweeper pass now (tests, tools); returns the edges written. */
   sweep(): Promise<number>;
+  /** The stored schedules (R41), each with its pause, ticks, last workflow and history. */
+  schedules(): Promise<ScheduleView[]>;
+  pauseSchedule(name: string, request: ScheduleRequest): Promise<ScheduleAnswer>;
+  resumeSchedule(name: string, request: ScheduleRequest): Promise<ScheduleAnswer>;
+  /** Submits one workflow of the schedule now, with its own idempotency key. */
+  triggerSchedule(name: string, request: ScheduleRequest): Promise<ScheduleTriggerAnswer>;
+  /** Runs one scheduler pass now (tests, tools); returns the workflows it submitted. */
+  runSchedules(): Promise<ScheduledSubmission[]>;
   /** Stops every worker started here and closes the connections. */
   close(options?: { drainMs?: number }): Promise<void>;
   /** host/pid/boot id of this engine. */
@@ -160,6 +186,13 @@ export function createEngine(options: EngineOptions): Engine {
     channels: new Map((options.channels ?? []).map((channel) => [channel.name, channel])),
   };
   const queueLimits = new Map(Object.entries(options.queues ?? {}));
+  const scheduling = engineScheduleContext({
+    schedules: options.schedules ?? [],
+    definitions,
+    submit: { db, definitions, queueLimits },
+    logger,
+    intervalMs: sweepIntervalMs,
+  });
   const workers = new Set<Worker>();
   let closed: Promise<void> | null = null;
   const assertOpen = () => {
@@ -268,7 +301,17 @@ export function createEngine(options: EngineOptions): Engine {
     },
     async startWorker(workerOptions) {
       assertOpen();
-      const worker = new Worker(context, workerOptions);
+      // A worker that sweeps also runs the scheduler (R40), unless told not to.
+      const schedules =
+        scheduling.schedules.size > 0 &&
+        workerOptions.sweeper !== false &&
+        workerOptions.scheduler !== false;
+      if (scheduling.schedules.size > 0) await scheduling.ready();
+      const worker = new Worker(
+        context,
+        workerOptions,
+        schedules ? [new Scheduler(scheduling)] : [],
+      );
       workers.add(worker);
       await worker.start();
       const stop = worker.stop.bind(worker);
@@ -281,6 +324,11 @@ export function createEngine(options: EngineOptions): Engine {
       };
     },
     sweep: () => new Sweeper(context).sweep(),
+    schedules: () => listSchedules(scheduling),
+    pauseSchedule: (name, request) => pauseOrResumeSchedule(scheduling, name, request, true),
+    resumeSchedule: (name, request) => pauseOrResumeSchedule(scheduling, name, request, false),
+    triggerSchedule: (name, request) => triggerSchedule(scheduling, name, request),
+    runSchedules: () => runSchedulerPass(scheduling),
     close,
   };
 }

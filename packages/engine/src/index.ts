@@ -1,4 +1,10 @@
 export { transitionsChannel } from './db/notify-channels';
+export type {
+  ScheduleEventKind,
+  ScheduleEventRecord,
+  SchedulePause,
+} from './db/schedules/schedule-rows';
+export { scheduleEventKinds } from './db/schedules/schedule-rows';
 export {
   createEngine,
   type Engine,
@@ -26,5 +32,12 @@ export {
   httpChannel,
   type OutboxMessage,
 } from './runtime/outbox/delivery-channels';
+export type {
+  ScheduleAnswer,
+  ScheduleRequest,
+  ScheduleTriggerAnswer,
+  ScheduleView,
+} from './runtime/schedules/schedule-operations';
+export type { ScheduledSubmission } from './runtime/schedules/scheduler';
 export { CancelConfirmed, LeaseLost, StepAbort } from './runtime/worker/step-signals';
 export type { StopOptions, WorkerHandle, WorkerOptions } from './runtime/worker/worker';

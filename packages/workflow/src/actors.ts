@@ -1,7 +1,7 @@
 /**
  * Who may take an edge (the actors column of the edge table, docs/state-machine.md). A
  * transition's actor string is `<kind>` or `<kind>:<name>` — `worker:<holder>`,
- * `operator:<name>`, `sweeper:<holder>`, `client`.
+ * `operator:<name>`, `sweeper:<holder>`, `client`, `schedule:<name>`.
  */
 export const actorKinds = [
   'client',
@@ -11,6 +11,7 @@ export const actorKinds = [
   'sweeper',
   'outbox',
   'receipt',
+  'schedule',
 ] as const;
 export type ActorKind = (typeof actorKinds)[number];
 

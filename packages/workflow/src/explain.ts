@@ -1,5 +1,6 @@
 import { parseActor } from './actors';
 import type { ReasonCode } from './machine-table';
+import { scheduleOriginPhrase } from './schedule-origin';
 import type { Transition } from './transition';
 
 /** Something that happened to a task without being an edge (e.g. a cancel that came too late, R14). */
@@ -64,7 +65,7 @@ export function explain(
 function describe(row: Transition): string {
   if (row.step === null) {
     return row.from === null
-      ? `accepted (${row.to})`
+      ? `accepted (${row.to})${scheduleOriginPhrase(row.detail)}`
       : `${row.from} → ${row.to} (${row.reason.replaceAll('_', ' ')})`;
   }
   const by = byActor(row.actor);

@@ -139,8 +139,8 @@ export interface EdgeRule extends EdgeEffects {
  */
 // biome-ignore format: one edge per line, aligned by column, so the table reads as a table
 export const taskEdges: readonly EdgeRule[] = Object.freeze([
-  { from: null,               to: 'queued',           reasons: ['submitted'],                      actors: ['client'],             lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'reset', receipt: 'clear', replay: 'keep' },
-  { from: null,               to: 'pending',          reasons: ['submitted'],                      actors: ['client'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep' },
+  { from: null,               to: 'queued',           reasons: ['submitted'],                      actors: ['client', 'schedule'], lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'reset', receipt: 'clear', replay: 'keep' },
+  { from: null,               to: 'pending',          reasons: ['submitted'],                      actors: ['client', 'schedule'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep' },
   { from: 'pending',          to: 'queued',           reasons: ['upstream_succeeded'],             actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
   { from: 'pending',          to: 'cancelled',        reasons: ['cancelled_before_start'],         actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
   { from: 'queued',           to: 'leased',           reasons: ['lease_acquired'],                 actors: ['worker'],             lease: 'take',    attempt: 'next',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep' },

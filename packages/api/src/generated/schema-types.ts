@@ -15,6 +15,10 @@ export interface Scalars {
   JSON: unknown;
 }
 
+/** GraphQL enum CatchUp, as the domain's lowercase codes. */
+export type CatchUp = 'latest' | 'all' | 'none';
+export const catchUpGraphQLValues = ['LATEST', 'ALL', 'NONE'] as const;
+
 /** GraphQL enum ErrorCategory, as the domain's lowercase codes. */
 export type ErrorCategory =
   | 'timeout'
@@ -95,6 +99,10 @@ export const reasonCodeGraphQLValues = [
 export type ReceiptOutcome = 'confirmed' | 'rejected';
 export const receiptOutcomeGraphQLValues = ['CONFIRMED', 'REJECTED'] as const;
 
+/** GraphQL enum ScheduleEventKind, as the domain's lowercase codes. */
+export type ScheduleEventKind = 'paused' | 'resumed' | 'triggered';
+export const scheduleEventKindGraphQLValues = ['PAUSED', 'RESUMED', 'TRIGGERED'] as const;
+
 /** GraphQL enum TaskState, as the domain's lowercase codes. */
 export type TaskState =
   | 'pending'
@@ -135,9 +143,11 @@ export const workflowStateGraphQLValues = [
 
 /** Every enum of the schema with its GraphQL values. */
 export const graphQLEnums = {
+  CatchUp: catchUpGraphQLValues,
   ErrorCategory: errorCategoryGraphQLValues,
   ReasonCode: reasonCodeGraphQLValues,
   ReceiptOutcome: receiptOutcomeGraphQLValues,
+  ScheduleEventKind: scheduleEventKindGraphQLValues,
   TaskState: taskStateGraphQLValues,
   WorkflowState: workflowStateGraphQLValues,
 } as const;
@@ -183,6 +193,24 @@ export interface MutationRecordReceiptArgs {
   readonly clientMutationId?: Scalars['String'] | null;
 }
 
+export interface MutationPauseScheduleArgs {
+  readonly name: Scalars['String'];
+  readonly reason: Scalars['String'];
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface MutationResumeScheduleArgs {
+  readonly name: Scalars['String'];
+  readonly reason: Scalars['String'];
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface MutationTriggerScheduleArgs {
+  readonly name: Scalars['String'];
+  readonly reason: Scalars['String'];
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
 export interface QueryWorkflowArgs {
   readonly id: Scalars['ID'];
 }
@@ -211,6 +239,10 @@ export type ObjectTypeName =
   | 'Query'
   | 'RequeueDeadPayload'
   | 'RetryPolicy'
+  | 'Schedule'
+  | 'ScheduleEvent'
+  | 'SchedulePause'
+  | 'SchedulePayload'
   | 'StepDefinition'
   | 'StepEdge'
   | 'SubmitWorkflowPayload'
@@ -219,6 +251,7 @@ export type ObjectTypeName =
   | 'TaskOperationPayload'
   | 'TaskOperationResult'
   | 'Transition'
+  | 'TriggerSchedulePayload'
   | 'Workflow'
   | 'WorkflowConnection'
   | 'WorkflowDefinition'
@@ -243,6 +276,9 @@ export interface SchemaFields<M extends ModelMap> {
     replayTask: { args: MutationReplayTaskArgs; result: M['TaskOperationPayload'] };
     requeueDead: { args: MutationRequeueDeadArgs; result: M['RequeueDeadPayload'] };
     recordReceipt: { args: MutationRecordReceiptArgs; result: M['TaskOperationPayload'] };
+    pauseSchedule: { args: MutationPauseScheduleArgs; result: M['SchedulePayload'] };
+    resumeSchedule: { args: MutationResumeScheduleArgs; result: M['SchedulePayload'] };
+    triggerSchedule: { args: MutationTriggerScheduleArgs; result: M['TriggerSchedulePayload'] };
   };
   OutboxMessage: {
     id: { args: Record<string, never>; result: Scalars['ID'] };
@@ -260,6 +296,7 @@ export interface SchemaFields<M extends ModelMap> {
     workflows: { args: QueryWorkflowsArgs; result: M['WorkflowConnection'] };
     task: { args: QueryTaskArgs; result: Maybe<M['Task']> };
     definitions: { args: Record<string, never>; result: readonly M['WorkflowDefinition'][] };
+    schedules: { args: Record<string, never>; result: readonly M['Schedule'][] };
   };
   RequeueDeadPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
@@ -273,6 +310,36 @@ export interface SchemaFields<M extends ModelMap> {
     initialIntervalMs: { args: Record<string, never>; result: Scalars['Int'] };
     backoffCoefficient: { args: Record<string, never>; result: Scalars['Float'] };
     maximumIntervalMs: { args: Record<string, never>; result: Scalars['Int'] };
+  };
+  Schedule: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    workflow: { args: Record<string, never>; result: Scalars['String'] };
+    cron: { args: Record<string, never>; result: Scalars['String'] };
+    timezone: { args: Record<string, never>; result: Scalars['String'] };
+    catchUp: { args: Record<string, never>; result: CatchUp };
+    input: { args: Record<string, never>; result: Scalars['JSON'] };
+    paused: { args: Record<string, never>; result: Maybe<M['SchedulePause']> };
+    nextTickAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+    lastTickAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+    lastWorkflow: { args: Record<string, never>; result: Maybe<M['Workflow']> };
+    history: { args: Record<string, never>; result: readonly M['ScheduleEvent'][] };
+  };
+  ScheduleEvent: {
+    kind: { args: Record<string, never>; result: ScheduleEventKind };
+    operator: { args: Record<string, never>; result: Scalars['String'] };
+    reason: { args: Record<string, never>; result: Scalars['String'] };
+    at: { args: Record<string, never>; result: Scalars['DateTime'] };
+    workflow: { args: Record<string, never>; result: Maybe<M['Workflow']> };
+  };
+  SchedulePause: {
+    at: { args: Record<string, never>; result: Scalars['DateTime'] };
+    by: { args: Record<string, never>; result: Scalars['String'] };
+    reason: { args: Record<string, never>; result: Scalars['String'] };
+  };
+  SchedulePayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    schedule: { args: Record<string, never>; result: M['Schedule'] };
+    changed: { args: Record<string, never>; result: Scalars['Boolean'] };
   };
   StepDefinition: {
     name: { args: Record<string, never>; result: Scalars['String'] };
@@ -343,6 +410,11 @@ export interface SchemaFields<M extends ModelMap> {
     attempt: { args: Record<string, never>; result: Scalars['Int'] };
     at: { args: Record<string, never>; result: Scalars['DateTime'] };
     detail: { args: Record<string, never>; result: Maybe<Scalars['JSON']> };
+  };
+  TriggerSchedulePayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    schedule: { args: Record<string, never>; result: M['Schedule'] };
+    workflow: { args: Record<string, never>; result: M['Workflow'] };
   };
   Workflow: {
     id: { args: Record<string, never>; result: Scalars['ID'] };

@@ -1,8 +1,9 @@
 import { EngineError, type TaskAnswer } from '@causeway/engine';
 import type { ApiContext } from '../context';
 import { ApiError } from '../errors';
-import { clearLoaders } from '../loaders';
 import type { ApiResolvers } from '../models';
+import { operatorOf, remembered } from './operator-mutations';
+import { scheduleMutationFields } from './schedules';
 
 /**
  * Operator mutations: each is the engine's operation (never a re-implementation), run as the
@@ -19,6 +20,7 @@ export const mutationResolvers: Pick<
   | 'RequeueDeadPayload'
 > = {
   Mutation: {
+    ...scheduleMutationFields,
     submitWorkflow: (_root, args, context) =>
       remembered(context, 'submitWorkflow', args, async () => {
         const result = await context.services.engine.submit(args.name, args.input, {
@@ -126,38 +128,6 @@ export const mutationResolvers: Pick<
   RequeueDeadPayload: {},
 };
 
-/** The operator named by the verified token; mutations refuse without one. */
-export function operatorOf(context: ApiContext): string {
-  if (context.operator === null) {
-    throw new ApiError(
-      'UNAUTHENTICATED',
-      'mutations need an operator token: send Authorization: Bearer <token>',
-    );
-  }
-  return context.operator;
-}
-
-async function remembered<T>(
-  context: ApiContext,
-  mutation: string,
-  args: { readonly clientMutationId?: string | null },
-  action: () => Promise<T>,
-): Promise<T> {
-  const operator = operatorOf(context);
-  const { clientMutationId, ...rest } = args;
-  try {
-    return await context.services.memo.run(
-      operator,
-      clientMutationId,
-      `${mutation}:${stableJson(rest)}`,
-      action,
-    );
-  } finally {
-    // Fields after this mutation (its payload, later mutations) must see what it changed.
-    clearLoaders(context.loaders);
-  }
-}
-
 function optionalReason(reason: string | null | undefined): void {
   if (reason !== null && reason !== undefined && reason.length > 1_000) {
     throw new ApiError('BAD_USER_INPUT', 'reason is at most 1,000 characters', {
@@ -199,12 +169,4 @@ async function repeatedReplay(
     return null;
   }
   return { taskId, state: 'queued', changed: false, reason: 'manual_replay' };
-}
-
-function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item) =>
-    item !== null && typeof item === 'object' && !Array.isArray(item) && !(item instanceof Date)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))
-      : item,
-  );
 }

@@ -5,6 +5,7 @@ import { decodeWorkflowCursor, encodeWorkflowCursor } from '../cursor';
 import { ApiError } from '../errors';
 import type { QueryWorkflowsArgs } from '../generated/schema-types';
 import type { ApiResolvers, Models } from '../models';
+import { scheduleQueryFields } from './schedules';
 
 /** Query fields and the object types they return. */
 export const queryResolvers: Pick<
@@ -23,6 +24,7 @@ export const queryResolvers: Pick<
   | 'RetryPolicy'
 > = {
   Query: {
+    ...scheduleQueryFields,
     workflow: (_root, { id }, context) => context.loaders.workflow.load(id),
     task: (_root, { id }, context) => context.loaders.task.load(id),
     workflows: (_root, args, context) => workflowConnection(args, context),

@@ -23,6 +23,7 @@ import type { NewTransitionRow } from '../../db/transition-row';
 import { EngineError } from '../../errors';
 import { newId } from '../../ids';
 import { logRowOf } from '../decision/log-rows';
+import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
 
 export interface SubmitRequest {
@@ -59,6 +60,7 @@ interface Prepared {
   readonly definition: WorkflowDefinition;
   readonly inputJson: string;
   readonly idempotencyKey: string | null;
+  readonly origin?: SubmitOrigin | undefined;
 }
 
 /** The rows of a submission, planned by the pure machine before anything is sent. */
@@ -75,15 +77,18 @@ interface Plan {
  * Admits a batch atomically: every request is checked before anything is written (R34);
  * then one statement inserts the workflows, their tasks and `submitted` transitions and
  * wakes the workers. A request whose (name, key) exists returns that workflow (R2).
+ * `origins` (internal, never from a caller): who submitted each request instead of the client.
  */
 export async function submitMany(
   context: SubmitContext,
   requests: readonly SubmitRequest[],
   options: SubmitOptions = {},
+  origins: readonly (SubmitOrigin | undefined)[] = [],
 ): Promise<SubmitResult[]> {
-  const prepared = requests.map((request, index) =>
-    prepare(context, request, requests.length > 1 ? index : null),
-  );
+  const prepared = requests.map((request, index) => ({
+    ...prepare(context, request, requests.length > 1 ? index : null),
+    origin: origins[index],
+  }));
   const delayProblem = submitDelayProblem(options, Date.now());
   if (delayProblem !== null) throw new EngineError('invalid_delay', delayProblem);
   if (options.signal?.aborted) throw abortedError();
@@ -191,18 +196,14 @@ function planSubmission(
         deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
       });
     });
-    for (const row of created.transitions) {
+    const rows = created.transitions.map((row) => {
       const logged = logRowOf(workflowId, row);
       // The machine counted from time zero: a root's edge says when it runs, from `runAt`.
-      plan.transitions.push(
-        start.runAt === null || row.kind !== 'task' || row.edge.to !== claimRule.from
-          ? logged
-          : {
-              ...logged,
-              detail: { ...logged.detail, runAt: rootRunAt(start.runAt, logged.detail) },
-            },
-      );
-    }
+      return start.runAt === null || row.kind !== 'task' || row.edge.to !== claimRule.from
+        ? logged
+        : { ...logged, detail: { ...logged.detail, runAt: rootRunAt(start.runAt, logged.detail) } };
+    });
+    plan.transitions.push(...rowsWithOrigin(rows, item.origin));
   }
   return plan;
 }

@@ -32,8 +32,16 @@ export interface WorkerOptions {
   readonly prefetch?: number;
   /** Run the sweeper in this worker (default true; safe with many). */
   readonly sweeper?: boolean;
+  /** Run the scheduler (R40) in this worker, if it runs the sweeper (default true; safe with many). */
+  readonly scheduler?: boolean;
   /** Run the outbox dispatcher in this worker (default: when the engine has channels). */
   readonly outbox?: boolean;
+}
+
+/** A loop a worker runs beside its pools, started and stopped with its sweeper (the scheduler). */
+export interface BackgroundLoop {
+  start(): void;
+  stop(): Promise<void>;
 }
 
 export interface StopOptions {
@@ -72,6 +80,7 @@ export class Worker implements WorkerHandle {
   constructor(
     private readonly context: EngineContext,
     private readonly options: WorkerOptions,
+    private readonly background: readonly BackgroundLoop[] = [],
   ) {
     this.resultWriter = new ResultWriter(context, {
       reserve: (requests) => this.reserveForChain(requests),
@@ -109,6 +118,7 @@ export class Worker implements WorkerHandle {
     const renewEveryMs = Math.max(50, Math.floor(this.context.leaseMs / 3));
     this.renewTimer = setInterval(() => void this.renewLeases(), renewEveryMs);
     this.sweeper?.start();
+    for (const loop of this.background) loop.start();
     this.dispatcher?.start();
     const limits = Object.fromEntries([...this.pools].map(([queue, pool]) => [queue, pool.limit]));
     this.context.logger.info({ queues: limits }, 'worker started');
@@ -124,6 +134,7 @@ export class Worker implements WorkerHandle {
     for (const pool of this.pools.values()) pool.wakeup.wake();
     await Promise.all(this.loops);
     await this.sweeper?.stop();
+    await Promise.all(this.background.map((loop) => loop.stop()));
     await this.dispatcher?.stop();
     // Prefetched attempts never started: hand them back at once.
     const waiting = [...this.pools.values()].flatMap((pool) => pool.takeWaiting());

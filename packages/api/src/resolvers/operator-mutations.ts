@@ -1,0 +1,47 @@
+import type { ApiContext } from '../context';
+import { ApiError } from '../errors';
+import { clearLoaders } from '../loaders';
+
+/** The operator named by the verified token; mutations refuse without one. */
+export function operatorOf(context: ApiContext): string {
+  if (context.operator === null) {
+    throw new ApiError(
+      'UNAUTHENTICATED',
+      'mutations need an operator token: send Authorization: Bearer <token>',
+    );
+  }
+  return context.operator;
+}
+
+/**
+ * Runs an operator mutation as the operator of the verified token; a repeat with the same
+ * clientMutationId gets the first answer (MutationMemo).
+ */
+export async function remembered<T>(
+  context: ApiContext,
+  mutation: string,
+  args: { readonly clientMutationId?: string | null },
+  action: () => Promise<T>,
+): Promise<T> {
+  const operator = operatorOf(context);
+  const { clientMutationId, ...rest } = args;
+  try {
+    return await context.services.memo.run(
+      operator,
+      clientMutationId,
+      `${mutation}:${stableJson(rest)}`,
+      action,
+    );
+  } finally {
+    // Fields after this mutation (its payload, later mutations) must see what it changed.
+    clearLoaders(context.loaders);
+  }
+}
+
+function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item) && !(item instanceof Date)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))
+      : item,
+  );
+}
