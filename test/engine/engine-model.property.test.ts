@@ -709,7 +709,16 @@ class ClockCommand extends ModelCommand {
       }
       if (state === 'queued' && dueAt(task.task.snapshot.deadlineAt)) {
         const key = [1, task.task.snapshot.deadlineAt?.getTime() ?? 0];
-        return [{ taskId, key, event: { type: 'deadline_passed' } as TaskEvent }];
+        return [
+          {
+            taskId,
+            key,
+            event: {
+              type: 'deadline_passed',
+              actor: { kind: 'sweeper', name: 'sweeper-1' },
+            } as TaskEvent,
+          },
+        ];
       }
       if (state === 'awaiting_receipt' && receipt !== null && dueAt(receipt.deadlineAt)) {
         const key = [2, receipt.deadlineAt.getTime()];

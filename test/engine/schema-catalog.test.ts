@@ -35,14 +35,15 @@ beforeAll(async () => {
   await setup.close();
 });
 
-/** The values a CHECK on `table.column` allows, read from pg_constraint. */
+/** The values the CHECK on `table.column` alone allows, read from pg_constraint. */
 async function checkedValues(databaseUrl: string, table: string, column: string) {
   const rows = await query<{ def: string }>(
     databaseUrl,
     `select pg_get_constraintdef(c.oid) as def
        from pg_constraint c
        join pg_attribute a on a.attrelid = c.conrelid and a.attnum = any (c.conkey)
-      where c.contype = 'c' and c.conrelid = $1::regclass and a.attname = $2`,
+      where c.contype = 'c' and c.conrelid = $1::regclass and a.attname = $2
+        and cardinality(c.conkey) = 1`,
     [table, column],
   );
   expect(rows, `one CHECK constrains ${table}.${column}`).toHaveLength(1);

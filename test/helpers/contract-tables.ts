@@ -22,6 +22,7 @@ export const specTaskStates = [
   'queued',
   'leased',
   'awaiting_receipt',
+  'waiting',
   'cancel_requested',
   'succeeded',
   'cancelled',
@@ -38,11 +39,11 @@ export interface SpecEdgeRow {
   readonly actors: readonly ActorKind[];
 }
 
-/** The edge table, row by row (the rows of states this engine does not have yet are left out). */
+/** The edge table, row by row. */
 export const specEdgeRows: readonly SpecEdgeRow[] = [
   {
     from: null,
-    to: ['queued', 'pending'],
+    to: ['queued', 'pending', 'waiting'],
     reasons: ['submitted'],
     actors: ['client', 'schedule'],
   },
@@ -128,6 +129,31 @@ export const specEdgeRows: readonly SpecEdgeRow[] = [
     reasons: ['manual_replay', 'bulk_requeue'],
     actors: ['operator'],
   },
+  { from: 'pending', to: ['waiting'], reasons: ['event_awaited'], actors: ['system'] },
+  {
+    from: 'waiting',
+    to: ['succeeded'],
+    reasons: ['event_received', 'event_timeout'],
+    actors: ['client', 'operator', 'sweeper'],
+  },
+  {
+    from: 'waiting',
+    to: ['dead'],
+    reasons: ['event_timeout', 'deadline_exceeded'],
+    actors: ['sweeper'],
+  },
+  {
+    from: 'waiting',
+    to: ['cancelled'],
+    reasons: ['cancelled_while_waiting'],
+    actors: ['client', 'operator'],
+  },
+  {
+    from: 'dead',
+    to: ['waiting'],
+    reasons: ['manual_replay', 'bulk_requeue'],
+    actors: ['operator'],
+  },
 ];
 
 export function specAllowsEdge(
@@ -153,6 +179,9 @@ export function specParentState(children: readonly TaskState[]): WorkflowState {
   if (count('succeeded') === children.length) return 'succeeded';
   if (terminal === children.length && count('cancelled') > 0) return 'cancelled';
   if (count('cancel_requested') > 0) return 'cancel_requested';
+  if (count('waiting') > 0 && count('leased') + count('awaiting_receipt') + count('queued') === 0) {
+    return 'waiting';
+  }
   if (count('leased') + count('awaiting_receipt') > 0) return 'running';
   if (count('succeeded') > 0 && terminal < children.length) return 'running';
   return 'queued';
@@ -194,6 +223,7 @@ export const specDeadReasons: readonly ReasonCode[] = [
   'deadline_exceeded',
   'receipt_rejected',
   'receipt_timeout',
+  'event_timeout',
 ];
 
 /**

@@ -23,6 +23,12 @@ describe('aggregateWorkflowState (the aggregation table, top to bottom)', () => 
     [['queued', 'pending', 'pending'], 'queued'],
     [['cancelled', 'pending'], 'queued'],
     [['queued'], 'queued'],
+    [['succeeded', 'waiting', 'pending'], 'waiting'],
+    [['waiting'], 'waiting'],
+    [['waiting', 'queued'], 'queued'],
+    [['waiting', 'leased', 'succeeded'], 'running'],
+    [['waiting', 'cancel_requested'], 'cancel_requested'],
+    [['waiting', 'dead'], 'dead'],
   ])('%j → %s', (children, expected) => {
     expect(aggregateWorkflowState(children)).toBe(expected);
   });
@@ -35,6 +41,8 @@ describe('aggregateWorkflowState (the aggregation table, top to bottom)', () => 
       if (children.every((state) => state === 'succeeded')) return 'succeeded';
       if (children.every(isTerminalTaskState) && some('cancelled')) return 'cancelled';
       if (some('cancel_requested')) return 'cancel_requested';
+      if (some('waiting') && !some('leased') && !some('awaiting_receipt') && !some('queued'))
+        return 'waiting';
       if (some('leased') || some('awaiting_receipt')) return 'running';
       if (some('succeeded') && children.some((state) => !isTerminalTaskState(state)))
         return 'running';
@@ -49,7 +57,7 @@ describe('aggregateWorkflowState (the aggregation table, top to bottom)', () => 
         checked += 1;
       }
     }
-    expect(checked).toBe(8 + 64 + 512);
+    expect(checked).toBe(9 + 81 + 729);
   });
 
   it('refuses a workflow without tasks', () => {

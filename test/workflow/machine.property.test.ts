@@ -1244,7 +1244,13 @@ const deadlinePassesCommand = fc
       if (deadline !== undefined) moveClockTo(real, deadline + extraMs);
       for (const { taskId } of real.run.tasks) {
         if (snapshotIn(real.run, taskId).state !== 'queued') continue;
-        expectDeadlineOutcome(sendEvent(model, real, taskId, { type: 'deadline_passed' }), real);
+        expectDeadlineOutcome(
+          sendEvent(model, real, taskId, {
+            type: 'deadline_passed',
+            actor: { kind: 'sweeper', name: 'sweeper-1' },
+          }),
+          real,
+        );
       }
     }),
   );
@@ -1253,7 +1259,13 @@ const deadlinePassesCommand = fc
 const deadlineCheckCommand = targetArbitrary.map((target) =>
   command(`deadlineCheck(${show(target)})`, (model, real) => {
     const task = pickTask(real, target, ['queued']);
-    expectDeadlineOutcome(sendEvent(model, real, task.taskId, { type: 'deadline_passed' }), real);
+    expectDeadlineOutcome(
+      sendEvent(model, real, task.taskId, {
+        type: 'deadline_passed',
+        actor: { kind: 'sweeper', name: 'sweeper-1' },
+      }),
+      real,
+    );
   }),
 );
 
@@ -1460,6 +1472,10 @@ const anySnapshotArbitrary: fc.Arbitrary<TaskSnapshot> = fc.record({
   ),
   lastErrorCategory: fc.option(fc.constantFrom(...specErrorCategories), { nil: null }),
   lastError: fc.option(fc.constant('earlier failure'), { nil: null }),
+  waitTimeoutAt: fc.option(
+    fc.integer({ min: 0, max: 60_000 }).map((ms) => new Date(acceptedAtMs + ms)),
+    { nil: null },
+  ),
 });
 
 const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc.record({
@@ -1469,13 +1485,17 @@ const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc.record({
   timeoutMs: fc.integer({ min: 1, max: 5_000 }),
   deadlineMs: fc.constant(null),
   delayMs: fc.constant(null),
+  wait: fc.option(
+    fc.record({ timeoutMs: fc.integer({ min: 1, max: 60_000 }), succeedsOnTimeout: fc.boolean() }),
+    { nil: null },
+  ),
 });
 
 const anyActorArbitrary = fc.constantFrom(...specActorKinds).map(actorOf);
 
 const anyEventArbitrary: fc.Arbitrary<TaskEvent> = fc.oneof(
   fc.constant({ type: 'promote' } as const),
-  fc.constant({ type: 'deadline_passed' } as const),
+  fc.constant({ type: 'deadline_passed', actor: { kind: 'sweeper', name: 'sweeper-1' } } as const),
   fc
     .record({
       type: fc.constantFrom(

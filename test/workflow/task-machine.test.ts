@@ -29,6 +29,7 @@ function task(overrides: Partial<TaskSnapshot> = {}): TaskSnapshot {
     deadlineAt: null,
     lastErrorCategory: null,
     lastError: null,
+    waitTimeoutAt: null,
     ...overrides,
   };
 }
@@ -356,13 +357,21 @@ describe('decideTaskEdge', () => {
   });
 
   it('finalizes a queued task whose deadline passed, and refuses before it passes', () => {
-    expect(edgeOf(task({ deadlineAt: now }), { type: 'deadline_passed' }).edge).toMatchObject({
+    expect(
+      edgeOf(task({ deadlineAt: now }), {
+        type: 'deadline_passed',
+        actor: { kind: 'sweeper', name: 'sweeper-1' },
+      }).edge,
+    ).toMatchObject({
       to: 'dead',
       reason: 'deadline_exceeded_before_start',
       actor: 'system',
     });
     expect(
-      decide(task({ deadlineAt: new Date(now.getTime() + 1) }), { type: 'deadline_passed' }),
+      decide(task({ deadlineAt: new Date(now.getTime() + 1) }), {
+        type: 'deadline_passed',
+        actor: { kind: 'sweeper', name: 'sweeper-1' },
+      }),
     ).toMatchObject({
       ok: false,
       refusal: { code: 'deadline_not_reached' },

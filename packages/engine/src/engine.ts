@@ -25,6 +25,11 @@ import { EngineError } from './errors';
 import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
 import type { EngineContext } from './runtime/context';
+import {
+  type SendEventAnswer,
+  type SendEventOptions,
+  sendEvent,
+} from './runtime/events/send-event';
 import { Notifier } from './runtime/notifier';
 import { oneStatementPaths } from './runtime/one-statement-paths';
 import {
@@ -125,6 +130,16 @@ export interface Engine {
   replayTask(taskId: string, request: { operator: string; reason: string }): Promise<TaskAnswer>;
   requeueDead(request: RequeueRequest): Promise<TaskAnswer[]>;
   recordReceipt(taskId: string, outcome: ReceiptOutcome): Promise<TaskAnswer>;
+  /**
+   * Stores an event and completes every task waiting for it in the same transaction (R38);
+   * kept for steps that start waiting later. Idempotent by `idempotencyKey`.
+   */
+  sendEvent(
+    name: string,
+    key: string,
+    payload: unknown,
+    options?: SendEventOptions,
+  ): Promise<SendEventAnswer>;
   /** The workflow with its tasks, each with its transitions; undefined if unknown. */
   getWorkflow(workflowId: string): Promise<WorkflowView | undefined>;
   explain(workflowId: string): Promise<Explanation>;
@@ -186,10 +201,11 @@ export function createEngine(options: EngineOptions): Engine {
     channels: new Map((options.channels ?? []).map((channel) => [channel.name, channel])),
   };
   const queueLimits = new Map(Object.entries(options.queues ?? {}));
+  const submitContext = { db, definitions, queueLimits, apply: context.apply };
   const scheduling = engineScheduleContext({
     schedules: options.schedules ?? [],
     definitions,
-    submit: { db, definitions, queueLimits },
+    submit: submitContext,
     logger,
     intervalMs: sweepIntervalMs,
   });
@@ -220,7 +236,7 @@ export function createEngine(options: EngineOptions): Engine {
       assertOpen();
       const { idempotencyKey, ...rest } = submitOptions;
       const [result] = await submitMany(
-        { db, definitions, queueLimits },
+        submitContext,
         [{ name, input, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }],
         rest,
       );
@@ -228,13 +244,17 @@ export function createEngine(options: EngineOptions): Engine {
     },
     submitMany(requests, submitOptions = {}) {
       assertOpen();
-      return submitMany({ db, definitions, queueLimits }, requests, submitOptions);
+      return submitMany(submitContext, requests, submitOptions);
     },
     cancelWorkflow: (workflowId, requester = {}) => cancelWorkflow(context, workflowId, requester),
     cancelTask: (taskId, requester = {}) => cancelTask(context, taskId, requester),
     replayTask: (taskId, request) => replayTask(context, taskId, request),
     requeueDead: (request) => requeueDead(context, request),
     recordReceipt: (taskId, outcome) => recordReceipt(context, taskId, outcome),
+    sendEvent: (name, key, payload, sendOptions) => {
+      assertOpen();
+      return sendEvent(context, name, key, payload, sendOptions);
+    },
     async getWorkflow(workflowId) {
       assertUuid(workflowId, 'workflow');
       // One snapshot: the states shown are the ones the history shown ends in (R25).

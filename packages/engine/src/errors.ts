@@ -1,8 +1,9 @@
-import { admissionErrorCodes } from '@causeway/workflow';
+import { admissionErrorCodes, eventErrorCodes } from '@causeway/workflow';
 
 /** Stable codes of everything the engine refuses. Bad input changes nothing (R34). */
 export const engineErrorCodes = [
   ...admissionErrorCodes,
+  ...eventErrorCodes,
   /** A capped queue's backlog is full: refused at the door instead of growing lag. */
   'queue_full',
   'not_found',

@@ -16,6 +16,11 @@ export {
 export { EngineError, type EngineErrorCode, engineErrorCodes } from './errors';
 export type { Logger } from './logger';
 export * from './read-model';
+export type {
+  DeliveredTask,
+  SendEventAnswer,
+  SendEventOptions,
+} from './runtime/events/send-event';
 export { Notifier } from './runtime/notifier';
 export type {
   ReceiptOutcome,

@@ -34,6 +34,11 @@ export const aggregationRules: readonly AggregationRule[] = Object.freeze([
   { state: 'succeeded', when: [{ every: ['succeeded'] }] },
   { state: 'cancelled', when: [{ every: terminalTaskStates }, { some: ['cancelled'] }] },
   { state: 'cancel_requested', when: [{ some: ['cancel_requested'] }] },
+  // Only the outside world can move it: an event, a timeout, an operator.
+  {
+    state: 'waiting',
+    when: [{ some: ['waiting'] }, { no: ['leased', 'awaiting_receipt', 'queued'] }],
+  },
   { state: 'running', when: [{ some: ['leased', 'awaiting_receipt'] }] },
   { state: 'running', when: [{ some: ['succeeded'] }, { some: nonTerminalTaskStates }] },
   { state: 'queued', when: [] },

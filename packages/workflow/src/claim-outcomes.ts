@@ -53,6 +53,7 @@ export function deriveClaimOutcomes(
       deadlineAt: null,
       lastErrorCategory: null,
       lastError: null,
+      waitTimeoutAt: null,
     },
     {
       state: 'queued',
@@ -64,6 +65,7 @@ export function deriveClaimOutcomes(
       deadlineAt: new Date(now.getTime() + 60_000),
       lastErrorCategory: 'network',
       lastError: 'reset',
+      waitTimeoutAt: null,
     },
   ];
   let found: { rule: EdgeRule; reason: EdgeRule['reasons'][number] } | null = null;

@@ -58,6 +58,7 @@ const sample: TaskSnapshot = {
   deadlineAt: new Date(5_000_000),
   lastErrorCategory: 'network',
   lastError: 'reset',
+  waitTimeoutAt: null,
 };
 
 const rowOf = (rules: readonly EdgeRule[], edge: TaskEdge) =>

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { EventWait } from './event-wait';
 import {
   type BackoffPolicy,
   defaultBackoff,
@@ -39,6 +40,8 @@ export interface StepDefinition<TInput = unknown, TOutput = unknown> {
   readonly after: readonly string[];
   readonly queue: string;
   readonly policy: RetryPolicy;
+  /** An event step's wait (`event(...)`, R37); absent for a step that runs code. */
+  readonly event?: EventWait;
   readonly run: (
     context: StepContext<TInput>,
   ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
@@ -101,6 +104,7 @@ export function step<TInput = unknown, TOutput = unknown>(
     timeoutMs: options.timeoutMs ?? defaultRetryPolicy.timeoutMs,
     deadlineMs: options.deadlineMs ?? null,
     delayMs: options.delayMs ?? null,
+    wait: null,
   });
   const problems = retryPolicyProblems(policy);
   const queue = options.queue ?? defaultQueue;

@@ -38,6 +38,13 @@ export type ReceiptEffect = (typeof receiptEffects)[number];
 export const replayEffects = ['next', 'keep'] as const;
 export type ReplayEffect = (typeof replayEffects)[number];
 
+/**
+ * An event step's wait (R37, R39): `start` records when it began and when it gives up (now +
+ * the step's `timeoutMs`) with the event it waits for; `clear` removes them; `keep` leaves them.
+ */
+export const waitEffects = ['start', 'clear', 'keep'] as const;
+export type WaitEffect = (typeof waitEffects)[number];
+
 /** Everything an edge does to a task row besides its state and last error. */
 export interface EdgeEffects {
   readonly lease: LeaseEffect;
@@ -46,6 +53,7 @@ export interface EdgeEffects {
   readonly marker: MarkerEffect;
   readonly receipt: ReceiptEffect;
   readonly replay: ReplayEffect;
+  readonly wait: WaitEffect;
 }
 
 /** One-line meaning of each effect value, for the generated docs. */
@@ -76,4 +84,9 @@ export const edgeEffectMeanings = Object.freeze({
     keep: 'unchanged',
   },
   replay: { next: 'replay_count + 1, deadline cleared', keep: 'unchanged' },
+  wait: {
+    start: "wait since = now, gives up at now + the step's timeoutMs, event name and key set",
+    clear: 'wait columns cleared',
+    keep: 'unchanged',
+  },
 } satisfies { readonly [K in keyof EdgeEffects]: Readonly<Record<EdgeEffects[K], string>> });

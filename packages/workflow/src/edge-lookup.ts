@@ -74,6 +74,13 @@ export const receiptAwaitingState: TaskState = (() => {
   return [...states][0] as TaskState;
 })();
 
+/** The state of an event step waiting for its event: entered by edges that start a wait. */
+export const eventWaitingState: TaskState = (() => {
+  const states = new Set(taskEdges.filter((r) => r.wait === 'start').map((r) => r.to));
+  if (states.size !== 1) throw new Error('the edge table must start waits in one state');
+  return [...states][0] as TaskState;
+})();
+
 /** The state an operator replay leaves. */
 export const replayableState: TaskState = (() => {
   const states = new Set(taskEdges.filter((r) => r.replay === 'next').map((r) => r.from));

@@ -56,7 +56,10 @@ export function explain(
   // A queued step that is not due yet says until when (a retry's backoff, a delay, a snooze).
   const summary = [...lastByStep.values()]
     .reverse()
-    .map((row) => `${row.step} ${row.to}${row.to === 'queued' ? due(row) : ''}`)
+    .map(
+      (row) =>
+        `${row.step} ${row.to}${row.to === 'queued' ? due(row) : row.to === 'waiting' ? ` for ${waitPhrase(row)}` : ''}`,
+    )
     .join(', ');
   const closing = workflowState === null ? summary : `workflow ${workflowState}: ${summary}`;
   return { lines, summary, workflowState, text: [...lines, closing].join('\n') };
@@ -79,7 +82,9 @@ function describe(row: Transition): string {
     submitted: () =>
       row.to === 'pending'
         ? 'accepted, waiting for upstream steps'
-        : `accepted and queued${delayed(row, 'after acceptance')}`,
+        : row.to === 'waiting'
+          ? `accepted, waiting for ${waitPhrase(row)}`
+          : `accepted and queued${delayed(row, 'after acceptance')}`,
     upstream_succeeded: () =>
       `upstream steps succeeded, queued${delayed(row, 'after its upstream steps')}`,
     cancelled_before_start: () =>
@@ -110,10 +115,19 @@ function describe(row: Transition): string {
       `receipt rejected${error}: ${row.to === 'dead' ? 'dead' : `queued again,${retryAt}`}`,
     receipt_timeout: () =>
       `no receipt in time: ${row.to === 'dead' ? 'dead' : `queued again,${retryAt}`}`,
-    manual_replay: () => `replayed${by}${operatorReason(row)}`,
-    bulk_requeue: () => `requeued in bulk${by}${operatorReason(row)}`,
+    manual_replay: () => `replayed${by}${operatorReason(row)}${waitsAgain(row)}`,
+    bulk_requeue: () => `requeued in bulk${by}${operatorReason(row)}${waitsAgain(row)}`,
     snoozed: () =>
       `snoozed until ${typeof row.detail?.runAt === 'string' ? clock(new Date(row.detail.runAt)) : '?'}${typeof row.detail?.reason === 'string' ? `: ${row.detail.reason}` : ''} (the attempt is not counted)`,
+    event_awaited: () => `upstream steps succeeded, waiting for ${waitPhrase(row)}`,
+    event_received: () =>
+      `event received${by}${typeof row.detail?.eventId === 'string' ? ` (${row.detail.eventId})` : ''}: succeeded with its payload`,
+    event_timeout: () =>
+      row.to === 'dead'
+        ? 'no event came before the wait gave up: dead'
+        : 'no event came before the wait gave up: succeeded with its declared onTimeout output',
+    cancelled_while_waiting: () =>
+      `cancelled while waiting for its event${by}${operatorReason(row)}`,
   };
   return phrases[row.reason]();
 }
@@ -177,4 +191,39 @@ function duration(ms: number): string {
     if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
   }
   return ms >= 1_000 ? `${ms / 1_000} s` : `${ms} ms`;
+}
+
+/**
+ * What an edge into `waiting` waits for, from its detail (R42): "note.approved (key n1) since
+ * 10:02:00, gives up Thu 2026-12-03 10:02:00".
+ */
+function waitPhrase(row: Transition): string {
+  const detail = row.detail ?? {};
+  const name = typeof detail.eventName === 'string' ? detail.eventName : 'its event';
+  const key =
+    typeof detail.eventKey === 'string'
+      ? ` (key ${detail.eventKey})`
+      : typeof detail.keyError === 'string'
+        ? ` (its key could not be computed: ${detail.keyError}; no event can match)`
+        : '';
+  const gives =
+    typeof detail.timeoutAt === 'string'
+      ? new Date(detail.timeoutAt)
+      : typeof detail.timeoutMs === 'number'
+        ? new Date(row.at.getTime() + detail.timeoutMs)
+        : null;
+  const timeoutAt = gives === null ? '' : `, gives up ${moment(gives, row.at)}`;
+  return `${name}${key} since ${clock(row.at)}${timeoutAt}`;
+}
+
+/** ", waiting again for …" for a replay that made an event step wait again (R39). */
+function waitsAgain(row: Transition): string {
+  return row.to === 'waiting' ? `, waiting again for ${waitPhrase(row)}` : '';
+}
+
+/** HH:MM:SS when on the same UTC day as `reference`, else with the weekday and date. */
+function moment(at: Date, reference: Date): string {
+  if (at.toISOString().slice(0, 10) === reference.toISOString().slice(0, 10)) return clock(at);
+  const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][at.getUTCDay()];
+  return `${weekday} ${at.toISOString().slice(0, 10)} ${clock(at)}`;
 }

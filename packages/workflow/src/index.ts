@@ -10,6 +10,8 @@ export * from './describe-workflow';
 export * from './edge-effects';
 export * from './edge-lookup';
 export * from './error-categories';
+export * from './event-admission';
+export * from './event-step';
 export * from './explain';
 export * from './machine-choice';
 export * from './machine-table';

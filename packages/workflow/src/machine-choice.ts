@@ -24,6 +24,8 @@ export const refusalCodes = [
   'actor_not_allowed',
   /** Replay needs an operator name and a reason. */
   'invalid_operator_request',
+  /** A wait's timeout has not passed yet. */
+  'wait_not_expired',
 ] as const;
 export type RefusalCode = (typeof refusalCodes)[number];
 
@@ -48,6 +50,8 @@ export interface Choice {
   readonly detail?: Readonly<Record<string, unknown>>;
   /** When the task may be claimed, for a row whose `runAt` is `delay`, `backoff` or `until`. */
   readonly runAt?: Date;
+  /** When the wait gives up, for a row whose `wait` is `start`. */
+  readonly waitTimeoutAt?: Date;
 }
 
 export type Refused = { readonly ok: false; readonly refusal: Refusal };

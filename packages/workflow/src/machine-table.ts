@@ -14,6 +14,7 @@ export const taskStates = [
   'queued',
   'leased',
   'awaiting_receipt',
+  'waiting',
   'cancel_requested',
   'succeeded',
   'cancelled',
@@ -21,7 +22,7 @@ export const taskStates = [
 ] as const;
 export type TaskState = (typeof taskStates)[number];
 
-/** Terminal task states: only the operator edges `dead → queued` ever leave one. */
+/** Terminal task states: only the operator edges out of `dead` ever leave one. */
 export const terminalTaskStates = [
   'succeeded',
   'cancelled',
@@ -33,6 +34,7 @@ export type TerminalTaskState = (typeof terminalTaskStates)[number];
 export const workflowStates = [
   'queued',
   'running',
+  'waiting',
   'cancel_requested',
   'succeeded',
   'cancelled',
@@ -52,6 +54,7 @@ export const taskStateMeanings: Readonly<Record<TaskState, string>> = Object.fre
   queued: 'ready; eligible once run_at <= now() (database clock)',
   leased: 'a worker holds the lease and may be executing',
   awaiting_receipt: 'the external submission is accepted; lease released; waiting for the receipt',
+  waiting: 'an event step waits for its event; no worker holds it and no side effect is in flight',
   cancel_requested: 'a caller asked to stop while leased; the worker has not confirmed yet',
   succeeded: 'the side effect is confirmed',
   cancelled: 'confirmed that no further side effect will happen',
@@ -86,6 +89,10 @@ export const reasonCodes = [
   'manual_replay',
   'bulk_requeue',
   'snoozed',
+  'event_awaited',
+  'event_received',
+  'event_timeout',
+  'cancelled_while_waiting',
 ] as const;
 export type ReasonCode = (typeof reasonCodes)[number];
 
@@ -116,6 +123,10 @@ export const reasonCodeMeanings: Readonly<Record<ReasonCode, string>> = Object.f
   bulk_requeue: 'an operator requeued dead tasks in bulk by reason code and time range',
   snoozed:
     'the step asked to run again later; the attempt is not counted and its checkpoints are kept',
+  event_awaited: "an event step's upstream steps all succeeded; it waits for its event",
+  event_received: "the step's event arrived; its output is the event's payload",
+  event_timeout: 'no event arrived before the wait gave up (the declared default output, if any)',
+  cancelled_while_waiting: 'cancelled while waiting for its event',
 });
 
 /**
@@ -139,30 +150,36 @@ export interface EdgeRule extends EdgeEffects {
  */
 // biome-ignore format: one edge per line, aligned by column, so the table reads as a table
 export const taskEdges: readonly EdgeRule[] = Object.freeze([
-  { from: null,               to: 'queued',           reasons: ['submitted'],                      actors: ['client', 'schedule'], lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'reset', receipt: 'clear', replay: 'keep' },
-  { from: null,               to: 'pending',          reasons: ['submitted'],                      actors: ['client', 'schedule'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep' },
-  { from: 'pending',          to: 'queued',           reasons: ['upstream_succeeded'],             actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'pending',          to: 'cancelled',        reasons: ['cancelled_before_start'],         actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'queued',           to: 'leased',           reasons: ['lease_acquired'],                 actors: ['worker'],             lease: 'take',    attempt: 'next',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep' },
-  { from: 'queued',           to: 'cancelled',        reasons: ['cancelled_before_start'],         actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'queued',           to: 'dead',             reasons: ['deadline_exceeded_before_start'], actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'leased',           to: 'succeeded',        reasons: ['completed'],                      actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'leased',           to: 'queued',           reasons: ['retry_scheduled', 'lease_expired'], actors: ['worker', 'sweeper'], lease: 'release', attempt: 'same',   runAt: 'backoff', marker: 'reset', receipt: 'clear', replay: 'keep' },
-  { from: 'leased',           to: 'queued',           reasons: ['snoozed'],                        actors: ['worker'],             lease: 'release', attempt: 'refund', runAt: 'until',   marker: 'reset', receipt: 'clear', replay: 'keep' },
-  { from: 'leased',           to: 'queued',           reasons: ['worker_shutdown'],                actors: ['worker', 'sweeper'],  lease: 'release', attempt: 'refund', runAt: 'now',     marker: 'keep',  receipt: 'clear', replay: 'keep' },
+  { from: null,               to: 'queued',           reasons: ['submitted'],                      actors: ['client', 'schedule'], lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'reset', receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: null,               to: 'pending',          reasons: ['submitted'],                      actors: ['client', 'schedule'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'pending',          to: 'queued',           reasons: ['upstream_succeeded'],             actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'delay',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'pending',          to: 'cancelled',        reasons: ['cancelled_before_start'],         actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'queued',           to: 'leased',           reasons: ['lease_acquired'],                 actors: ['worker'],             lease: 'take',    attempt: 'next',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'queued',           to: 'cancelled',        reasons: ['cancelled_before_start'],         actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'queued',           to: 'dead',             reasons: ['deadline_exceeded_before_start'], actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'leased',           to: 'succeeded',        reasons: ['completed'],                      actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'leased',           to: 'queued',           reasons: ['retry_scheduled', 'lease_expired'], actors: ['worker', 'sweeper'], lease: 'release', attempt: 'same',   runAt: 'backoff', marker: 'reset', receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'leased',           to: 'queued',           reasons: ['snoozed'],                        actors: ['worker'],             lease: 'release', attempt: 'refund', runAt: 'until',   marker: 'reset', receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'leased',           to: 'queued',           reasons: ['worker_shutdown'],                actors: ['worker', 'sweeper'],  lease: 'release', attempt: 'refund', runAt: 'now',     marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
   { from: 'leased',           to: 'dead',             reasons: ['non_retryable_error', 'attempts_exhausted', 'lease_expired_effect_uncertain', 'deadline_exceeded'],
-                                                                                                   actors: ['worker', 'sweeper'],  lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'leased',           to: 'awaiting_receipt', reasons: ['submitted_awaiting_receipt'],     actors: ['worker', 'outbox'],   lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'await', replay: 'keep' },
-  { from: 'leased',           to: 'cancel_requested', reasons: ['cancel_requested'],               actors: ['client', 'operator'], lease: 'keep',    attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'cancel_requested', to: 'cancelled',        reasons: ['cancel_confirmed', 'lease_expired'], actors: ['worker', 'sweeper'], lease: 'release', attempt: 'same',  runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'cancel_requested', to: 'succeeded',        reasons: ['cancel_after_submit'],            actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'cancel_requested', to: 'awaiting_receipt', reasons: ['cancel_after_submit'],            actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'await', replay: 'keep' },
+                                                                                                   actors: ['worker', 'sweeper'],  lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'leased',           to: 'awaiting_receipt', reasons: ['submitted_awaiting_receipt'],     actors: ['worker', 'outbox'],   lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'await', replay: 'keep', wait: 'keep'  },
+  { from: 'leased',           to: 'cancel_requested', reasons: ['cancel_requested'],               actors: ['client', 'operator'], lease: 'keep',    attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'cancel_requested', to: 'cancelled',        reasons: ['cancel_confirmed', 'lease_expired'], actors: ['worker', 'sweeper'], lease: 'release', attempt: 'same',  runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'cancel_requested', to: 'succeeded',        reasons: ['cancel_after_submit'],            actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'cancel_requested', to: 'awaiting_receipt', reasons: ['cancel_after_submit'],            actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'await', replay: 'keep', wait: 'keep'  },
   { from: 'cancel_requested', to: 'dead',             reasons: ['lease_expired_effect_uncertain', 'non_retryable_error'],
-                                                                                                   actors: ['sweeper', 'worker'],  lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'awaiting_receipt', to: 'succeeded',        reasons: ['receipt_confirmed'],              actors: ['receipt'],            lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'awaiting_receipt', to: 'queued',           reasons: ['receipt_rejected', 'receipt_timeout'], actors: ['receipt', 'sweeper'], lease: 'release', attempt: 'same', runAt: 'backoff', marker: 'reset', receipt: 'clear', replay: 'keep' },
-  { from: 'awaiting_receipt', to: 'dead',             reasons: ['receipt_rejected', 'receipt_timeout'], actors: ['receipt', 'sweeper'], lease: 'release', attempt: 'same', runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep' },
-  { from: 'dead',             to: 'queued',           reasons: ['manual_replay', 'bulk_requeue'],  actors: ['operator'],           lease: 'release', attempt: 'reset',  runAt: 'now',     marker: 'reset', receipt: 'clear', replay: 'next' },
+                                                                                                   actors: ['sweeper', 'worker'],  lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'awaiting_receipt', to: 'succeeded',        reasons: ['receipt_confirmed'],              actors: ['receipt'],            lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'awaiting_receipt', to: 'queued',           reasons: ['receipt_rejected', 'receipt_timeout'], actors: ['receipt', 'sweeper'], lease: 'release', attempt: 'same', runAt: 'backoff', marker: 'reset', receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'awaiting_receipt', to: 'dead',             reasons: ['receipt_rejected', 'receipt_timeout'], actors: ['receipt', 'sweeper'], lease: 'release', attempt: 'same', runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'dead',             to: 'queued',           reasons: ['manual_replay', 'bulk_requeue'],  actors: ['operator'],           lease: 'release', attempt: 'reset',  runAt: 'now',     marker: 'reset', receipt: 'clear', replay: 'next', wait: 'keep'  },
+  { from: null,               to: 'waiting',          reasons: ['submitted'],                      actors: ['client', 'schedule'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'keep', wait: 'start' },
+  { from: 'pending',          to: 'waiting',          reasons: ['event_awaited'],                  actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'start' },
+  { from: 'waiting',          to: 'succeeded',        reasons: ['event_received', 'event_timeout'], actors: ['client', 'operator', 'sweeper'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'clear' },
+  { from: 'waiting',          to: 'dead',             reasons: ['event_timeout', 'deadline_exceeded'], actors: ['sweeper'],        lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'clear' },
+  { from: 'waiting',          to: 'cancelled',        reasons: ['cancelled_while_waiting'],        actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'clear' },
+  { from: 'dead',             to: 'waiting',          reasons: ['manual_replay', 'bulk_requeue'],  actors: ['operator'],           lease: 'release', attempt: 'reset',  runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'next', wait: 'start' },
 ] satisfies EdgeRule[]);
 
 /**

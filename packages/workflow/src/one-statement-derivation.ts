@@ -9,7 +9,7 @@ export type Derived<T> =
 /**
  * Why one SQL statement cannot write this row's effects as constants, or null if it can: a
  * backoff is computed per task by the retry policy, a snooze's time comes from the step, and a
- * receipt comes with the request. A `delay` is written as now: the engine leaves a result that
+ * receipt comes with the request, and a wait's key and timeout are per step. A `delay` is written as now: the engine leaves a result that
  * would make a delayed step ready to the full decision.
  */
 export function inexpressibleEffects(rule: EdgeRule): string | null {
@@ -17,6 +17,7 @@ export function inexpressibleEffects(rule: EdgeRule): string | null {
   if (rule.runAt === 'backoff') return `${edge} sets run_at to a backoff the machine computes`;
   if (rule.runAt === 'until') return `${edge} sets run_at to the time a step asked for`;
   if (rule.receipt === 'await') return `${edge} awaits a receipt that comes with the request`;
+  if (rule.wait === 'start') return `${edge} starts a wait whose key and timeout are per step`;
   return null;
 }
 
@@ -37,6 +38,7 @@ export function sameEffects(a: EdgeRule, b: EdgeRule): boolean {
     a.runAt === b.runAt &&
     a.marker === b.marker &&
     a.receipt === b.receipt &&
-    a.replay === b.replay
+    a.replay === b.replay &&
+    a.wait === b.wait
   );
 }

@@ -26,6 +26,16 @@ export interface RetryPolicy {
   readonly deadlineMs: number | null;
   /** How long the step waits after it became ready before it is queued (R36); null: none. */
   readonly delayMs: number | null;
+  /** An event step's wait (R37, R39); null for a step that runs code. */
+  readonly wait: WaitPolicy | null;
+}
+
+/** What the machine needs to know of an event step. */
+export interface WaitPolicy {
+  /** How long a wait lasts from entering `waiting` before the sweeper ends it. */
+  readonly timeoutMs: number;
+  /** The step declares `onTimeout`: a timed-out wait succeeds with it instead of dying. */
+  readonly succeedsOnTimeout: boolean;
 }
 
 export const defaultBackoff: BackoffPolicy = Object.freeze({
@@ -41,6 +51,7 @@ export const defaultRetryPolicy: RetryPolicy = Object.freeze({
   timeoutMs: 300_000,
   deadlineMs: null,
   delayMs: null,
+  wait: null,
 });
 
 /** Bounds that a definition must respect; outside them it is refused at definition time. */

@@ -46,8 +46,15 @@ export type TaskEvent =
       readonly summary: string;
     }
   | { readonly type: 'receipt_timeout'; readonly actor: Actor }
-  /** The absolute deadline passed while the task waited in the queue. */
-  | { readonly type: 'deadline_passed' }
+  /**
+   * The absolute deadline passed while the task waited in the queue (the system ends it) or
+   * for its event (the sweeper, its actor, ends it).
+   */
+  | { readonly type: 'deadline_passed'; readonly actor: Actor }
+  /** The event an event step waits for arrived (R38); `eventId` names the stored event. */
+  | { readonly type: 'event_received'; readonly actor: Actor; readonly eventId: string }
+  /** An event step's wait reached its timeout (R39). */
+  | { readonly type: 'wait_timeout'; readonly actor: Actor }
   | {
       readonly type: 'replay';
       readonly actor: Actor;

@@ -69,6 +69,7 @@ export function decideTaskEdge(input: DecideInput): TaskDecision {
   const next = nextSnapshot(rule, task, {
     now: input.now,
     decidedRunAt: decision.runAt ?? null,
+    decidedWaitTimeoutAt: decision.waitTimeoutAt ?? null,
     errorCategory,
     errorSummary,
   });
@@ -164,6 +165,8 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
         case 'pending':
         case 'queued':
           return choose('cancelled', 'cancelled_before_start', requesterReason(event.reason));
+        case 'waiting':
+          return choose('cancelled', 'cancelled_while_waiting', requesterReason(event.reason));
         case 'leased':
           return choose('cancel_requested', 'cancel_requested', requesterReason(event.reason));
         case 'cancel_requested':
@@ -208,11 +211,27 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
       });
 
     case 'deadline_passed':
-      if (task.state !== 'queued') return notApplicable(task, event.type);
+      if (task.state !== 'queued' && task.state !== 'waiting') {
+        return notApplicable(task, event.type);
+      }
       if (!deadlinePassed(task, now)) {
         return refuse(task, 'deadline_not_reached', 'the deadline has not passed yet');
       }
-      return deadlinePassedBeforeStart;
+      if (task.state === 'waiting') {
+        return dead(
+          'deadline_exceeded',
+          'timeout',
+          'the deadline passed while the step waited for its event',
+        );
+      }
+      return { ...deadlinePassedBeforeStart, actor: systemActor };
+
+    case 'event_received':
+      if (task.state !== 'waiting') return notApplicable(task, event.type);
+      return choose('succeeded', 'event_received', { detail: { eventId: event.eventId } });
+
+    case 'wait_timeout':
+      return decideWaitTimeout(input);
 
     case 'replay':
       if (task.state !== 'dead') return notApplicable(task, event.type);
@@ -223,10 +242,16 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
           'a replay needs an operator name and a reason',
         );
       }
-      // A replay is a human decision: the row gives a fresh attempt budget and no deadline.
-      return choose('queued', event.bulk ? 'bulk_requeue' : 'manual_replay', {
-        detail: { operatorReason: event.reason, replayCount: task.replayCount + 1 },
-      });
+      // A replay is a human decision: the row gives a fresh attempt budget and no deadline;
+      // an event step waits again, with a fresh timeout (R39).
+      return choose(
+        input.policy.wait === null ? 'queued' : 'waiting',
+        event.bulk ? 'bulk_requeue' : 'manual_replay',
+        {
+          detail: { operatorReason: event.reason, replayCount: task.replayCount + 1 },
+          ...waitFrom(input),
+        },
+      );
     default:
       // Untyped callers (JSON from an API) can send anything: refuse, never throw.
       return refuse(
@@ -239,6 +264,8 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
 
 /** A ready step is queued after its `delayMs` (R36), and its edge says until when. */
 function promote(input: DecideInput): Choice {
+  // An event step runs no code: it waits for its event, and gives up after its timeout (R37).
+  if (input.policy.wait !== null) return choose('waiting', 'event_awaited', waitFrom(input));
   const delayMs = input.policy.delayMs ?? 0;
   if (delayMs === 0) return choose('queued', 'upstream_succeeded', { runAt: input.now });
   const runAt = new Date(input.now.getTime() + delayMs);
@@ -276,4 +303,24 @@ function decideSnooze(
     runAt,
     detail: { runAt: runAt.toISOString(), reason: event.reason },
   });
+}
+
+/** The wait an edge into `waiting` starts now, with its timeout (R39). */
+function waitFrom(input: DecideInput): { waitTimeoutAt?: Date } {
+  if (input.policy.wait === null) return {};
+  return { waitTimeoutAt: new Date(input.now.getTime() + input.policy.wait.timeoutMs) };
+}
+
+/**
+ * A wait that reached its timeout ends as declared: with the step's `onTimeout` output, or
+ * dead (R39). Before the timeout it is refused, so a sweeper with a stale view writes nothing.
+ */
+function decideWaitTimeout(input: DecideInput): ChoiceOrRefusal {
+  const { task, now, policy } = input;
+  if (task.state !== 'waiting') return notApplicable(task, input.event.type);
+  if (task.waitTimeoutAt === null || task.waitTimeoutAt.getTime() > now.getTime()) {
+    return refuse(task, 'wait_not_expired', 'the wait has not reached its timeout');
+  }
+  if (policy.wait?.succeedsOnTimeout === true) return choose('succeeded', 'event_timeout');
+  return dead('event_timeout', 'timeout', 'no event arrived before the wait gave up');
 }

@@ -21,6 +21,8 @@ export interface TaskSnapshot {
   readonly deadlineAt: Date | null;
   readonly lastErrorCategory: ErrorCategory | null;
   readonly lastError: string | null;
+  /** When an event step's wait gives up (R39); null unless `waiting`. */
+  readonly waitTimeoutAt: Date | null;
 }
 
 /** What the machine decided beyond the edge's row: a time to run at and the error, if any. */
@@ -28,6 +30,8 @@ export interface EdgeParameters {
   readonly now: Date;
   /** When the task may be claimed, for an edge whose `runAt` is `delay`, `backoff` or `until`. */
   readonly decidedRunAt: Date | null;
+  /** When the wait gives up, for an edge whose `wait` is `start`. */
+  readonly decidedWaitTimeoutAt?: Date | null;
   readonly errorCategory: ErrorCategory | null;
   readonly errorSummary: string | null;
 }
@@ -45,6 +49,9 @@ export function nextSnapshot(
   const decided = rule.runAt === 'delay' || rule.runAt === 'backoff' || rule.runAt === 'until';
   if (decided && decidedRunAt === null) {
     throw new Error(`${rule.from} → ${rule.to} needs a run_at the decision did not compute`);
+  }
+  if (rule.wait === 'start' && (parameters.decidedWaitTimeoutAt ?? null) === null) {
+    throw new Error(`${rule.from} → ${rule.to} starts a wait the decision gave no timeout`);
   }
   const replayed = rule.replay === 'next';
   return {
@@ -65,6 +72,12 @@ export function nextSnapshot(
     deadlineAt: replayed ? null : task.deadlineAt,
     lastErrorCategory: errorCategory ?? task.lastErrorCategory,
     lastError: errorCategory === null ? task.lastError : errorSummary,
+    waitTimeoutAt:
+      rule.wait === 'start'
+        ? (parameters.decidedWaitTimeoutAt ?? null)
+        : rule.wait === 'clear'
+          ? null
+          : task.waitTimeoutAt,
   };
 }
 

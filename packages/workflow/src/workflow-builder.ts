@@ -7,9 +7,11 @@ import {
   type WorkflowDefinition,
   type WorkflowOptions,
 } from './define-workflow';
+import { type EventKeyContext, type EventStepOptions, event } from './event-step';
 import type { StepContext } from './step-context';
 import type { UpstreamResult } from './upstream-result';
 
+export type { TypedStepDefinition } from './typed-step';
 export type { StoredJson, UpstreamResult } from './upstream-result';
 
 /** The workflow-level options of `defineWorkflow`, without the steps. */
@@ -18,20 +20,6 @@ export type WorkflowHeader<TSchema extends z.ZodType> = Omit<WorkflowOptions<TSc
 /** A step definition `defineWorkflow` accepts for a workflow of input `TSchema`. */
 export type WorkflowStepDefinition<TSchema extends z.ZodType> =
   WorkflowOptions<TSchema>['steps'][string];
-
-/**
- * A step definition whose type names the steps it runs after and what it produces, for
- * `WorkflowBuilder.add`: a factory of another step kind returns one so that the builder can
- * check its `after` and type what downstream steps read of it.
- */
-export type TypedStepDefinition<TDefinition, TAfter extends string, TOutput> = TDefinition & {
-  readonly after: readonly TAfter[];
-  /**
-   * Type only, never set: what the step produces, as a `run` would return it (downstream steps
-   * read its `UpstreamResult`).
-   */
-  readonly '~output'?: { readonly type: TOutput };
-};
 
 /** `ctx` of a builder step: the input typed by the schema, and `results` by upstream step. */
 export interface TypedStepContext<TInput, TResults extends Readonly<Record<string, unknown>>>
@@ -120,6 +108,33 @@ export class WorkflowBuilder<
     return new WorkflowBuilder(this.#header, [
       ...this.#steps,
       [name, step<z.output<TSchema>>({ ...options, run })],
+    ]);
+  }
+
+  /**
+   * Adds an event step (`event(...)`, R37): `after` names earlier steps, `key` reads the input
+   * and their results typed, and downstream steps read the payload as its schema parses it.
+   */
+  event<
+    TName extends string,
+    TPayload extends z.ZodType = z.ZodType<unknown>,
+    TAfter extends keyof TSteps & string = never,
+  >(
+    name: NewName<TName, TSteps>,
+    options: EventStepOptions<
+      TAfter,
+      TPayload,
+      z.output<TSchema>,
+      { readonly [Name in UpstreamOf<TSteps, TAfter>]: TSteps[Name]['result'] }
+    >,
+  ): WorkflowBuilder<
+    TSchema,
+    With<TSteps, TName, UpstreamResult<z.output<TPayload>>, UpstreamOf<TSteps, TAfter>>
+  > {
+    const key = options.key as string | ((context: EventKeyContext<z.output<TSchema>>) => string);
+    return new WorkflowBuilder(this.#header, [
+      ...this.#steps,
+      [name, event<TPayload, TAfter, z.output<TSchema>>({ ...options, key })],
     ]);
   }
 

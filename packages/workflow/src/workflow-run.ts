@@ -55,7 +55,8 @@ export interface RunClock {
 }
 
 /**
- * A new workflow: roots `queued`, the rest `pending`, each with its `submitted` edge, and the
+ * A new workflow: roots `queued` (an event step `waiting`), the rest `pending`, each with its
+ * `submitted` edge, and the
  * workflow's own creation edge. Deadlines count from acceptance (`now`); a root runs after
  * `delayMs` plus its own step delay (R36), and its edge's detail says how long.
  */
@@ -70,7 +71,9 @@ export function createWorkflowRun(
   }
   const transitions: PlannedTransition[] = [];
   const tasks = definition.steps.map((step, index): RunTask => {
-    const state: TaskState = step.after.length === 0 ? 'queued' : 'pending';
+    // A first step runs now (after any delay); an event step waits for its event (R37).
+    const state: TaskState =
+      step.after.length > 0 ? 'pending' : step.policy.wait === null ? 'queued' : 'waiting';
     const rule = edgeRuleOf(null, state, 'submitted');
     if (rule === undefined) throw new Error(`the edge table has no creation edge into ${state}`);
     const deadlines = [definition.deadlineMs, step.policy.deadlineMs].filter((ms) => ms !== null);
@@ -103,10 +106,13 @@ export function createWorkflowRun(
       deadlineAt,
       lastErrorCategory: null,
       lastError: null,
+      waitTimeoutAt: null,
     };
     const noError = {
       now,
       decidedRunAt: new Date(now.getTime() + rootDelayMs),
+      decidedWaitTimeoutAt:
+        step.policy.wait === null ? null : new Date(now.getTime() + step.policy.wait.timeoutMs),
       errorCategory: null,
       errorSummary: null,
     };
@@ -157,8 +163,8 @@ export function applyTaskEvent(
 }
 
 /**
- * Cancels every task of the workflow that can still be stopped: `pending`/`queued` become
- * `cancelled`, `leased` becomes `cancel_requested`; the rest are left as they are. Repeating
+ * Cancels every task of the workflow that can still be stopped: `pending`/`queued`/`waiting`
+ * become `cancelled`, `leased` becomes `cancel_requested`; the rest are left as they are. Repeating
  * it produces no edge.
  */
 export function cancelWorkflowRun(

@@ -68,7 +68,11 @@ export type ReasonCode =
   | 'receipt_timeout'
   | 'manual_replay'
   | 'bulk_requeue'
-  | 'snoozed';
+  | 'snoozed'
+  | 'event_awaited'
+  | 'event_received'
+  | 'event_timeout'
+  | 'cancelled_while_waiting';
 export const reasonCodeGraphQLValues = [
   'SUBMITTED',
   'UPSTREAM_SUCCEEDED',
@@ -93,6 +97,10 @@ export const reasonCodeGraphQLValues = [
   'MANUAL_REPLAY',
   'BULK_REQUEUE',
   'SNOOZED',
+  'EVENT_AWAITED',
+  'EVENT_RECEIVED',
+  'EVENT_TIMEOUT',
+  'CANCELLED_WHILE_WAITING',
 ] as const;
 
 /** GraphQL enum ReceiptOutcome, as the domain's lowercase codes. */
@@ -109,6 +117,7 @@ export type TaskState =
   | 'queued'
   | 'leased'
   | 'awaiting_receipt'
+  | 'waiting'
   | 'cancel_requested'
   | 'succeeded'
   | 'cancelled'
@@ -118,6 +127,7 @@ export const taskStateGraphQLValues = [
   'QUEUED',
   'LEASED',
   'AWAITING_RECEIPT',
+  'WAITING',
   'CANCEL_REQUESTED',
   'SUCCEEDED',
   'CANCELLED',
@@ -128,6 +138,7 @@ export const taskStateGraphQLValues = [
 export type WorkflowState =
   | 'queued'
   | 'running'
+  | 'waiting'
   | 'cancel_requested'
   | 'succeeded'
   | 'cancelled'
@@ -135,6 +146,7 @@ export type WorkflowState =
 export const workflowStateGraphQLValues = [
   'QUEUED',
   'RUNNING',
+  'WAITING',
   'CANCEL_REQUESTED',
   'SUCCEEDED',
   'CANCELLED',

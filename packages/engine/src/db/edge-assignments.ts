@@ -106,6 +106,17 @@ export function effectAssignments(effects: EdgeEffects, values: EffectValues): A
     columns.set('replay_count', offset(1));
     columns.set('deadline_at', clear);
   }
+  switch (effects.wait) {
+    case 'start':
+      throw new Error("a wait's key and timeout are per step; one statement cannot write them");
+    case 'clear':
+      for (const column of ['event_name', 'event_key', 'wait_since', 'wait_timeout_at']) {
+        columns.set(column, clear);
+      }
+      break;
+    case 'keep':
+      break;
+  }
   return columns;
 }
 

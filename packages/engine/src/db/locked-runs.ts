@@ -54,7 +54,8 @@ export const taskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.
   t.replay_count, t.run_at, t.deadline_at, t.lease_holder, t.lease_epoch, t.lease_expires_at,
   t.effect_started, t.evidence, t.checkpoints, t.progress, t.output, t.receipt_id,
   t.receipt_deadline_at, t.last_error_category, t.last_error, t.cancel_asked_at,
-  t.cancel_asked_by, t.created_at, t.updated_at`;
+  t.cancel_asked_by, t.event_name, t.event_key, t.wait_since, t.wait_timeout_at, t.created_at,
+  t.updated_at`;
 
 /** The task columns an attempt reads (`LeasedTask`). */
 export const leasedTaskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt,

@@ -37,6 +37,11 @@ export interface TaskRecord {
   /** A cancel asked after the submission was accepted (R14): recorded, not an edge. */
   readonly cancelAskedAt: Date | null;
   readonly cancelAskedBy: string | null;
+  /** The event an event step waits for, and since when and until when (R37, R39). */
+  readonly eventName: string | null;
+  readonly eventKey: string | null;
+  readonly waitSince: Date | null;
+  readonly waitTimeoutAt: Date | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -113,6 +118,10 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
     lastError: row.last_error,
     cancelAskedAt: row.cancel_asked_at,
     cancelAskedBy: row.cancel_asked_by,
+    eventName: row.event_name,
+    eventKey: row.event_key,
+    waitSince: row.wait_since,
+    waitTimeoutAt: row.wait_timeout_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -160,5 +169,6 @@ export function snapshotOf(task: TaskRecord): TaskSnapshot {
     deadlineAt: task.deadlineAt,
     lastErrorCategory: task.lastErrorCategory,
     lastError: task.lastError,
+    waitTimeoutAt: task.waitTimeoutAt,
   };
 }

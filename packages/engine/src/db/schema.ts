@@ -6,6 +6,8 @@ export interface CausewayDatabase {
   causeway_workflows: WorkflowTable;
   causeway_tasks: TaskTable;
   causeway_transitions: TransitionTable;
+  causeway_events: EventTable;
+  causeway_event_deliveries: EventDeliveryTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -53,6 +55,11 @@ export interface TaskTable {
   last_error: string | null;
   cancel_asked_at: Timestamp | null;
   cancel_asked_by: string | null;
+  /** The event an event step waits for, and its wait (R37, R39): set only while `waiting`. */
+  event_name: string | null;
+  event_key: string | null;
+  wait_since: Timestamp | null;
+  wait_timeout_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -71,4 +78,21 @@ export interface TransitionTable {
   attempt: number;
   at: Timestamp;
   detail: ColumnType<Record<string, unknown> | null, string | null, never>;
+}
+
+export interface EventTable {
+  id: string;
+  name: string;
+  key: string;
+  payload: Json;
+  idempotency_key: string | null;
+  sent_by: string;
+  received_at: Timestamp;
+}
+
+export interface EventDeliveryTable {
+  event_id: string;
+  task_id: string;
+  workflow_id: string;
+  delivered_at: Timestamp;
 }

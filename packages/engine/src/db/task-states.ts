@@ -1,5 +1,6 @@
 import {
   claimRule,
+  eventWaitingState,
   leaseHoldingStates,
   receiptAwaitingState,
   replayableState,
@@ -19,5 +20,7 @@ export const claimedStateSql = sql.lit(claimRule.to);
 export const leaseHoldingStatesSql = sql.join(leaseHoldingStates.map((state) => sql.lit(state)));
 /** A task waiting for its receipt. */
 export const receiptAwaitingStateSql = sql.lit(receiptAwaitingState);
+/** An event step waiting for its event (R37). */
+export const waitingStateSql = sql.lit(eventWaitingState);
 /** A task an operator may replay. */
 export const replayableStateSql = sql.lit(replayableState);

@@ -109,16 +109,22 @@ export function downstreamQueues(definition: WorkflowDefinition, name: string): 
   return byStep.get(name) ?? [];
 }
 
-const delayedDownstream = new WeakMap<WorkflowDefinition, ReadonlySet<string>>();
+const decidedDownstream = new WeakMap<WorkflowDefinition, ReadonlySet<string>>();
 
-/** Whether a step's success makes a step with a delay ready (R36). Built once per definition. */
-export function promotesDelayedStep(definition: WorkflowDefinition, name: string): boolean {
-  let steps = delayedDownstream.get(definition);
+/**
+ * Whether a step's success may make ready a step that only the full decision promotes: one
+ * with a delay (its run_at and edge detail, R36) or an event step (its key, timeout and the
+ * events stored before it waits, R37). Built once per definition.
+ */
+export function promotesStepDecidedInFull(definition: WorkflowDefinition, name: string): boolean {
+  let steps = decidedDownstream.get(definition);
   if (steps === undefined) {
     steps = new Set(
-      definition.steps.filter((step) => step.policy.delayMs !== null).flatMap((step) => step.after),
+      definition.steps
+        .filter((step) => step.policy.delayMs !== null || step.policy.wait !== null)
+        .flatMap((step) => step.after),
     );
-    delayedDownstream.set(definition, steps);
+    decidedDownstream.set(definition, steps);
   }
   return steps.has(name);
 }

@@ -24,6 +24,10 @@ export interface TaskWrite {
   readonly receiptDeadlineAt: Date | null;
   readonly lastErrorCategory: string | null;
   readonly lastError: string | null;
+  readonly eventName: string | null;
+  readonly eventKey: string | null;
+  readonly waitSince: Date | null;
+  readonly waitTimeoutAt: Date | null;
 }
 
 /** A send request for the outbox (R22), written with its task's edge. */
@@ -109,6 +113,10 @@ export async function runChangesWrite(
         receipt_deadline_at = v.receipt_deadline_at,
         last_error_category = v.last_error_category,
         last_error = v.last_error,
+        event_name = v.event_name,
+        event_key = v.event_key,
+        wait_since = v.wait_since,
+        wait_timeout_at = v.wait_timeout_at,
         updated_at = ${now}
       from unnest(
         ${column((w) => w.id)}::uuid[],
@@ -127,10 +135,15 @@ export async function runChangesWrite(
         ${column((w) => w.receiptId)}::text[],
         ${column((w) => w.receiptDeadlineAt)}::timestamptz[],
         ${column((w) => w.lastErrorCategory)}::text[],
-        ${column((w) => w.lastError)}::text[]
+        ${column((w) => w.lastError)}::text[],
+        ${column((w) => w.eventName)}::text[],
+        ${column((w) => w.eventKey)}::text[],
+        ${column((w) => w.waitSince)}::timestamptz[],
+        ${column((w) => w.waitTimeoutAt)}::timestamptz[]
       ) as v(id, expected_state, expected_epoch, state, attempt, replay_count, effect_started,
              run_at, deadline_at, lease_holder, lease_epoch, lease_expires_at, output,
-             receipt_id, receipt_deadline_at, last_error_category, last_error)
+             receipt_id, receipt_deadline_at, last_error_category, last_error, event_name,
+             event_key, wait_since, wait_timeout_at)
       where t.id = v.id and t.state = v.expected_state and t.lease_epoch = v.expected_epoch
       returning 1
     ),

@@ -32,6 +32,12 @@ export interface NewSubmittedTask {
   readonly runFrom: Date | null;
   /** Absolute deadline as an offset from acceptance, or null (R28, R29). */
   readonly deadlineInMs: number | null;
+  /** A root event step's wait (R37): its event, and when it gives up from acceptance. */
+  readonly wait: {
+    readonly eventName: string;
+    readonly eventKey: string | null;
+    readonly timeoutMs: number;
+  } | null;
 }
 
 /** Log details are small JSON objects (or null); equal when their JSON text is. */
@@ -76,8 +82,14 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
       a.maxAttempts === b.maxAttempts &&
       a.runInMs === b.runInMs &&
       a.runFrom?.getTime() === b.runFrom?.getTime() &&
-      a.deadlineInMs === b.deadlineInMs,
+      a.deadlineInMs === b.deadlineInMs &&
+      a.wait?.eventName === b.wait?.eventName &&
+      a.wait?.timeoutMs === b.wait?.timeoutMs,
   );
+  // Keys differ per workflow: sent per task, and only when some task waits.
+  const eventKeys = tasks.some((task) => task.wait !== null)
+    ? sql`${arrayLiteral(tasks.map((task) => task.wait?.eventKey ?? null))}::text[]`
+    : sql`null::text[]`;
   const edges = distinctRows(
     log,
     (a, b) =>
@@ -127,10 +139,13 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
     ),
     task_insert as (
       insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
-        deadline_at, created_at, updated_at)
+        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at)
       select t.id, t.workflow_id, t.step, t.queue, t.state, t.max_attempts,
         coalesce(t.run_from, (select at from clock)) + t.run_ms * interval '1 millisecond',
         (select at from clock) + t.deadline_ms * interval '1 millisecond',
+        t.event_name, t.event_key,
+        case when t.event_name is not null then (select at from clock) end,
+        (select at from clock) + t.wait_ms * interval '1 millisecond',
         (select at from clock), (select at from clock)
       from (
         select (select task from id)[v.position] as id,
@@ -141,7 +156,10 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
           (${column(taskKinds, (task) => task.maxAttempts)}::integer[])[v.kind] as max_attempts,
           (${column(taskKinds, (task) => task.runInMs)}::bigint[])[v.kind] as run_ms,
           (${column(taskKinds, (task) => task.runFrom?.toISOString() ?? null)}::timestamptz[])[v.kind] as run_from,
-          (${column(taskKinds, (task) => task.deadlineInMs)}::bigint[])[v.kind] as deadline_ms
+          (${column(taskKinds, (task) => task.deadlineInMs)}::bigint[])[v.kind] as deadline_ms,
+          (${column(taskKinds, (task) => task.wait?.eventName ?? null)}::text[])[v.kind] as event_name,
+          (${column(taskKinds, (task) => task.wait?.timeoutMs ?? null)}::bigint[])[v.kind] as wait_ms,
+          (${eventKeys})[v.position] as event_key
         from unnest(
           ${arrayLiteral(tasks.map((task) => positionOf(workflowPosition, task.workflowId)))}::integer[],
           ${arrayLiteral(taskKinds.positions)}::integer[]

@@ -12,6 +12,7 @@ import type {
   EventRequest,
 } from './event-request';
 import { RunState } from './run-state';
+import { completeWaitsWithStoredEvents, recordDeliveries } from './stored-events';
 
 /**
  * The one path by which the engine changes task state: lock the workflows (id order) and
@@ -57,6 +58,7 @@ export async function decideAndWrite(
   const workflowCancels = (options.workflowCancels ?? []).map((cancel) =>
     state.cancelWorkflow(cancel),
   );
+  await completeWaitsWithStoredEvents(tx, state);
   const writes = state.taskWrites();
   if (writes.length > 0 || state.transitions.length > 0) {
     const written = await runChangesWrite(
@@ -77,6 +79,7 @@ export async function decideAndWrite(
         `conditional update matched ${written.tasks} of ${writes.length} tasks and ${written.workflows} of ${workflowChanges} workflows`,
       );
     }
+    await recordDeliveries(tx, state.transitions);
   }
   return {
     outcomes,

@@ -27,8 +27,8 @@ export interface EventRequest {
    */
   readonly fence?: LeaseFence;
   /**
-   * The one-statement settle leaves this request to the full decision: its step makes a step
-   * with a delay ready (R36), whose run_at and edge detail the machine computes.
+   * The one-statement settle leaves this request to the full decision: its step may make ready
+   * a step with a delay (R36) or an event step (R37), which only the machine promotes.
    */
   readonly decideInFull?: true;
   /**

@@ -11,6 +11,8 @@ export interface RecordChange {
   readonly holder: string | undefined;
   /** What came with the cause's request (output, receipt), when the edge is the cause's. */
   readonly extra: EventRequest['extra'] | undefined;
+  /** The event a wait the edge starts waits for (its key null when it could not be computed). */
+  readonly waitEvent?: { readonly name: string; readonly key: string | null } | undefined;
 }
 
 /** The edge table's row of an edge the machine decided. */
@@ -50,8 +52,26 @@ export function nextRecord(
       : receipt === undefined
         ? before
         : { receiptId: receipt.id, receiptDeadlineAt: new Date(now.getTime() + receipt.timeoutMs) };
+  const waitColumns =
+    rule.wait === 'start'
+      ? {
+          eventName: change.waitEvent?.name ?? null,
+          eventKey: change.waitEvent?.key ?? null,
+          waitSince: now,
+          waitTimeoutAt: snapshot.waitTimeoutAt,
+        }
+      : rule.wait === 'clear'
+        ? { eventName: null, eventKey: null, waitSince: null, waitTimeoutAt: null }
+        : before;
+  if (rule.wait === 'start' && change.waitEvent === undefined) {
+    throw new Error(`${edge.from} → ${edge.to} starts a wait without its event`);
+  }
   return {
     ...before,
+    eventName: waitColumns.eventName,
+    eventKey: waitColumns.eventKey,
+    waitSince: waitColumns.waitSince,
+    waitTimeoutAt: waitColumns.waitTimeoutAt,
     // As the row is after the write (runChangesWrite sets both).
     output: outputJson === undefined ? before.output : JSON.parse(outputJson),
     updatedAt: now,

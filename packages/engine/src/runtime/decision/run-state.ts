@@ -2,6 +2,8 @@ import {
   applyTaskEvent,
   cancelWorkflowRun,
   claimRule,
+  eventOutputJson,
+  getStep,
   type PlannedTransition,
   type RunTask,
   type TaskEdge,
@@ -22,6 +24,16 @@ import type {
 import { holdsLease } from './holds-lease';
 import { logRowOf } from './log-rows';
 import { nextRecord, ruleOf, withReceipt } from './next-record';
+import { waitDetail, waitEventOf } from './wait-event';
+
+/** A task that started waiting in this decision, for the event it waits for (R37). */
+export interface WaitEntry {
+  readonly taskId: string;
+  readonly workflowId: string;
+  readonly step: string;
+  readonly name: string;
+  readonly key: string;
+}
 
 /** The locked workflows and their tasks while events are applied in memory. */
 export class RunState {
@@ -36,6 +48,8 @@ export class RunState {
   readonly outbox: NewOutboxRow[] = [];
   /** Locked workflows whose definition this engine does not have, by id. */
   readonly undefinedNames = new Map<string, string>();
+  /** Waits started and not yet matched against the stored events (`takeWaitEntries`). */
+  private waits: WaitEntry[] = [];
 
   constructor(
     private readonly context: ApplyContext,
@@ -149,6 +163,10 @@ export class RunState {
         receiptDeadlineAt: after.receiptDeadlineAt,
         lastErrorCategory: after.lastErrorCategory,
         lastError: after.lastError,
+        eventName: after.eventName,
+        eventKey: after.eventKey,
+        waitSince: after.waitSince,
+        waitTimeoutAt: after.waitTimeoutAt,
       };
     });
   }
@@ -169,6 +187,21 @@ export class RunState {
 
   queuesToWake(): Set<string> {
     return this.wake;
+  }
+
+  /** The output an event step gets from an event's payload, or null if its schema refuses it. */
+  eventOutputJson(taskId: string, payload: unknown): string | null {
+    const task = this.tasks.get(taskId);
+    const entry = task === undefined ? undefined : this.workflows.get(task.workflowId);
+    if (task === undefined || entry === undefined) return null;
+    return eventOutputJson(getStep(this.definitionOf(entry.record), task.step), payload);
+  }
+
+  /** The waits started since the last call, with a key an event can match. */
+  takeWaitEntries(): WaitEntry[] {
+    const entries = this.waits;
+    this.waits = [];
+    return entries;
   }
 
   private definitionOf(record: WorkflowRecord): WorkflowDefinition {
@@ -200,10 +233,21 @@ export class RunState {
       const isCause = cause !== null && cause.request.taskId === row.taskId;
       const outputJson = isCause ? cause.request.extra?.outputJson : undefined;
       if (outputJson !== undefined) this.outputJsonById.set(row.taskId, outputJson);
+      const rule = ruleOf(row.edge);
       const send = isCause ? cause.request.extra?.outbox : undefined;
-      if (send !== undefined && ruleOf(row.edge).receipt === 'await') {
+      if (send !== undefined && rule.receipt === 'await') {
         this.outbox.push({ ...send, taskId: row.taskId, workflowId: run.workflowId });
       }
+      const definition = this.definitionOf(entry.record);
+      const waitEvent =
+        rule.wait === 'start'
+          ? waitEventOf(
+              definition,
+              getStep(definition, row.step),
+              entry.record,
+              this.tasks.values(),
+            )
+          : undefined;
       this.tasks.set(
         row.taskId,
         nextRecord(before, row.edge, snapshot, {
@@ -211,13 +255,27 @@ export class RunState {
           leaseMs: this.context.leaseMs,
           holder: isCause ? cause.holder : undefined,
           extra: isCause ? cause.request.extra : undefined,
+          waitEvent,
         }),
       );
       this.changedTaskIds.add(row.taskId);
+      const detail = withReceipt(row.edge, isCause ? cause.request.extra : undefined);
       this.transitions.push({
         ...logRowOf(run.workflowId, row),
-        detail: withReceipt(row.edge, isCause ? cause.request.extra : undefined),
+        detail:
+          waitEvent === undefined
+            ? detail
+            : { ...detail, ...waitDetail(waitEvent, { at: snapshot.waitTimeoutAt }) },
       });
+      if (waitEvent?.key != null) {
+        this.waits.push({
+          taskId: row.taskId,
+          workflowId: run.workflowId,
+          step: row.step,
+          name: waitEvent.name,
+          key: waitEvent.key,
+        });
+      }
       // Ready now: a worker of its queue may claim it at once.
       if (
         row.edge.to === claimRule.from &&

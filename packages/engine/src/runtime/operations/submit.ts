@@ -22,9 +22,17 @@ import {
 import type { NewTransitionRow } from '../../db/transition-row';
 import { EngineError } from '../../errors';
 import { newId } from '../../ids';
+import type { ApplyContext } from '../decision/event-request';
 import { logRowOf } from '../decision/log-rows';
+import type { WaitEvent } from '../decision/wait-event';
 import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
+import {
+  completeSubmittedWaits,
+  rootWaitEvent,
+  type SubmittedWait,
+  waitLogged,
+} from './submitted-waits';
 
 export interface SubmitRequest {
   readonly name: string;
@@ -54,10 +62,13 @@ export interface SubmitContext {
   readonly db: Kysely<CausewayDatabase>;
   readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
   readonly queueLimits: ReadonlyMap<string, { readonly maxBacklog?: number }>;
+  /** For first steps that wait for an event already stored (R37). */
+  readonly apply: ApplyContext;
 }
 
 interface Prepared {
   readonly definition: WorkflowDefinition;
+  readonly input: unknown;
   readonly inputJson: string;
   readonly idempotencyKey: string | null;
   readonly origin?: SubmitOrigin | undefined;
@@ -71,6 +82,8 @@ interface Plan {
   /** Per request, the workflow id it maps to (a key repeated in the batch maps to the first). */
   readonly requestIds: string[];
   readonly queues: Set<string>;
+  /** First steps that wait for an event, with a key an event can match. */
+  readonly waits: SubmittedWait[];
 }
 
 /**
@@ -104,8 +117,10 @@ export async function submitMany(
     return run(options.transaction as unknown as Transaction<CausewayDatabase>);
   }
   // One statement is atomic by itself; a transaction is needed only to check a cap or a
-  // caller's signal before the commit.
-  if (capped.length === 0 && options.signal === undefined) return run(context.db);
+  // caller's signal before the commit, or to look for events a first step waits for.
+  if (capped.length === 0 && options.signal === undefined && plan.waits.length === 0) {
+    return run(context.db);
+  }
   return context.db.transaction().execute(run);
 }
 
@@ -131,6 +146,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
   }
   return {
     definition,
+    input: admission.input,
     inputJson: admission.inputJson,
     idempotencyKey: admission.idempotencyKey,
   };
@@ -150,6 +166,7 @@ function planSubmission(
     transitions: [],
     requestIds: [],
     queues: new Set(),
+    waits: [],
   };
   const firstIdOfKey = new Map<string, string>();
   const zero = new Date(0);
@@ -179,11 +196,27 @@ function planSubmission(
       idempotencyKey: item.idempotencyKey,
       steps: workflowStepsText(item.definition),
     });
+    const waits = new Map<string, { event: WaitEvent; timeoutMs: number }>();
     created.run.tasks.forEach((task, index) => {
       const step = item.definition.steps[index];
       if (step === undefined) return;
       const runInMs = task.snapshot.runAt?.getTime() ?? null;
       if (runInMs !== null) plan.queues.add(step.queue);
+      // The machine counted from time zero: a wait's timeout is its duration.
+      const timeoutMs = task.snapshot.waitTimeoutAt?.getTime() ?? null;
+      const waitEvent = timeoutMs === null ? null : rootWaitEvent(item, step, workflowId);
+      if (waitEvent !== null)
+        waits.set(task.taskId, { event: waitEvent, timeoutMs: timeoutMs ?? 0 });
+      if (waitEvent?.key != null) {
+        plan.waits.push({
+          taskId: task.taskId,
+          workflowId,
+          workflowName: item.definition.name,
+          step: step.name,
+          name: waitEvent.name,
+          key: waitEvent.key,
+        });
+      }
       plan.tasks.push({
         id: task.taskId,
         workflowId,
@@ -194,10 +227,18 @@ function planSubmission(
         runInMs,
         runFrom: runInMs === null ? null : start.runAt,
         deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
+        wait:
+          waitEvent === null
+            ? null
+            : {
+                eventName: waitEvent.name,
+                eventKey: waitEvent.key,
+                timeoutMs: timeoutMs ?? 0,
+              },
       });
     });
     const rows = created.transitions.map((row) => {
-      const logged = logRowOf(workflowId, row);
+      const logged = waitLogged(logRowOf(workflowId, row), row, waits);
       // The machine counted from time zero: a root's edge says when it runs, from `runAt`.
       return start.runAt === null || row.kind !== 'task' || row.edge.to !== claimRule.from
         ? logged
@@ -220,6 +261,11 @@ async function insertPlan(
   for (const queue of capped) await queueLockAdmission(tx, queue);
   const skipped = await submissionInsert(db, plan);
   await refuseOverfullQueues(db, context, capped);
+  await completeSubmittedWaits(
+    tx,
+    context.apply,
+    plan.waits.filter((wait) => !skipped.has(wait.workflowId)),
+  );
   const answers = new Map<string, SubmitResult>();
   for (const workflow of plan.workflows) {
     if (!skipped.has(workflow.id)) {

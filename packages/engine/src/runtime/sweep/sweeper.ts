@@ -3,11 +3,13 @@ import {
   receiptAwaitingState,
   type TaskEvent,
   type TaskState,
+  type WorkflowDefinition,
 } from '@causeway/workflow';
 import {
   taskListExpiredLeases,
   taskListQueuedPastDeadline,
   taskListReceiptOverdue,
+  taskListWaitsTimedOut,
 } from '../../db/sweep/sweep-queries';
 import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
@@ -53,6 +55,7 @@ export class Sweeper {
       const expired = await taskListExpiredLeases(this.context.db, batchSize);
       const pastDeadline = await taskListQueuedPastDeadline(this.context.db, batchSize);
       const overdue = await taskListReceiptOverdue(this.context.db, batchSize);
+      const timedOut = await taskListWaitsTimedOut(this.context.db, batchSize);
       const requests: EventRequest[] = [
         ...expired.map(({ id, epoch }) => ({
           taskId: id,
@@ -69,7 +72,7 @@ export class Sweeper {
         })),
         ...pastDeadline.map((id) => ({
           taskId: id,
-          event: { type: 'deadline_passed' } satisfies TaskEvent,
+          event: { type: 'deadline_passed', actor } satisfies TaskEvent,
         })),
         ...overdue.map((id) => ({
           taskId: id,
@@ -78,6 +81,12 @@ export class Sweeper {
             task.state === receiptAwaitingState &&
             task.receiptDeadlineAt !== null &&
             task.receiptDeadlineAt.getTime() <= now.getTime(),
+        })),
+        // The machine refuses a wait that has not timed out yet, on the locked row.
+        ...timedOut.map(({ id, workflowName, step }) => ({
+          taskId: id,
+          event: { type: 'wait_timeout', actor } satisfies TaskEvent,
+          ...timeoutOutput(this.context.definitions.get(workflowName), step),
         })),
       ];
       if (requests.length === 0) return edges;
@@ -101,9 +110,19 @@ export class Sweeper {
       edges += applied.length;
       const full =
         expired.length === batchSize ||
-        pastDeadline.length === batchSize ||
-        overdue.length === batchSize;
+        pastDeadline.length >= batchSize ||
+        overdue.length === batchSize ||
+        timedOut.length === batchSize;
       if (!full || applied.length === 0) return edges;
     }
   }
+}
+
+/** The declared output of a wait that gives up (R39), for the request's edge. */
+function timeoutOutput(
+  definition: WorkflowDefinition | undefined,
+  stepName: string,
+): Pick<EventRequest, 'extra'> {
+  const output = definition?.steps.find((step) => step.name === stepName)?.event?.onTimeout;
+  return output == null ? {} : { extra: { outputJson: JSON.stringify(output.output) ?? 'null' } };
 }

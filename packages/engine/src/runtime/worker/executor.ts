@@ -16,7 +16,7 @@ import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
 import type { EventRequest } from '../decision/event-request';
 import type { ResultWriter } from '../settle/result-writer';
-import { promotesDelayedStep } from '../step-table';
+import { promotesStepDecidedInFull } from '../step-table';
 import { AttemptContext, type AttemptOwner, type FencedChange } from './attempt-context';
 import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';
 
@@ -239,7 +239,7 @@ export class Attempt implements AttemptOwner {
         event,
         fence: this.fence,
         ...(extra === undefined ? {} : { extra }),
-        ...(promotesDelayedStep(this.claimed.definition, this.claimed.step.name)
+        ...(promotesStepDecidedInFull(this.claimed.definition, this.claimed.step.name)
           ? { decideInFull: true as const }
           : {}),
       });

@@ -1,0 +1,158 @@
+import { sql, type Transaction } from 'kysely';
+import type { Db } from '../database';
+import type { CausewayDatabase } from '../schema';
+import { waitingStateSql } from '../task-states';
+
+type Tx = Transaction<CausewayDatabase>;
+
+/** An event as stored (R38). */
+export interface StoredEvent {
+  readonly id: string;
+  readonly name: string;
+  readonly key: string;
+  readonly payload: unknown;
+  readonly idempotencyKey: string | null;
+  readonly sentBy: string;
+  readonly receivedAt: Date;
+}
+
+interface EventRow {
+  id: string;
+  name: string;
+  key: string;
+  payload: unknown;
+  idempotency_key: string | null;
+  sent_by: string;
+  received_at: Date;
+}
+
+const eventFromRow = (row: EventRow): StoredEvent => ({
+  id: row.id,
+  name: row.name,
+  key: row.key,
+  payload: row.payload,
+  idempotencyKey: row.idempotency_key,
+  sentBy: row.sent_by,
+  receivedAt: row.received_at,
+});
+
+/**
+ * Serialises everything that matches events of these (name, key) pairs: a send, and a wait
+ * that looks for events sent before it began. Whichever commits second sees the other's
+ * rows, so an event and its waiter never miss each other. Taken in key order, so two
+ * transactions that take several never wait for each other in a cycle.
+ */
+export async function eventKeysLock(
+  tx: Tx,
+  keys: readonly { readonly name: string; readonly key: string }[],
+): Promise<void> {
+  // Names never hold a newline (event-step.ts), so name + newline + key is unambiguous.
+  const texts = [...new Set(keys.map(({ name, key }) => `${name}\n${key}`))].sort();
+  await sql`select pg_advisory_xact_lock(hashtext('causeway_event'), hashtext(k))
+    from (select k from unnest(${texts}::text[]) as k order by k) as ordered`.execute(tx);
+}
+
+/** The tasks waiting for (name, key) now, and their workflows, in id order. */
+export async function taskListWaitingFor(
+  db: Db,
+  name: string,
+  key: string,
+): Promise<{ taskId: string; workflowId: string }[]> {
+  const { rows } = await sql<{ id: string; workflow_id: string }>`
+    select id, workflow_id from causeway_tasks
+    where state = ${waitingStateSql} and event_name = ${name} and event_key = ${key}
+    order by id`.execute(db);
+  return rows.map((row) => ({ taskId: row.id, workflowId: row.workflow_id }));
+}
+
+/** The event stored under this idempotency key for this name, if any. */
+export async function eventFindByIdempotencyKey(
+  tx: Tx,
+  name: string,
+  idempotencyKey: string,
+): Promise<StoredEvent | null> {
+  const { rows } = await sql<EventRow>`
+    select id, name, key, payload, idempotency_key, sent_by, received_at from causeway_events
+    where name = ${name} and idempotency_key = ${idempotencyKey}`.execute(tx);
+  return rows[0] === undefined ? null : eventFromRow(rows[0]);
+}
+
+/** Stores an event at the statement's database time (see `eventKeysLock`). */
+export async function eventInsert(
+  tx: Tx,
+  event: Omit<StoredEvent, 'payload' | 'receivedAt'> & { readonly payloadJson: string },
+): Promise<StoredEvent> {
+  const { rows } = await sql<EventRow>`
+    insert into causeway_events (id, name, key, payload, idempotency_key, sent_by, received_at)
+    values (${event.id}, ${event.name}, ${event.key}, ${event.payloadJson}::jsonb,
+      ${event.idempotencyKey}, ${event.sentBy}, causeway_statement_now())
+    returning id, name, key, payload, idempotency_key, sent_by, received_at`.execute(tx);
+  return eventFromRow(rows[0] as EventRow);
+}
+
+/** For each wait, the first event of its (name, key) received since its workflow was accepted. */
+export async function eventFindFirstMatches(
+  tx: Tx,
+  waits: readonly {
+    readonly taskId: string;
+    readonly workflowId: string;
+    readonly name: string;
+    readonly key: string;
+  }[],
+): Promise<{ taskId: string; event: StoredEvent }[]> {
+  if (waits.length === 0) return [];
+  const { rows } = await sql<EventRow & { task_id: string }>`
+    select v.task_id, e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.received_at
+    from unnest(${waits.map((wait) => wait.taskId)}::uuid[],
+      ${waits.map((wait) => wait.workflowId)}::uuid[], ${waits.map((wait) => wait.name)}::text[],
+      ${waits.map((wait) => wait.key)}::text[]) as v(task_id, workflow_id, name, key)
+    join causeway_workflows as w on w.id = v.workflow_id
+    cross join lateral (
+      select id, name, key, payload, idempotency_key, sent_by, received_at from causeway_events
+      where name = v.name and key = v.key and received_at >= w.created_at
+      order by received_at, id
+      limit 1
+    ) as e`.execute(tx);
+  return rows.map((row) => ({ taskId: row.task_id, event: eventFromRow(row) }));
+}
+
+/** Records which event completed which task (R38). */
+export async function eventDeliveriesInsert(
+  tx: Tx,
+  deliveries: readonly { eventId: string; taskId: string; workflowId: string }[],
+): Promise<void> {
+  if (deliveries.length === 0) return;
+  await sql`insert into causeway_event_deliveries (event_id, task_id, workflow_id, delivered_at)
+    select event_id, task_id, workflow_id, causeway_now()
+    from unnest(${deliveries.map((row) => row.eventId)}::uuid[],
+      ${deliveries.map((row) => row.taskId)}::uuid[],
+      ${deliveries.map((row) => row.workflowId)}::uuid[]) as v(event_id, task_id, workflow_id)`.execute(
+    tx,
+  );
+}
+
+/** The tasks an event completed, at its send or later, as they are now. */
+export async function eventDeliveredTasks(
+  db: Db,
+  eventId: string,
+): Promise<{ taskId: string; workflowId: string; step: string; state: string }[]> {
+  const { rows } = await sql<{ task_id: string; workflow_id: string; step: string; state: string }>`
+    select d.task_id, d.workflow_id, t.step, t.state
+    from causeway_event_deliveries as d join causeway_tasks as t on t.id = d.task_id
+    where d.event_id = ${eventId} order by d.delivered_at, d.task_id`.execute(db);
+  return rows.map((row) => ({
+    taskId: row.task_id,
+    workflowId: row.workflow_id,
+    step: row.step,
+    state: row.state,
+  }));
+}
+
+/** The events delivered to a task (normally one), oldest first. */
+export async function eventsOfTask(db: Db, taskId: string): Promise<StoredEvent[]> {
+  const { rows } = await sql<EventRow>`
+    select e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.received_at
+    from causeway_event_deliveries as d join causeway_events as e on e.id = d.event_id
+    where d.task_id = ${taskId} order by d.delivered_at, e.id`.execute(db);
+  return rows.map(eventFromRow);
+}
