@@ -1,10 +1,13 @@
 /**
  * `pnpm start`: Causeway's main job. Starts PostgreSQL (an embedded server whose data is
  * kept in ./.data, or DATABASE_URL), applies migrations, starts the fake publishing platform,
- * workers for publish-note and the GraphQL API, submits a few workflows and prints their
- * transitions live until they settle. Then it keeps serving the API until Ctrl-C (or exits
- * at once with CAUSEWAY_DEMO_EXIT=1). CAUSEWAY_DATA_DIR moves ./.data (the embedded data and
- * the engine log); CAUSEWAY_API_PORT moves the API off port 4000 (0: a free port).
+ * workers for publish-note and the GraphQL API, submits a few notes and prints their
+ * transitions live until they settle: editors approve two through GraphQL `sendEvent` (one
+ * before its step waits), one approval never comes (its wait times out, shortened for the
+ * demo), one note is withdrawn, one is scheduled with `delayMs`, and a digest schedule ticks
+ * every minute. Then it keeps serving the API until Ctrl-C (or exits at once with
+ * CAUSEWAY_DEMO_EXIT=1). CAUSEWAY_DATA_DIR moves ./.data (the embedded data and the engine
+ * log); CAUSEWAY_API_PORT moves the API off port 4000 (0: a free port).
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +23,8 @@ import {
 import pg from 'pg';
 import { pino } from 'pino';
 import { startEmbeddedPostgres } from '../../scripts/embedded-postgres';
+import { type Approval, sendApproval } from './approvals';
+import { digestEveryMinute, noteDigest } from './digest';
 import { serveApi } from './serve';
 import { platformChannel, publishNoteWithPlatform } from './with-platform';
 
@@ -58,7 +63,9 @@ const platform = await startPlatform({
       throw new Error('task is not awaiting its receipt yet');
   },
 });
-const publishNote = publishNoteWithPlatform({ url: platform.url });
+// Editors have days to approve; the demo's wait for the approval that never comes is short.
+const approvalTimeoutMs = 6_000;
+const publishNote = publishNoteWithPlatform({ url: platform.url, approvalTimeoutMs });
 
 console.log(describeWorkflow(publishNote));
 console.log(`\n${workflowMermaid(publishNote)}\n`);
@@ -69,7 +76,8 @@ const logFile = `${dataFolder}/causeway.log`;
 const logger = pino({ level: 'info' }, pino.destination({ dest: logFile, sync: false }));
 engine = createEngine({
   databaseUrl,
-  workflows: [publishNote],
+  workflows: [publishNote, noteDigest],
+  schedules: [digestEveryMinute],
   channels: [platformChannel({ url: platform.url })],
   logger,
   pollIntervalMs: 500,
@@ -81,30 +89,75 @@ console.log(
 );
 console.log(`publishing platform (fake) on ${platform.url}`);
 const worker = await engine.startWorker({ concurrency: { cpu: 2, default: 2, network: 4 } });
-const api = await serveApi({ engine, databaseUrl, logger, signal: service.signal });
+const api = await serveApi({
+  engine,
+  databaseUrl,
+  logger,
+  signal: service.signal,
+  workflows: [publishNote, noteDigest],
+});
 console.log(`${api.banner}\n`);
+for (const view of await engine.schedules()) {
+  console.log(
+    `schedule ${view.name}: "${view.cron}" in ${view.timezone}, next tick ${view.nextTickAt?.toISOString() ?? 'none'}`,
+  );
+}
 
 const run = Date.now().toString(36);
+const note = (letter: string) => `note-${run}-${letter}`;
 const submissions = [
-  { noteId: `note-${run}-a`, version: 1, title: 'First note', body: 'Hello from Causeway' },
-  { noteId: `note-${run}-b`, version: 3, title: 'Second note' },
-  { noteId: `note-${run}-a`, version: 1, title: 'First note', body: 'Hello from Causeway' }, // a double click
-  { noteId: `note-${run}-c`, version: 1, title: 'Withdrawn note' },
+  { input: { noteId: note('a'), version: 1, title: 'First note', body: 'Hello from Causeway' } },
+  { input: { noteId: note('b'), version: 3, title: 'Second note' } },
+  { input: { noteId: note('a'), version: 1, title: 'First note', body: 'Hello from Causeway' } }, // a double click
+  { input: { noteId: note('c'), version: 1, title: 'Withdrawn note' } },
+  { input: { noteId: note('d'), version: 1, title: 'Note nobody approves' } },
+  { input: { noteId: note('e'), version: 1, title: 'Scheduled note' }, delayMs: 3_000 },
 ];
 const ids: string[] = [];
-for (const input of submissions) {
-  const result = await engine.submit('publish-note', input);
+for (const { input, delayMs } of submissions) {
+  const result = await engine.submit(
+    'publish-note',
+    input,
+    delayMs === undefined ? {} : { delayMs },
+  );
   console.log(
-    `submitted ${input.noteId} v${input.version}: workflow ${result.workflow.id} (${result.workflow.state})${result.deduplicated ? ' — deduplicated, same workflow' : ''}`,
+    `submitted ${input.noteId} v${input.version}${delayMs === undefined ? '' : ` to start in ${delayMs} ms`}: workflow ${result.workflow.id} (${result.workflow.state})${result.deduplicated ? ' — deduplicated, same workflow' : ''}`,
   );
   if (!ids.includes(result.workflow.id)) ids.push(result.workflow.id);
 }
-const withdrawn = ids[ids.length - 1] as string;
+const withdrawn = ids[2] as string;
 const cancel = await engine.cancelWorkflow(withdrawn, {
   operator: 'demo',
   reason: 'withdrawn by the author',
 });
-console.log(`cancelled ${withdrawn} as operator "demo": now ${cancel.state}\n`);
+console.log(`cancelled ${withdrawn} as operator "demo": now ${cancel.state}`);
+// The editors answer through GraphQL: b before its approval step even waits (kept, R37).
+const approve = async (approval: Approval) => {
+  const answer =
+    api.demoToken === null
+      ? await engine?.sendEvent('note.approved', approval.noteId, approval).then((sent) => ({
+          ...sent,
+          tasks: sent.tasks.map((task) => ({ id: task.taskId, ...task })),
+        }))
+      : await sendApproval({ url: api.url, token: api.demoToken }, approval);
+  const completed = answer?.tasks.map((task) => `${task.step} ${task.state}`).join(', ');
+  console.log(
+    `sendEvent note.approved (key ${approval.noteId}) by ${approval.editor}: ${completed || 'no step waits yet, kept for it'}`,
+  );
+};
+await approve({ noteId: note('b'), editor: 'grace', verdict: 'approved' });
+const trigger = await engine.triggerSchedule(digestEveryMinute.name, {
+  operator: 'demo',
+  reason: 'show a digest now',
+});
+ids.push(trigger.workflow.id);
+console.log(
+  `triggered ${digestEveryMinute.name} as operator "demo": workflow ${trigger.workflow.id}\n`,
+);
+const approvals: Approval[] = [
+  { noteId: note('a'), editor: 'ada', verdict: 'approved' },
+  { noteId: note('e'), editor: 'ada', verdict: 'approved' },
+];
 
 // Print each workflow's new transitions as they land, until every workflow has settled.
 const printed = new Set<string>();
@@ -114,6 +167,15 @@ for (;;) {
   for (const id of ids) {
     const workflow = await engine.getWorkflow(id);
     if (workflow === undefined) continue;
+    // An editor answers once the note waits for approval (d's editor never does).
+    const waiting = workflow.tasks.find((task) => task.state === 'waiting');
+    const answer = approvals.find(
+      (approval) => approval.noteId === (workflow.input as { noteId?: string }).noteId,
+    );
+    if (waiting !== undefined && answer !== undefined) {
+      approvals.splice(approvals.indexOf(answer), 1);
+      await approve(answer);
+    }
     const fresh = workflow.transitions.filter((row) => !printed.has(row.id));
     for (const line of explain(fresh).lines) console.log(`${labels.get(id)} ${line}`);
     for (const row of fresh) printed.add(row.id);
@@ -133,6 +195,7 @@ const effects = platform.stats();
 console.log(
   `platform effects: ${effects.assetsUploaded} assets uploaded, ${effects.reviewsRequested} reviews, ${effects.postsPublished} posts published`,
 );
+console.log(`approval timeout: ${approvalTimeoutMs} ms in this demo (three days by default)`);
 console.log(`engine log (pino JSON): ${logFile}`);
 
 const shutdown = async () => {
@@ -146,7 +209,9 @@ const shutdown = async () => {
 if (process.env.CAUSEWAY_DEMO_EXIT === '1') {
   await shutdown();
 } else {
-  console.log(`\nserving the API on ${api.url} — Ctrl-C to stop`);
+  console.log(
+    `\nserving the API on ${api.url}; ${digestEveryMinute.name} ticks every minute — Ctrl-C to stop`,
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void shutdown().then(() => process.exit(0)));
   }

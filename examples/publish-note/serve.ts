@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { type ApiMode, type ApiServer, createApiServer, loadOperators } from '@causeway/api';
 import type { Engine, Logger } from '@causeway/engine';
+import type { WorkflowDefinition } from '@causeway/workflow';
 import { publishNote } from './workflow';
 
 export interface ServeApiOptions {
@@ -29,6 +30,8 @@ export interface ServeApiOptions {
   readonly port?: number;
   readonly host?: string;
   readonly mode?: ApiMode;
+  /** The definitions the API describes (default: the three-step publish-note). */
+  readonly workflows?: readonly WorkflowDefinition[];
 }
 
 export interface ServedApi {
@@ -53,7 +56,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
     options.mode ?? (process.env.CAUSEWAY_API_MODE === 'production' ? 'production' : 'development');
   const server = createApiServer({
     engine: options.engine,
-    workflows: [publishNote],
+    workflows: options.workflows ?? [publishNote],
     databaseUrl: options.databaseUrl,
     operators,
     mode,

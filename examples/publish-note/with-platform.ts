@@ -1,17 +1,31 @@
 /**
  * publish-note against the publishing platform (examples/platform): render uploads its
  * assets with a checkpoint each (a retry never uploads them again), review waits for the
- * platform's receipt, publish goes through the transactional outbox. `pnpm start` runs this
- * version; tests that need no platform use `publishNote` from ./workflow.
+ * platform's receipt, approval waits for an editor's `note.approved` event keyed by the note
+ * id (R37), and publish goes through the transactional outbox — unless the editor rejected it
+ * or never answered. `pnpm start` runs this version; tests that need no platform use the
+ * three-step `publishNote` from ./workflow.
  */
 import { type Channel, httpChannel } from '@causeway/engine';
-import { awaitReceipt, defineWorkflow, StepError, send, step } from '@causeway/workflow';
-import { escapeHtml, type PublishNoteInput, publishNoteInput } from './workflow';
+import { awaitReceipt, StepError, send, workflow } from '@causeway/workflow';
+import { z } from 'zod';
+import { escapeHtml, publishNoteInput } from './workflow';
+
+/** An editor's answer, the payload of `note.approved`. */
+export const approvalVerdict = z.object({
+  editor: z.string().min(1).max(200),
+  verdict: z.enum(['approved', 'rejected']),
+});
+
+/** An editor has three days to answer; without an answer the note is not published. */
+export const defaultApprovalTimeoutMs = 3 * 24 * 3_600_000;
 
 export interface PlatformConnection {
   /** Base URL, e.g. http://127.0.0.1:4100 */
   readonly url: string;
   readonly token?: string;
+  /** How long approval waits for the editor (the demo shortens it). */
+  readonly approvalTimeoutMs?: number;
 }
 
 /** The outbox channel that publishes posts; a 2xx from the platform confirms the effect. */
@@ -62,12 +76,13 @@ export function publishNoteWithPlatform(platform: PlatformConnection) {
     );
   };
 
-  return defineWorkflow({
-    name: 'publish-note',
-    input: publishNoteInput,
-    idempotencyKey: (input) => `note:${input.noteId}:publish:v${input.version}`,
-    steps: {
-      render: step<PublishNoteInput>({
+  return (
+    workflow({
+      name: 'publish-note',
+      input: publishNoteInput,
+      idempotencyKey: (input) => `note:${input.noteId}:publish:v${input.version}`,
+    })
+      .step('render', {
         queue: 'cpu',
         reentrant: true,
         maxAttempts: 5,
@@ -87,21 +102,20 @@ export function publishNoteWithPlatform(platform: PlatformConnection) {
           }
           return { html, title };
         },
-      }),
-      review: step<PublishNoteInput>({
+      })
+      .step('review', {
         after: ['render'],
         queue: 'network',
         reentrant: true,
         maxAttempts: 3,
         timeoutMs: 30_000,
         run: async (ctx) => {
-          const rendered = ctx.results.render as { html: string };
           const review = await call(
             '/reviews',
             {
               noteId: ctx.input.noteId,
               version: ctx.input.version,
-              html: rendered.html,
+              html: ctx.results.render.html,
               reference: ctx.taskId,
             },
             `${ctx.idempotencyKey}:review`,
@@ -110,23 +124,34 @@ export function publishNoteWithPlatform(platform: PlatformConnection) {
           // The platform answers later through its callback (engine.recordReceipt).
           return awaitReceipt({ receiptId: String(review.receiptId), timeoutMs: 60_000 });
         },
-      }),
-      publish: step<PublishNoteInput>({
+      })
+      // A person answers later, or never: no worker waits, and the wait survives restarts.
+      .event('approval', {
         after: ['review'],
+        name: 'note.approved',
+        key: (ctx) => ctx.input.noteId,
+        payload: approvalVerdict,
+        timeoutMs: platform.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
+        onTimeout: { editor: 'nobody', verdict: 'rejected' },
+      })
+      .step('publish', {
+        after: ['approval'],
         queue: 'network',
         reentrant: false,
         maxAttempts: 4,
         timeoutMs: 60_000,
         run: (ctx) => {
-          const rendered = ctx.results.render as { html: string; title: string };
+          const { editor, verdict } = ctx.results.approval;
+          if (verdict !== 'approved') return { published: false, editor, verdict };
           return send('platform', {
             noteId: ctx.input.noteId,
             version: ctx.input.version,
-            title: rendered.title,
-            html: rendered.html,
+            title: ctx.results.render.title,
+            html: ctx.results.render.html,
+            approvedBy: editor,
           });
         },
-      }),
-    },
-  });
+      })
+      .build()
+  );
 }

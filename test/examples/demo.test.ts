@@ -86,36 +86,100 @@ describe('pnpm start (examples/publish-note/main.ts) with CAUSEWAY_DEMO_EXIT=1',
       expect(run.stdout).toContain('database ready (DATABASE_URL)');
       expect(run.stdout).toMatch(/GraphQL API: http:\/\/127\.0\.0\.1:\d+\//);
 
-      // What it submitted: four submissions, the third a double click of the first.
+      // What it submitted: six submissions, the third a double click of the first, the last
+      // delayed (R36).
       const submitted = lines(
         run.stdout,
-        /^submitted (\S+) v(\d+): workflow (\S+) \((\w+)\)( — deduplicated, same workflow)?$/gm,
+        /^submitted (\S+) v(\d+)(?: to start in \d+ ms)?: workflow (\S+) \((\w+)\)( — deduplicated, same workflow)?$/gm,
       );
-      expect(submitted).toHaveLength(4);
+      expect(submitted).toHaveLength(6);
       expect(submitted.map(([, , , , dedup]) => dedup !== undefined)).toEqual([
         false,
         false,
         true,
         false,
+        false,
+        false,
       ]);
       expect(submitted[2]?.[2]).toBe(submitted[0]?.[2]);
       const ids = [...new Set(submitted.map(([, , id]) => id as string))];
-      expect(ids).toHaveLength(3);
+      expect(ids).toHaveLength(5);
       const [withdrawn] = lines(run.stdout, /^cancelled (\S+) as operator "demo": now (\w+)$/gm);
       expect(withdrawn?.[0]).toBe(ids[2]);
+      expect(run.stdout).toMatch(
+        /^schedule digest-every-minute: "\* \* \* \* \*" in Europe\/Berlin, next tick \d{4}-/m,
+      );
 
-      // The summary it printed is what the database holds: the only workflows there.
+      // The summary it printed is what the database holds: the only notes there, and the
+      // digest its trigger submitted (a minute's tick may have submitted another meanwhile).
       const summary = lines(run.stdout, /^ {2}wf(\d) (\S+): (\w+) — /gm);
       const workflows = await query<{ id: string; state: string; idempotency_key: string }>(
         url,
         `select id, state, idempotency_key from causeway_workflows where name = 'publish-note'`,
       );
-      expect(new Map(workflows.map((row) => [row.id, row.state]))).toEqual(
-        new Map(summary.map(([, id, state]) => [id, state])),
+      const [triggered] = lines(
+        run.stdout,
+        /^triggered digest-every-minute as operator "demo": workflow (\S+)$/gm,
       );
-      expect((await query(url, 'select id from causeway_workflows')).length).toBe(3);
+      const digests = await query<{ id: string; state: string }>(
+        url,
+        `select id, state from causeway_workflows where name = 'note-digest'`,
+      );
+      expect(digests.map((row) => row.id)).toContain(triggered?.[0]);
+      expect(
+        new Map(
+          [...workflows, ...digests.filter((row) => row.id === triggered?.[0])].map((row) => [
+            row.id,
+            row.state,
+          ]),
+        ),
+      ).toEqual(new Map(summary.map(([, id, state]) => [id, state])));
+      expect((await query(url, 'select id from causeway_workflows')).length).toBe(
+        5 + digests.length,
+      );
       const stateOf = new Map(workflows.map((row) => [row.id, row.state]));
-      expect(ids.map((id) => stateOf.get(id))).toEqual(['succeeded', 'succeeded', 'cancelled']);
+      expect(ids.map((id) => stateOf.get(id))).toEqual([
+        'succeeded',
+        'succeeded',
+        'cancelled',
+        'succeeded',
+        'succeeded',
+      ]);
+      // Approvals came through GraphQL sendEvent (operator demo); b's before its step waited.
+      expect(run.stdout).toMatch(
+        /^sendEvent note\.approved \(key \S+-b\) by grace: no step waits yet, kept for it$/m,
+      );
+      const approvals = await query<{ workflow_id: string; reason: string; actor: string }>(
+        url,
+        `select workflow_id, reason, actor from causeway_transitions
+          where step = 'approval' and reason in ('event_received', 'event_timeout') order by id`,
+      );
+      const approvalOf = new Map(approvals.map((row) => [row.workflow_id, row]));
+      for (const id of [ids[0], ids[1], ids[4]]) {
+        expect(approvalOf.get(id as string)).toMatchObject({
+          reason: 'event_received',
+          actor: 'operator:demo',
+        });
+      }
+      // Nobody approved d: its wait ended as declared (onTimeout), and nothing was published.
+      expect(approvalOf.get(ids[3] as string)?.reason).toBe('event_timeout');
+      const [skipped] = await query<{ output: unknown }>(
+        url,
+        `select output from causeway_tasks where workflow_id = $1 and step = 'publish'`,
+        [ids[3]],
+      );
+      expect(skipped?.output).toEqual({ published: false, editor: 'nobody', verdict: 'rejected' });
+      // e started only after its delay.
+      const [delayed] = await query<{ detail: unknown; waited: number }>(
+        url,
+        `select s.detail, extract(epoch from (c.at - s.at)) * 1000 as waited
+           from causeway_transitions s join causeway_transitions c on c.task_id = s.task_id
+          where s.workflow_id = $1 and s.step = 'render' and s.reason = 'submitted'
+            and c.reason = 'lease_acquired'`,
+        [ids[4]],
+      );
+      expect(delayed?.detail).toEqual({ delayMs: 3_000 });
+      expect(Number(delayed?.waited)).toBeGreaterThanOrEqual(3_000);
       const keys = workflows.map((row) => row.idempotency_key).sort();
       expect(keys).toEqual(
         submitted
@@ -127,9 +191,11 @@ describe('pnpm start (examples/publish-note/main.ts) with CAUSEWAY_DEMO_EXIT=1',
       // Each task ended as its workflow did; R25 and the edge table hold for the whole log.
       const tasks = await query<{ workflow_id: string; step: string; state: string }>(
         url,
-        'select workflow_id, step, state from causeway_tasks order by workflow_id, created_at',
+        `select t.workflow_id, t.step, t.state from causeway_tasks as t
+           join causeway_workflows as w on w.id = t.workflow_id
+          where w.name = 'publish-note' order by t.workflow_id, t.created_at`,
       );
-      expect(tasks).toHaveLength(9);
+      expect(tasks).toHaveLength(20);
       for (const task of tasks) expect(task.state).toBe(stateOf.get(task.workflow_id));
       await expectLogIsSound(url);
 
@@ -145,11 +211,10 @@ describe('pnpm start (examples/publish-note/main.ts) with CAUSEWAY_DEMO_EXIT=1',
              where t.step = 'render' and k like 'asset:%') as assets,
            (select count(*)::int from causeway_transitions
              where step = 'review' and reason = 'submitted_awaiting_receipt') as reviews,
-           (select count(*)::int from causeway_tasks
-             where step = 'publish' and state = 'succeeded') as posts`,
+           (select count(*)::int from causeway_outbox where state = 'delivered') as posts`,
       );
       expect(effects?.map(Number)).toEqual([recorded?.assets, recorded?.reviews, recorded?.posts]);
-      expect(recorded?.posts).toBe(2);
+      expect(recorded?.posts).toBe(3);
 
       // The engine's log is pino JSON; task lines carry workflow, task, attempt and holder.
       const logLines = readFileSync(join(dataDir, 'causeway.log'), 'utf8').trim().split('\n');
