@@ -1,5 +1,6 @@
 import type { Engine, ReadModel } from '@causeway/engine';
 import type { WorkflowDefinition } from '@causeway/workflow';
+import type { EventReads } from './event-reads';
 import type { QueryLimits } from './limits';
 import type { Loaders } from './loaders';
 import type { MutationMemo } from './mutation-memo';
@@ -9,6 +10,7 @@ import type { TransitionFeed } from './transition-feed';
 export interface ApiServices {
   readonly engine: Engine;
   readonly readModel: ReadModel;
+  readonly events: EventReads;
   readonly feed: TransitionFeed;
   // biome-ignore lint/suspicious/noExplicitAny: each definition has its own input schema type.
   readonly definitions: ReadonlyMap<string, WorkflowDefinition<any>>;

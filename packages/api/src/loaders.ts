@@ -1,6 +1,13 @@
-import type { OutboxMessageRecord, ReadModel, TaskRecord, WorkflowRecord } from '@causeway/engine';
+import type {
+  OutboxMessageRecord,
+  ReadModel,
+  StoredEvent,
+  TaskRecord,
+  WorkflowRecord,
+} from '@causeway/engine';
 import type { Transition } from '@causeway/workflow';
 import DataLoader from 'dataloader';
+import type { EventReads } from './event-reads';
 
 /**
  * Per-request batch loaders: every `load` in one tick becomes one SQL query, so a page of
@@ -12,11 +19,12 @@ export interface Loaders {
   readonly tasksByWorkflow: DataLoader<string, readonly TaskRecord[]>;
   readonly transitionsByWorkflow: DataLoader<string, readonly Transition[]>;
   readonly outboxByTask: DataLoader<string, readonly OutboxMessageRecord[]>;
+  readonly eventsByTask: DataLoader<string, readonly StoredEvent[]>;
 }
 
 const maxBatchSize = 1_000;
 
-export function createLoaders(readModel: ReadModel): Loaders {
+export function createLoaders(readModel: ReadModel, events: EventReads): Loaders {
   return {
     workflow: new DataLoader(
       async (ids) => {
@@ -53,6 +61,13 @@ export function createLoaders(readModel: ReadModel): Loaders {
       },
       { maxBatchSize },
     ),
+    eventsByTask: new DataLoader(
+      async (ids) => {
+        const found = await events.eventsByTaskIds(ids);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
   };
 }
 
@@ -63,4 +78,5 @@ export function clearLoaders(loaders: Loaders): void {
   loaders.tasksByWorkflow.clearAll();
   loaders.transitionsByWorkflow.clearAll();
   loaders.outboxByTask.clearAll();
+  loaders.eventsByTask.clearAll();
 }

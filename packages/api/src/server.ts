@@ -16,6 +16,7 @@ import { WebSocketServer } from 'ws';
 import { loadOperators, type OperatorConfig, operatorDirectory } from './auth';
 import type { ApiContext, ApiServices } from './context';
 import { ApiError, toGraphQLError, withoutSuggestions } from './errors';
+import { createEventReads, type EventReads } from './event-reads';
 import { defaultQueryLimits, type QueryLimits, queryLimitsRule } from './limits';
 import { createLoaders } from './loaders';
 import { MutationMemo } from './mutation-memo';
@@ -37,6 +38,8 @@ export interface ApiServerOptions {
   readonly databaseUrl?: string;
   /** Reads for queries and streams. Default: `createReadModel(engine.db)`. */
   readonly readModel?: ReadModel;
+  /** Reads of the events delivered to tasks. Default: `createEventReads(engine.db)`. */
+  readonly eventReads?: EventReads;
   /**
    * `development` enables GraphiQL, introspection and field suggestions; `production` (the
    * default unless NODE_ENV=development) turns them off.
@@ -96,9 +99,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       : { pollIntervalMs: options.feed.pollIntervalMs }),
     ...(options.feed?.maxBuffered === undefined ? {} : { maxBuffered: options.feed.maxBuffered }),
   });
+  const events = options.eventReads ?? createEventReads(options.engine.db);
   const services: ApiServices = {
     engine: options.engine,
     readModel,
+    events,
     feed,
     definitions: new Map(options.workflows.map((definition) => [definition.name, definition])),
     limits,
@@ -142,7 +147,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       }
       return {
         operator,
-        loaders: createLoaders(readModel),
+        loaders: createLoaders(readModel, events),
         services,
         signal: fromSocket !== undefined ? undefined : initial.request.signal,
       };
