@@ -50,6 +50,7 @@ const listSizes: Readonly<Record<string, number>> = {
   'WorkflowDefinition.edges': 10,
   'StepDefinition.after': 5,
   'RequeueDeadPayload.results': 100,
+  'SendEventPayload.tasks': 10,
   'Query.schedules': 20,
   'Schedule.history': 20,
 };

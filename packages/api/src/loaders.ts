@@ -1,4 +1,10 @@
-import type { OutboxMessageRecord, ReadModel, TaskRecord, WorkflowRecord } from '@causeway/engine';
+import type {
+  OutboxMessageRecord,
+  ReadModel,
+  StoredEvent,
+  TaskRecord,
+  WorkflowRecord,
+} from '@causeway/engine';
 import type { Transition } from '@causeway/workflow';
 import DataLoader from 'dataloader';
 
@@ -12,6 +18,7 @@ export interface Loaders {
   readonly tasksByWorkflow: DataLoader<string, readonly TaskRecord[]>;
   readonly transitionsByWorkflow: DataLoader<string, readonly Transition[]>;
   readonly outboxByTask: DataLoader<string, readonly OutboxMessageRecord[]>;
+  readonly eventsByTask: DataLoader<string, readonly StoredEvent[]>;
 }
 
 const maxBatchSize = 1_000;
@@ -53,6 +60,13 @@ export function createLoaders(readModel: ReadModel): Loaders {
       },
       { maxBatchSize },
     ),
+    eventsByTask: new DataLoader(
+      async (ids) => {
+        const found = await readModel.eventsByTaskIds(ids);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
   };
 }
 
@@ -63,4 +77,5 @@ export function clearLoaders(loaders: Loaders): void {
   loaders.tasksByWorkflow.clearAll();
   loaders.transitionsByWorkflow.clearAll();
   loaders.outboxByTask.clearAll();
+  loaders.eventsByTask.clearAll();
 }

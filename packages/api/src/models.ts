@@ -3,12 +3,19 @@ import type {
   ScheduleEventRecord,
   SchedulePause,
   ScheduleView,
+  StoredEvent,
   TaskAnswer,
   TaskRecord,
   WorkflowFilter,
   WorkflowRecord,
 } from '@causeway/engine';
-import type { RetryPolicy, Transition, WorkflowDefinition, WorkflowStep } from '@causeway/workflow';
+import type {
+  EventWait,
+  RetryPolicy,
+  Transition,
+  WorkflowDefinition,
+  WorkflowStep,
+} from '@causeway/workflow';
 import type { ApiContext } from './context';
 import type { ModelMap } from './generated/schema-types';
 import type { Resolvers } from './resolver-types';
@@ -34,6 +41,21 @@ export interface Models extends ModelMap {
   readonly StepDefinition: WorkflowStep<unknown>;
   readonly StepEdge: { readonly from: string; readonly to: string };
   readonly RetryPolicy: RetryPolicy;
+  readonly EventStepDefinition: EventWait;
+  readonly WaitingFor: {
+    readonly name: string;
+    readonly key: string | null;
+    readonly since: Date;
+    readonly timeoutAt: Date;
+  };
+  readonly Event: StoredEvent;
+  readonly SendEventPayload: {
+    readonly clientMutationId: string | null;
+    readonly eventId: string;
+    readonly receivedAt: Date;
+    readonly deduplicated: boolean;
+    readonly taskIds: readonly string[];
+  };
   readonly SubmitWorkflowPayload: {
     readonly clientMutationId: string | null;
     readonly workflowId: string;

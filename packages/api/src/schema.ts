@@ -4,6 +4,7 @@ import { createSchema } from 'graphql-yoga';
 import type { ApiContext } from './context';
 import type { ApiResolvers } from './models';
 import { enumResolvers } from './resolvers/enums';
+import { eventResolvers } from './resolvers/events';
 import { mutationResolvers } from './resolvers/mutations';
 import { queryResolvers } from './resolvers/queries';
 import { scheduleResolvers } from './resolvers/schedules';
@@ -22,6 +23,7 @@ export const resolvers: ApiResolvers = {
   ...queryResolvers,
   ...mutationResolvers,
   ...scheduleResolvers,
+  ...eventResolvers,
   ...subscriptionResolvers,
 };
 

@@ -1,3 +1,4 @@
+export type { StoredEvent } from './db/events/event-queries';
 export { transitionsChannel } from './db/notify-channels';
 export type {
   ScheduleEventKind,

@@ -1,7 +1,9 @@
 import type { Transition, WorkflowState } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
+import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
 import { outboxListByTasks } from './db/outbox/outbox-queries';
 import {
+  onlyUuids,
   taskListByIds,
   taskListByWorkflowIds,
   transitionHorizonProbe,
@@ -57,6 +59,8 @@ export interface ReadModel {
   outboxByTaskIds(
     ids: readonly string[],
   ): Promise<ReadonlyMap<string, readonly OutboxMessageRecord[]>>;
+  /** Each task's delivered events (R38), oldest delivery first. */
+  eventsByTaskIds(ids: readonly string[]): Promise<ReadonlyMap<string, readonly StoredEvent[]>>;
   /** Log rows with after < id <= upTo in id order, optionally of one workflow. */
   transitionRange(range: {
     readonly after: bigint;
@@ -103,6 +107,15 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     },
     async outboxByTaskIds(ids) {
       return groupBy(await outboxListByTasks(db, ids), (row) => row.taskId);
+    },
+    async eventsByTaskIds(ids) {
+      const groups = new Map<string, StoredEvent[]>();
+      for (const { taskId, ...event } of await eventListByTaskIds(db, onlyUuids(ids))) {
+        const group = groups.get(taskId);
+        if (group === undefined) groups.set(taskId, [event]);
+        else group.push(event);
+      }
+      return groups;
     },
     transitionRange: (range) =>
       transitionListRange(db, { ...range, limit: positiveLimit(range.limit) }),

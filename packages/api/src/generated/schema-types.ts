@@ -205,6 +205,14 @@ export interface MutationRecordReceiptArgs {
   readonly clientMutationId?: Scalars['String'] | null;
 }
 
+export interface MutationSendEventArgs {
+  readonly name: Scalars['String'];
+  readonly key: Scalars['String'];
+  readonly payload: Scalars['JSON'];
+  readonly idempotencyKey?: Scalars['String'] | null;
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
 export interface MutationPauseScheduleArgs {
   readonly name: Scalars['String'];
   readonly reason: Scalars['String'];
@@ -245,6 +253,8 @@ export interface SubscriptionTransitionsArgs {
 
 export type ObjectTypeName =
   | 'CancelWorkflowPayload'
+  | 'Event'
+  | 'EventStepDefinition'
   | 'Mutation'
   | 'OutboxMessage'
   | 'PageInfo'
@@ -255,6 +265,7 @@ export type ObjectTypeName =
   | 'ScheduleEvent'
   | 'SchedulePause'
   | 'SchedulePayload'
+  | 'SendEventPayload'
   | 'StepDefinition'
   | 'StepEdge'
   | 'SubmitWorkflowPayload'
@@ -264,6 +275,7 @@ export type ObjectTypeName =
   | 'TaskOperationResult'
   | 'Transition'
   | 'TriggerSchedulePayload'
+  | 'WaitingFor'
   | 'Workflow'
   | 'WorkflowConnection'
   | 'WorkflowDefinition'
@@ -281,6 +293,20 @@ export interface SchemaFields<M extends ModelMap> {
     changed: { args: Record<string, never>; result: Scalars['Boolean'] };
     workflow: { args: Record<string, never>; result: M['Workflow'] };
   };
+  Event: {
+    id: { args: Record<string, never>; result: Scalars['ID'] };
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    key: { args: Record<string, never>; result: Scalars['String'] };
+    payload: { args: Record<string, never>; result: Scalars['JSON'] };
+    sentBy: { args: Record<string, never>; result: Scalars['String'] };
+    receivedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+  };
+  EventStepDefinition: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    timeoutMs: { args: Record<string, never>; result: Scalars['Int'] };
+    succeedsOnTimeout: { args: Record<string, never>; result: Scalars['Boolean'] };
+    onTimeout: { args: Record<string, never>; result: Maybe<Scalars['JSON']> };
+  };
   Mutation: {
     submitWorkflow: { args: MutationSubmitWorkflowArgs; result: M['SubmitWorkflowPayload'] };
     cancelWorkflow: { args: MutationCancelWorkflowArgs; result: M['CancelWorkflowPayload'] };
@@ -288,6 +314,7 @@ export interface SchemaFields<M extends ModelMap> {
     replayTask: { args: MutationReplayTaskArgs; result: M['TaskOperationPayload'] };
     requeueDead: { args: MutationRequeueDeadArgs; result: M['RequeueDeadPayload'] };
     recordReceipt: { args: MutationRecordReceiptArgs; result: M['TaskOperationPayload'] };
+    sendEvent: { args: MutationSendEventArgs; result: M['SendEventPayload'] };
     pauseSchedule: { args: MutationPauseScheduleArgs; result: M['SchedulePayload'] };
     resumeSchedule: { args: MutationResumeScheduleArgs; result: M['SchedulePayload'] };
     triggerSchedule: { args: MutationTriggerScheduleArgs; result: M['TriggerSchedulePayload'] };
@@ -353,11 +380,19 @@ export interface SchemaFields<M extends ModelMap> {
     schedule: { args: Record<string, never>; result: M['Schedule'] };
     changed: { args: Record<string, never>; result: Scalars['Boolean'] };
   };
+  SendEventPayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    eventId: { args: Record<string, never>; result: Scalars['ID'] };
+    receivedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    deduplicated: { args: Record<string, never>; result: Scalars['Boolean'] };
+    tasks: { args: Record<string, never>; result: readonly M['Task'][] };
+  };
   StepDefinition: {
     name: { args: Record<string, never>; result: Scalars['String'] };
     after: { args: Record<string, never>; result: readonly Scalars['String'][] };
     queue: { args: Record<string, never>; result: Scalars['String'] };
     retryPolicy: { args: Record<string, never>; result: M['RetryPolicy'] };
+    event: { args: Record<string, never>; result: Maybe<M['EventStepDefinition']> };
   };
   StepEdge: {
     from: { args: Record<string, never>; result: Scalars['String'] };
@@ -394,6 +429,8 @@ export interface SchemaFields<M extends ModelMap> {
     evidence: { args: Record<string, never>; result: Maybe<Scalars['String']> };
     sending: { args: Record<string, never>; result: Scalars['Boolean'] };
     outbox: { args: Record<string, never>; result: readonly M['OutboxMessage'][] };
+    waitingFor: { args: Record<string, never>; result: Maybe<M['WaitingFor']> };
+    events: { args: Record<string, never>; result: readonly M['Event'][] };
   };
   TaskOperationPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
@@ -427,6 +464,12 @@ export interface SchemaFields<M extends ModelMap> {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
     schedule: { args: Record<string, never>; result: M['Schedule'] };
     workflow: { args: Record<string, never>; result: M['Workflow'] };
+  };
+  WaitingFor: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    key: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    since: { args: Record<string, never>; result: Scalars['DateTime'] };
+    timeoutAt: { args: Record<string, never>; result: Scalars['DateTime'] };
   };
   Workflow: {
     id: { args: Record<string, never>; result: Scalars['ID'] };

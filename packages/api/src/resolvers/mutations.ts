@@ -2,6 +2,7 @@ import { EngineError, type TaskAnswer } from '@causeway/engine';
 import type { ApiContext } from '../context';
 import { ApiError } from '../errors';
 import type { ApiResolvers } from '../models';
+import { eventMutationFields } from './events';
 import { operatorOf, remembered } from './operator-mutations';
 import { scheduleMutationFields } from './schedules';
 
@@ -21,6 +22,7 @@ export const mutationResolvers: Pick<
 > = {
   Mutation: {
     ...scheduleMutationFields,
+    ...eventMutationFields,
     submitWorkflow: (_root, args, context) =>
       remembered(context, 'submitWorkflow', args, async () => {
         const result = await context.services.engine.submit(args.name, args.input, {

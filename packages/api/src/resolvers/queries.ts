@@ -5,6 +5,7 @@ import { decodeWorkflowCursor, encodeWorkflowCursor } from '../cursor';
 import { ApiError } from '../errors';
 import type { QueryWorkflowsArgs } from '../generated/schema-types';
 import type { ApiResolvers, Models } from '../models';
+import { stepEventFields, taskEventFields } from './events';
 import { scheduleQueryFields } from './schedules';
 
 /** Query fields and the object types they return. */
@@ -42,6 +43,7 @@ export const queryResolvers: Pick<
       explain(await context.loaders.transitionsByWorkflow.load(workflow.id)).text,
   },
   Task: {
+    ...taskEventFields,
     workflow: async (task, _args, context) => {
       const workflow = await context.loaders.workflow.load(task.workflowId);
       if (workflow === null) throw new Error(`task ${task.id} has no workflow row`);
@@ -77,6 +79,7 @@ export const queryResolvers: Pick<
       ),
   },
   StepDefinition: {
+    ...stepEventFields,
     retryPolicy: (step) => step.policy,
   },
   StepEdge: {},

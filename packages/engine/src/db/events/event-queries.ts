@@ -148,11 +148,16 @@ export async function eventDeliveredTasks(
   }));
 }
 
-/** The events delivered to a task (normally one), oldest first. */
-export async function eventsOfTask(db: Db, taskId: string): Promise<StoredEvent[]> {
-  const { rows } = await sql<EventRow>`
-    select e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.received_at
+/** The events delivered to each of these tasks (normally one), oldest delivery first. */
+export async function eventListByTaskIds(
+  db: Db,
+  taskIds: readonly string[],
+): Promise<(StoredEvent & { readonly taskId: string })[]> {
+  if (taskIds.length === 0) return [];
+  const { rows } = await sql<EventRow & { task_id: string }>`
+    select d.task_id, e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.received_at
     from causeway_event_deliveries as d join causeway_events as e on e.id = d.event_id
-    where d.task_id = ${taskId} order by d.delivered_at, e.id`.execute(db);
-  return rows.map(eventFromRow);
+    where d.task_id = any(${[...taskIds]}::uuid[])
+    order by d.task_id, d.delivered_at, e.id`.execute(db);
+  return rows.map((row) => ({ ...eventFromRow(row), taskId: row.task_id }));
 }
