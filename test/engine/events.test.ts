@@ -78,7 +78,10 @@ async function tableCounts(databaseUrl: string) {
     `select (select count(*)::int from causeway_events) as events,
             (select count(*)::int from causeway_event_deliveries) as deliveries`,
   );
-  return { ...(await logCounts(databaseUrl)), ...events[0] };
+  return {
+    ...(await logCounts(databaseUrl)),
+    ...(events[0] as { events: number; deliveries: number }),
+  };
 }
 
 async function log(workflowId: string): Promise<LogRow[]> {
@@ -201,6 +204,40 @@ describe('an event step (R37, R38)', () => {
     expect(again).toEqual({ ...first, deduplicated: true });
     expect(await tableCounts(url())).toEqual(before);
     expect((await task(run.id, 'wait'))?.state).toBe('succeeded');
+    await cw.close();
+  });
+});
+
+describe('sendEvents: a batch in one transaction (R38)', () => {
+  it('completes each wait, answers in order, and refuses the whole batch for one bad event', async () => {
+    const cw = engine();
+    const first = await cw.submit('events-strict', { id: 'batch-1' });
+    const second = await cw.submit('events-strict', { id: 'batch-2' });
+    const before = await tableCounts(url());
+    const refused = await cw
+      .sendEvents([
+        { name: 'ping.free', key: 'batch-1', payload: 1 },
+        { name: 'ping.free', key: '', payload: 2 },
+      ])
+      .catch((error) => error);
+    expect(refused).toMatchObject({ code: 'invalid_event_key', details: { index: 1 } });
+    expect(await tableCounts(url())).toEqual(before);
+    const answers = await cw.sendEvents([
+      { name: 'ping.free', key: 'batch-1', payload: 'one', idempotencyKey: 'b-1' },
+      { name: 'ping.free', key: 'batch-2', payload: 'two' },
+      { name: 'ping.free', key: 'batch-1', payload: 'one', idempotencyKey: 'b-1' },
+      { name: 'ping.free', key: 'nobody', payload: 'kept' },
+    ]);
+    expect(answers.map((answer) => [answer.deduplicated, answer.tasks.length])).toEqual([
+      [false, 1],
+      [false, 1],
+      [true, 1],
+      [false, 0],
+    ]);
+    expect(answers[2]?.eventId).toBe(answers[0]?.eventId);
+    expect((await task(first.workflow.id, 'wait'))?.output).toBe('one');
+    expect((await task(second.workflow.id, 'wait'))?.output).toBe('two');
+    expect((await tableCounts(url())).events).toBe(before.events + 3);
     await cw.close();
   });
 });

@@ -26,9 +26,10 @@ import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
 import type { EngineContext } from './runtime/context';
 import {
+  type EventToSend,
   type SendEventAnswer,
   type SendEventOptions,
-  sendEvent,
+  sendEvents,
 } from './runtime/events/send-event';
 import { Notifier } from './runtime/notifier';
 import { oneStatementPaths } from './runtime/one-statement-paths';
@@ -140,6 +141,11 @@ export interface Engine {
     payload: unknown,
     options?: SendEventOptions,
   ): Promise<SendEventAnswer>;
+  /** Several events in one transaction, answered in order; one refused refuses them all. */
+  sendEvents(
+    events: readonly EventToSend[],
+    options?: { readonly operator?: string },
+  ): Promise<SendEventAnswer[]>;
   /** The workflow with its tasks, each with its transitions; undefined if unknown. */
   getWorkflow(workflowId: string): Promise<WorkflowView | undefined>;
   explain(workflowId: string): Promise<Explanation>;
@@ -251,9 +257,20 @@ export function createEngine(options: EngineOptions): Engine {
     replayTask: (taskId, request) => replayTask(context, taskId, request),
     requeueDead: (request) => requeueDead(context, request),
     recordReceipt: (taskId, outcome) => recordReceipt(context, taskId, outcome),
-    sendEvent: (name, key, payload, sendOptions) => {
+    async sendEvent(name, key, payload, { idempotencyKey, ...sendOptions } = {}) {
       assertOpen();
-      return sendEvent(context, name, key, payload, sendOptions);
+      const event = {
+        name,
+        key,
+        payload,
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      };
+      const [answer] = await sendEvents(context, [event], sendOptions);
+      return answer as SendEventAnswer;
+    },
+    sendEvents: (events, sendOptions) => {
+      assertOpen();
+      return sendEvents(context, events, sendOptions);
     },
     async getWorkflow(workflowId) {
       assertUuid(workflowId, 'workflow');

@@ -19,6 +19,7 @@ export type { Logger } from './logger';
 export * from './read-model';
 export type {
   DeliveredTask,
+  EventToSend,
   SendEventAnswer,
   SendEventOptions,
 } from './runtime/events/send-event';

@@ -52,42 +52,69 @@ export async function eventKeysLock(
     from (select k from unnest(${texts}::text[]) as k order by k) as ordered`.execute(tx);
 }
 
-/** The tasks waiting for (name, key) now, and their workflows, in id order. */
+/** The tasks waiting now for any of these (name, key) pairs, in id order. */
 export async function taskListWaitingFor(
   db: Db,
-  name: string,
-  key: string,
-): Promise<{ taskId: string; workflowId: string }[]> {
-  const { rows } = await sql<{ id: string; workflow_id: string }>`
-    select id, workflow_id from causeway_tasks
-    where state = ${waitingStateSql} and event_name = ${name} and event_key = ${key}
-    order by id`.execute(db);
-  return rows.map((row) => ({ taskId: row.id, workflowId: row.workflow_id }));
+  pairs: readonly { readonly name: string; readonly key: string }[],
+): Promise<{ taskId: string; workflowId: string; name: string; key: string }[]> {
+  if (pairs.length === 0) return [];
+  const { rows } = await sql<{
+    id: string;
+    workflow_id: string;
+    event_name: string;
+    event_key: string;
+  }>`
+    select t.id, t.workflow_id, t.event_name, t.event_key
+    from unnest(${pairs.map((pair) => pair.name)}::text[], ${pairs.map((pair) => pair.key)}::text[])
+      as v(name, key)
+    join causeway_tasks as t
+      on t.state = ${waitingStateSql} and t.event_name = v.name and t.event_key = v.key
+    order by t.id`.execute(db);
+  return rows.map((row) => ({
+    taskId: row.id,
+    workflowId: row.workflow_id,
+    name: row.event_name,
+    key: row.event_key,
+  }));
 }
 
-/** The event stored under this idempotency key for this name, if any. */
-export async function eventFindByIdempotencyKey(
+/** The events stored under these (name, idempotency key) pairs. */
+export async function eventListByIdempotencyKeys(
   tx: Tx,
-  name: string,
-  idempotencyKey: string,
-): Promise<StoredEvent | null> {
+  pairs: readonly { readonly name: string; readonly idempotencyKey: string }[],
+): Promise<StoredEvent[]> {
+  if (pairs.length === 0) return [];
   const { rows } = await sql<EventRow>`
-    select id, name, key, payload, idempotency_key, sent_by, received_at from causeway_events
-    where name = ${name} and idempotency_key = ${idempotencyKey}`.execute(tx);
-  return rows[0] === undefined ? null : eventFromRow(rows[0]);
+    select e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.received_at
+    from unnest(${pairs.map((pair) => pair.name)}::text[],
+      ${pairs.map((pair) => pair.idempotencyKey)}::text[]) as v(name, idempotency_key)
+    join causeway_events as e on e.name = v.name and e.idempotency_key = v.idempotency_key`.execute(
+    tx,
+  );
+  return rows.map(eventFromRow);
 }
 
-/** Stores an event at the statement's database time (see `eventKeysLock`). */
+/** Stores events, in order, at the statement's database time (see `eventKeysLock`). */
 export async function eventInsert(
   tx: Tx,
-  event: Omit<StoredEvent, 'payload' | 'receivedAt'> & { readonly payloadJson: string },
-): Promise<StoredEvent> {
-  const { rows } = await sql<EventRow>`
-    insert into causeway_events (id, name, key, payload, idempotency_key, sent_by, received_at)
-    values (${event.id}, ${event.name}, ${event.key}, ${event.payloadJson}::jsonb,
-      ${event.idempotencyKey}, ${event.sentBy}, causeway_statement_now())
-    returning id, name, key, payload, idempotency_key, sent_by, received_at`.execute(tx);
-  return eventFromRow(rows[0] as EventRow);
+  events: readonly (Omit<StoredEvent, 'payload' | 'receivedAt'> & {
+    readonly payloadJson: string;
+  })[],
+): Promise<Date> {
+  const { rows } = await sql<{ at: Date }>`
+    with inserted as (
+      insert into causeway_events (id, name, key, payload, idempotency_key, sent_by, received_at)
+      select v.id, v.name, v.key, v.payload::jsonb, v.idempotency_key, v.sent_by, now.at
+      from (select causeway_statement_now() as at) as now,
+        unnest(${events.map((event) => event.id)}::uuid[], ${events.map((event) => event.name)}::text[],
+          ${events.map((event) => event.key)}::text[], ${events.map((event) => event.payloadJson)}::text[],
+          ${events.map((event) => event.idempotencyKey)}::text[], ${events.map((event) => event.sentBy)}::text[])
+          with ordinality as v(id, name, key, payload, idempotency_key, sent_by, position)
+      order by v.position
+      returning received_at
+    )
+    select min(received_at) as at from inserted`.execute(tx);
+  return (rows[0] as { at: Date }).at;
 }
 
 /** For each wait, the first event of its (name, key) received since its workflow was accepted. */
@@ -131,16 +158,26 @@ export async function eventDeliveriesInsert(
   );
 }
 
-/** The tasks an event completed, at its send or later, as they are now. */
+/** The tasks these events completed, at their send or later, as they are now. */
 export async function eventDeliveredTasks(
   db: Db,
-  eventId: string,
-): Promise<{ taskId: string; workflowId: string; step: string; state: string }[]> {
-  const { rows } = await sql<{ task_id: string; workflow_id: string; step: string; state: string }>`
-    select d.task_id, d.workflow_id, t.step, t.state
+  eventIds: readonly string[],
+): Promise<{ eventId: string; taskId: string; workflowId: string; step: string; state: string }[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<{
+    event_id: string;
+    task_id: string;
+    workflow_id: string;
+    step: string;
+    state: string;
+  }>`
+    select d.event_id, d.task_id, d.workflow_id, t.step, t.state
     from causeway_event_deliveries as d join causeway_tasks as t on t.id = d.task_id
-    where d.event_id = ${eventId} order by d.delivered_at, d.task_id`.execute(db);
+    where d.event_id = any(${[...eventIds]}::uuid[]) order by d.delivered_at, d.task_id`.execute(
+    db,
+  );
   return rows.map((row) => ({
+    eventId: row.event_id,
     taskId: row.task_id,
     workflowId: row.workflow_id,
     step: row.step,

@@ -7,14 +7,14 @@ import {
   eventStepsByName,
   formatActor,
   type TaskState,
-  type WorkflowStep,
 } from '@causeway/workflow';
 import type { Transaction } from 'kysely';
 import {
   eventDeliveredTasks,
-  eventFindByIdempotencyKey,
   eventInsert,
   eventKeysLock,
+  eventListByIdempotencyKeys,
+  type StoredEvent,
   taskListWaitingFor,
 } from '../../db/events/event-queries';
 import { isRetryableDatabaseError } from '../../db/pg-errors';
@@ -25,8 +25,16 @@ import type { EngineContext } from '../context';
 import { decideAndWrite } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 
-export interface SendEventOptions {
+/** One event of a `sendEvents` batch. */
+export interface EventToSend {
+  readonly name: string;
+  readonly key: string;
+  readonly payload: unknown;
   /** A repeat with the same key (for this event name) answers the first send, writing nothing. */
+  readonly idempotencyKey?: string;
+}
+
+export interface SendEventOptions {
   readonly idempotencyKey?: string;
   /** Who sends it: an operator by name, or (by default) a client. */
   readonly operator?: string;
@@ -49,6 +57,13 @@ export interface SendEventAnswer {
   readonly tasks: readonly DeliveredTask[];
 }
 
+interface Checked {
+  readonly name: string;
+  readonly key: string;
+  readonly payloadJson: string;
+  readonly idempotencyKey: string | null;
+}
+
 const stepsByEngine = new WeakMap<EngineContext, ReturnType<typeof eventStepsByName>>();
 const maxRounds = 8;
 
@@ -60,57 +75,34 @@ class WaitersMoved extends Error {
 }
 
 /**
- * Stores an event and, in the same transaction, completes every task waiting for it (R38).
- * Refused with a stable code, writing nothing, for an unknown name, a bad key, or a payload
- * that a waiting step's schema refuses, too large or unstorable. Lock order: the waiters'
- * workflows (id order), then the (name, key) lock; a wait that appears between the two
- * starts the transaction again with its workflow, so no transaction holding the key lock
- * ever waits for a workflow lock.
+ * Stores events and, in the same transaction, completes every task waiting for them (R38),
+ * answering in order. Every event is checked before anything is written; one refused event
+ * refuses the batch with a stable code. Lock order: the waiters' workflows (id order), then
+ * the (name, key) locks; a wait that appears between the two starts the transaction again
+ * with its workflow, so no transaction holding a key lock ever waits for a workflow lock.
  */
-export async function sendEvent(
+export async function sendEvents(
   context: EngineContext,
-  name: string,
-  key: string,
-  payload: unknown,
-  options: SendEventOptions = {},
-): Promise<SendEventAnswer> {
+  events: readonly EventToSend[],
+  options: { readonly operator?: string } = {},
+): Promise<SendEventAnswer[]> {
   let steps = stepsByEngine.get(context);
   if (steps === undefined) {
     steps = eventStepsByName(context.definitions.values());
     stepsByEngine.set(context, steps);
   }
-  const admission = checkEvent(steps, name, key, payload, defaultAdmissionLimits.maxInputBytes);
-  if (!admission.ok) throw new EngineError(admission.code, admission.message, { name });
-  const idempotencyKey = options.idempotencyKey ?? null;
-  if (
-    idempotencyKey !== null &&
-    (typeof idempotencyKey !== 'string' ||
-      idempotencyKey.length === 0 ||
-      idempotencyKey.length > defaultAdmissionLimits.maxIdempotencyKeyLength ||
-      !idempotencyKey.isWellFormed() ||
-      idempotencyKey.includes('\u0000'))
-  ) {
-    throw new EngineError(
-      'invalid_idempotency_key',
-      `the idempotency key must be 1 to ${defaultAdmissionLimits.maxIdempotencyKeyLength} storable characters`,
-    );
-  }
+  const known = steps;
+  const checked = events.map((event, index) =>
+    checkOne(known, event, events.length > 1 ? index : null),
+  );
   const actor = senderActor(options.operator);
+  if (checked.length === 0) return [];
   let extraWorkflows: readonly string[] = [];
   for (let round = 1; ; round += 1) {
     try {
-      return await context.db.transaction().execute((tx) =>
-        sendInTransaction(
-          tx,
-          context,
-          { name, key, payloadJson: admission.payloadJson },
-          {
-            actor,
-            idempotencyKey,
-            extraWorkflows,
-          },
-        ),
-      );
+      return await context.db
+        .transaction()
+        .execute((tx) => sendInTransaction(tx, context, checked, { actor, extraWorkflows }));
     } catch (error) {
       if (round >= maxRounds) throw error;
       if (error instanceof WaitersMoved) extraWorkflows = error.workflowIds;
@@ -119,92 +111,152 @@ export async function sendEvent(
   }
 }
 
+function checkOne(
+  steps: ReturnType<typeof eventStepsByName>,
+  event: EventToSend,
+  index: number | null,
+): Checked {
+  const where = index === null ? '' : ` (event ${index})`;
+  const details = index === null ? { name: event.name } : { name: event.name, index };
+  const admission = checkEvent(steps, event.name, event.key, event.payload);
+  if (!admission.ok) throw new EngineError(admission.code, `${admission.message}${where}`, details);
+  const idempotencyKey = event.idempotencyKey ?? null;
+  const { maxIdempotencyKeyLength } = defaultAdmissionLimits;
+  if (
+    idempotencyKey !== null &&
+    (typeof idempotencyKey !== 'string' ||
+      idempotencyKey.length === 0 ||
+      idempotencyKey.length > maxIdempotencyKeyLength ||
+      !idempotencyKey.isWellFormed() ||
+      idempotencyKey.includes('\u0000'))
+  ) {
+    throw new EngineError(
+      'invalid_idempotency_key',
+      `the idempotency key must be 1 to ${maxIdempotencyKeyLength} storable characters${where}`,
+      details,
+    );
+  }
+  return { name: event.name, key: event.key, payloadJson: admission.payloadJson, idempotencyKey };
+}
+
 async function sendInTransaction(
   tx: Transaction<CausewayDatabase>,
   context: EngineContext,
-  event: { readonly name: string; readonly key: string; readonly payloadJson: string },
-  options: {
-    readonly actor: Actor;
-    readonly idempotencyKey: string | null;
-    readonly extraWorkflows: readonly string[];
-  },
-): Promise<SendEventAnswer> {
-  const before = await taskListWaitingFor(tx, event.name, event.key);
+  events: readonly Checked[],
+  options: { readonly actor: Actor; readonly extraWorkflows: readonly string[] },
+): Promise<SendEventAnswer[]> {
+  const before = await taskListWaitingFor(tx, events);
   const workflowIds = new Set([
     ...before.map((task) => task.workflowId),
     ...options.extraWorkflows,
   ]);
   const loaded = await workflowLockWithTasks(tx, [...workflowIds], { skipLocked: false });
-  await eventKeysLock(tx, [event]);
-  if (options.idempotencyKey !== null) {
-    const existing = await eventFindByIdempotencyKey(tx, event.name, options.idempotencyKey);
-    if (existing !== null) {
-      if (existing.key !== event.key) {
-        throw new EngineError(
-          'conflict',
-          `idempotency key ${JSON.stringify(options.idempotencyKey)} was used for key ${JSON.stringify(existing.key)} of ${event.name}`,
-        );
-      }
-      return answerOf(tx, existing.id, existing.receivedAt, true);
+  await eventKeysLock(tx, events);
+  const existing = await storedByIdempotencyKey(tx, events);
+  // Each event is new, a repeat of a stored one, or a repeat of one earlier in the batch.
+  const ids: string[] = [];
+  const fresh: (Checked & { readonly id: string })[] = [];
+  const firstOfKey = new Map<string, string>();
+  for (const event of events) {
+    const keyId = event.idempotencyKey === null ? null : `${event.name}\n${event.idempotencyKey}`;
+    const stored = keyId === null ? undefined : (existing.get(keyId) ?? firstOfKey.get(keyId));
+    if (stored !== undefined) {
+      ids.push(typeof stored === 'string' ? stored : stored.id);
+      continue;
     }
+    const id = randomUUID();
+    if (keyId !== null) firstOfKey.set(keyId, id);
+    ids.push(id);
+    fresh.push({ ...event, id });
   }
-  const stored = await eventInsert(tx, {
-    id: randomUUID(),
-    name: event.name,
-    key: event.key,
-    payloadJson: event.payloadJson,
-    idempotencyKey: options.idempotencyKey,
-    sentBy: formatActor(options.actor),
-  });
-  // Under the key lock every wait that began before is committed and visible now.
-  const waiting = await taskListWaitingFor(tx, event.name, event.key);
+  const receivedAt =
+    fresh.length === 0
+      ? null
+      : await eventInsert(
+          tx,
+          fresh.map((event) => ({ ...event, sentBy: formatActor(options.actor) })),
+        );
+  // Under the key locks every wait that began before is committed and visible now.
+  const waiting = fresh.length === 0 ? [] : await taskListWaitingFor(tx, fresh);
   const locked = new Set(loaded.workflows.map((workflow) => workflow.id));
   const moved = waiting.filter((task) => !locked.has(task.workflowId));
   if (moved.length > 0) {
     throw new WaitersMoved([...workflowIds, ...moved.map((task) => task.workflowId)]);
   }
-  const payload: unknown = JSON.parse(event.payloadJson);
   const requests: EventRequest[] = [];
   for (const task of waiting) {
+    // The first event of the batch for its (name, key) completes it.
+    const event = fresh.find(
+      (candidate) => candidate.name === task.name && candidate.key === task.key,
+    );
     const record = loaded.tasks.find((candidate) => candidate.id === task.taskId);
     const workflow = loaded.workflows.find((candidate) => candidate.id === task.workflowId);
-    const step = stepOf(context, workflow?.name, record?.step);
+    const step = context.definitions
+      .get(workflow?.name ?? '')
+      ?.steps.find((s) => s.name === record?.step);
     // A wait of a workflow accepted after the event never matches it (R37).
-    if (workflow === undefined || step === undefined || workflow.createdAt > stored.receivedAt) {
-      continue;
-    }
-    const outputJson = eventOutputJson(step, payload);
+    if (event === undefined || workflow === undefined || step === undefined) continue;
+    if (receivedAt !== null && workflow.createdAt > receivedAt) continue;
+    const outputJson = eventOutputJson(step, JSON.parse(event.payloadJson));
     if (outputJson === null) continue;
     requests.push({
       taskId: task.taskId,
       workflowId: task.workflowId,
-      event: { type: 'event_received', actor: options.actor, eventId: stored.id },
+      event: { type: 'event_received', actor: options.actor, eventId: event.id },
       extra: { outputJson },
     });
   }
   await decideAndWrite(tx, context.apply, loaded, requests, {});
-  return answerOf(tx, stored.id, stored.receivedAt, false);
+  return answersOf(tx, ids, fresh, existing, receivedAt);
 }
 
-function stepOf(
-  context: EngineContext,
-  workflowName: string | undefined,
-  stepName: string | undefined,
-): WorkflowStep | undefined {
-  if (workflowName === undefined) return undefined;
-  return context.definitions.get(workflowName)?.steps.find((step) => step.name === stepName);
-}
-
-async function answerOf(
+async function storedByIdempotencyKey(
   tx: Transaction<CausewayDatabase>,
-  eventId: string,
-  receivedAt: Date,
-  deduplicated: boolean,
-): Promise<SendEventAnswer> {
-  const tasks = (await eventDeliveredTasks(tx, eventId)).map(
-    (task): DeliveredTask => ({ ...task, state: task.state as TaskState }),
+  events: readonly Checked[],
+): Promise<Map<string, StoredEvent>> {
+  const keyed = events.flatMap((event) =>
+    event.idempotencyKey === null
+      ? []
+      : [{ name: event.name, idempotencyKey: event.idempotencyKey }],
   );
-  return { eventId, receivedAt, deduplicated, tasks };
+  const stored = await eventListByIdempotencyKeys(tx, keyed);
+  const byKey = new Map(stored.map((event) => [`${event.name}\n${event.idempotencyKey}`, event]));
+  for (const event of events) {
+    const found = byKey.get(`${event.name}\n${event.idempotencyKey}`);
+    if (found !== undefined && found.key !== event.key) {
+      throw new EngineError(
+        'conflict',
+        `idempotency key ${JSON.stringify(event.idempotencyKey)} was used for key ${JSON.stringify(found.key)} of ${event.name}`,
+      );
+    }
+  }
+  return byKey;
+}
+
+async function answersOf(
+  tx: Transaction<CausewayDatabase>,
+  ids: readonly string[],
+  fresh: readonly { readonly id: string }[],
+  existing: ReadonlyMap<string, StoredEvent>,
+  receivedAt: Date | null,
+): Promise<SendEventAnswer[]> {
+  const delivered = await eventDeliveredTasks(tx, [...new Set(ids)]);
+  const storedAt = new Map([...existing.values()].map((event) => [event.id, event.receivedAt]));
+  const freshIds = new Set(fresh.map((event) => event.id));
+  const seen = new Set<string>();
+  return ids.map((eventId) => {
+    // A repeat within the batch is a deduplicated answer too.
+    const deduplicated = !freshIds.has(eventId) || seen.has(eventId);
+    seen.add(eventId);
+    return {
+      eventId,
+      receivedAt: storedAt.get(eventId) ?? (receivedAt as Date),
+      deduplicated,
+      tasks: delivered
+        .filter((task) => task.eventId === eventId)
+        .map(({ eventId: _eventId, ...task }) => ({ ...task, state: task.state as TaskState })),
+    };
+  });
 }
 
 function senderActor(operator: string | undefined): Actor {
