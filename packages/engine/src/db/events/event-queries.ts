@@ -1,3 +1,4 @@
+import type { TaskState } from '@causeway/workflow';
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../database';
 import type { CausewayDatabase } from '../schema';
@@ -52,32 +53,6 @@ export async function eventKeysLock(
     from (select k from unnest(${texts}::text[]) as k order by k) as ordered`.execute(tx);
 }
 
-/** The tasks waiting now for any of these (name, key) pairs, in id order. */
-export async function taskListWaitingFor(
-  db: Db,
-  pairs: readonly { readonly name: string; readonly key: string }[],
-): Promise<{ taskId: string; workflowId: string; name: string; key: string }[]> {
-  if (pairs.length === 0) return [];
-  const { rows } = await sql<{
-    id: string;
-    workflow_id: string;
-    event_name: string;
-    event_key: string;
-  }>`
-    select t.id, t.workflow_id, t.event_name, t.event_key
-    from unnest(${pairs.map((pair) => pair.name)}::text[], ${pairs.map((pair) => pair.key)}::text[])
-      as v(name, key)
-    join causeway_tasks as t
-      on t.state = ${waitingStateSql} and t.event_name = v.name and t.event_key = v.key
-    order by t.id`.execute(db);
-  return rows.map((row) => ({
-    taskId: row.id,
-    workflowId: row.workflow_id,
-    name: row.event_name,
-    key: row.event_key,
-  }));
-}
-
 /** The events stored under these (name, idempotency key) pairs. */
 export async function eventListByIdempotencyKeys(
   tx: Tx,
@@ -94,27 +69,66 @@ export async function eventListByIdempotencyKeys(
   return rows.map(eventFromRow);
 }
 
-/** Stores events, in order, at the statement's database time (see `eventKeysLock`). */
-export async function eventInsert(
+/**
+ * Stores events, in order, at the statement's database time, and answers with the tasks
+ * waiting for any of them now: taken after the (name, key) locks (`eventKeysLock`), this
+ * statement's snapshot holds every wait that began before.
+ */
+export async function eventInsertWithWaiters(
   tx: Tx,
   events: readonly (Omit<StoredEvent, 'payload' | 'receivedAt'> & {
     readonly payloadJson: string;
   })[],
-): Promise<Date> {
-  const { rows } = await sql<{ at: Date }>`
-    with inserted as (
+): Promise<{
+  receivedAt: Date;
+  waiting: { taskId: string; workflowId: string; name: string; key: string }[];
+}> {
+  const { rows } = await sql<{
+    at: Date;
+    id: string | null;
+    workflow_id: string | null;
+    event_name: string | null;
+    event_key: string | null;
+  }>`
+    with now as materialized (select causeway_statement_now() as at),
+    inserted as (
       insert into causeway_events (id, name, key, payload, idempotency_key, sent_by, received_at)
-      select v.id, v.name, v.key, v.payload::jsonb, v.idempotency_key, v.sent_by, now.at
-      from (select causeway_statement_now() as at) as now,
-        unnest(${events.map((event) => event.id)}::uuid[], ${events.map((event) => event.name)}::text[],
+      select v.id, v.name, v.key, v.payload::jsonb, v.idempotency_key, v.sent_by, (select at from now)
+      from unnest(${events.map((event) => event.id)}::uuid[], ${events.map((event) => event.name)}::text[],
           ${events.map((event) => event.key)}::text[], ${events.map((event) => event.payloadJson)}::text[],
           ${events.map((event) => event.idempotencyKey)}::text[], ${events.map((event) => event.sentBy)}::text[])
           with ordinality as v(id, name, key, payload, idempotency_key, sent_by, position)
       order by v.position
-      returning received_at
+      returning 1
+    ),
+    waiting as (
+      select t.id, t.workflow_id, t.event_name, t.event_key
+      from (select distinct name, key
+              from unnest(${events.map((event) => event.name)}::text[], ${events.map((event) => event.key)}::text[])
+                as p(name, key)) as v
+      join causeway_tasks as t
+        on t.state = ${waitingStateSql} and t.event_name = v.name and t.event_key = v.key
     )
-    select min(received_at) as at from inserted`.execute(tx);
-  return (rows[0] as { at: Date }).at;
+    select (select at from now) as at, w.id, w.workflow_id, w.event_name, w.event_key
+    from (select count(*) from inserted) as written
+    left join waiting as w on true
+    order by w.id`.execute(tx);
+  const first = rows[0] as { at: Date };
+  return {
+    receivedAt: first.at,
+    waiting: rows.flatMap((row) =>
+      row.id === null
+        ? []
+        : [
+            {
+              taskId: row.id,
+              workflowId: row.workflow_id as string,
+              name: row.event_name as string,
+              key: row.event_key as string,
+            },
+          ],
+    ),
+  };
 }
 
 /** For each wait, the first event of its (name, key) received since its workflow was accepted. */
@@ -143,26 +157,13 @@ export async function eventFindFirstMatches(
   return rows.map((row) => ({ taskId: row.task_id, event: eventFromRow(row) }));
 }
 
-/** Records which event completed which task (R38). */
-export async function eventDeliveriesInsert(
-  tx: Tx,
-  deliveries: readonly { eventId: string; taskId: string; workflowId: string }[],
-): Promise<void> {
-  if (deliveries.length === 0) return;
-  await sql`insert into causeway_event_deliveries (event_id, task_id, workflow_id, delivered_at)
-    select event_id, task_id, workflow_id, causeway_now()
-    from unnest(${deliveries.map((row) => row.eventId)}::uuid[],
-      ${deliveries.map((row) => row.taskId)}::uuid[],
-      ${deliveries.map((row) => row.workflowId)}::uuid[]) as v(event_id, task_id, workflow_id)`.execute(
-    tx,
-  );
-}
-
 /** The tasks these events completed, at their send or later, as they are now. */
 export async function eventDeliveredTasks(
   db: Db,
   eventIds: readonly string[],
-): Promise<{ eventId: string; taskId: string; workflowId: string; step: string; state: string }[]> {
+): Promise<
+  { eventId: string; taskId: string; workflowId: string; step: string; state: TaskState }[]
+> {
   if (eventIds.length === 0) return [];
   const { rows } = await sql<{
     event_id: string;
@@ -181,7 +182,7 @@ export async function eventDeliveredTasks(
     taskId: row.task_id,
     workflowId: row.workflow_id,
     step: row.step,
-    state: row.state,
+    state: row.state as TaskState,
   }));
 }
 

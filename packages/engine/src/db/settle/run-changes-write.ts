@@ -39,9 +39,17 @@ export interface NewOutboxRow {
   readonly payloadJson: string;
 }
 
+/** Which event completed which task (R38), written with the edge. */
+export interface NewDeliveryRow {
+  readonly eventId: string;
+  readonly taskId: string;
+  readonly workflowId: string;
+}
+
 /** What one decision writes: task rows, parent states, log rows, outbox rows and wake-ups. */
 export interface RunChanges {
   readonly outbox?: readonly NewOutboxRow[];
+  readonly deliveries?: readonly NewDeliveryRow[];
   readonly tasks: readonly TaskWrite[];
   readonly workflows: readonly { id: string; expectedState: string; state: string }[];
   readonly transitions: readonly NewTransitionRow[];
@@ -84,7 +92,7 @@ function logRowsInsert(
 /**
  * Writes one decision in a single statement (data-modifying CTEs): every task conditional
  * on the state and lease epoch it was read with (R1), the parents, the log rows in order
- * (R24) and the wake-ups. Returns how many task and workflow rows matched.
+ * (R24), outbox rows, event deliveries and the wake-ups. Returns how many task and workflow rows matched.
  */
 export async function runChangesWrite(
   tx: Transaction<CausewayDatabase>,
@@ -95,6 +103,7 @@ export async function runChangesWrite(
   const column = <T>(pick: (write: TaskWrite) => T) => tasks.map(pick);
   const log = changes.transitions;
   const outbox = changes.outbox ?? [];
+  const deliveries = changes.deliveries ?? [];
   const { rows } = await sql<{ tasks: string; workflows: string }>`
     ${preparedSql}
     with task_update as (
@@ -174,6 +183,16 @@ export async function runChangesWrite(
       ) as v(id, task_id, workflow_id, channel, payload)
       returning 1
     ),
+    delivery_insert as (
+      insert into causeway_event_deliveries (event_id, task_id, workflow_id, delivered_at)
+      select event_id, task_id, workflow_id, ${now}
+      from unnest(
+        ${deliveries.map((row) => row.eventId)}::uuid[],
+        ${deliveries.map((row) => row.taskId)}::uuid[],
+        ${deliveries.map((row) => row.workflowId)}::uuid[]
+      ) as v(event_id, task_id, workflow_id)
+      returning 1
+    ),
     wake as (
       select pg_notify(${wakeupChannel}, queue)
       from unnest(${[...new Set([...changes.wakeQueues, ...(outbox.length > 0 ? [outboxWakeup] : [])])]}::text[]) as queue
@@ -185,6 +204,7 @@ export async function runChangesWrite(
            (select count(*) from workflow_update) as workflows,
            (select count(*) from log_insert) as log,
            (select count(*) from outbox_insert) as outbox,
+           (select count(*) from delivery_insert) as deliveries,
            (select count(*) from wake) as wake,
            (select count(*) from announce) as announce`.execute(tx);
   const counts = rows[0] as { tasks: string; workflows: string };

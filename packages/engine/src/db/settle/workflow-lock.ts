@@ -40,6 +40,8 @@ export async function workflowLockWithTasks(
     -- An array, not a semi-join: probes of the (workflow_id, step) index, never a hash of
     -- the whole table whenever it is small enough to look cheap.
     where t.workflow_id = any(array(select id from locked))
+      -- On w too: otherwise the planner hashes the whole workflows table to join it.
+      and w.id = any(array(select id from locked))
     order by t.id
     for update of t, w`.execute(tx);
   return loadedFromRows(rows, rows[0]?.db_now ?? (await databaseNow(tx)));

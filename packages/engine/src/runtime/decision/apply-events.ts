@@ -12,7 +12,7 @@ import type {
   EventRequest,
 } from './event-request';
 import { RunState } from './run-state';
-import { completeWaitsWithStoredEvents, recordDeliveries } from './stored-events';
+import { completeWaitsWithStoredEvents, deliveriesOf } from './stored-events';
 
 /**
  * The one path by which the engine changes task state: lock the workflows (id order) and
@@ -69,6 +69,7 @@ export async function decideAndWrite(
         transitions: state.transitions,
         wakeQueues: [...state.queuesToWake()],
         outbox: state.outbox,
+        deliveries: deliveriesOf(state.transitions),
       },
       now,
     );
@@ -79,7 +80,6 @@ export async function decideAndWrite(
         `conditional update matched ${written.tasks} of ${writes.length} tasks and ${written.workflows} of ${workflowChanges} workflows`,
       );
     }
-    await recordDeliveries(tx, state.transitions);
   }
   return {
     outcomes,

@@ -1,11 +1,8 @@
 import { parseActor } from '@causeway/workflow';
 import type { Transaction } from 'kysely';
-import {
-  eventDeliveriesInsert,
-  eventFindFirstMatches,
-  eventKeysLock,
-} from '../../db/events/event-queries';
+import { eventFindFirstMatches, eventKeysLock } from '../../db/events/event-queries';
 import type { CausewayDatabase } from '../../db/schema';
+import type { NewDeliveryRow } from '../../db/settle/run-changes-write';
 import type { NewTransitionRow } from '../../db/transition-row';
 import type { RunState } from './run-state';
 
@@ -40,17 +37,13 @@ export async function completeWaitsWithStoredEvents(
   }
 }
 
-/** Records the deliveries of the `event_received` edges a decision wrote. */
-export async function recordDeliveries(
-  tx: Transaction<CausewayDatabase>,
-  transitions: readonly NewTransitionRow[],
-): Promise<void> {
-  const deliveries = transitions.flatMap((row) =>
+/** The deliveries of the `event_received` edges of a decision (R38). */
+export function deliveriesOf(transitions: readonly NewTransitionRow[]): NewDeliveryRow[] {
+  return transitions.flatMap((row) =>
     row.reason === 'event_received' &&
     row.taskId !== null &&
     typeof row.detail?.eventId === 'string'
       ? [{ eventId: row.detail.eventId, taskId: row.taskId, workflowId: row.workflowId }]
       : [],
   );
-  await eventDeliveriesInsert(tx, deliveries);
 }

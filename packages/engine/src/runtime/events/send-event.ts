@@ -11,15 +11,14 @@ import {
 import type { Transaction } from 'kysely';
 import {
   eventDeliveredTasks,
-  eventInsert,
+  eventInsertWithWaiters,
   eventKeysLock,
   eventListByIdempotencyKeys,
   type StoredEvent,
-  taskListWaitingFor,
 } from '../../db/events/event-queries';
+import { waitersLock } from '../../db/events/waiters-lock';
 import { isRetryableDatabaseError } from '../../db/pg-errors';
 import type { CausewayDatabase } from '../../db/schema';
-import { workflowLockWithTasks } from '../../db/settle/workflow-lock';
 import { EngineError } from '../../errors';
 import type { EngineContext } from '../context';
 import { decideAndWrite } from '../decision/apply-events';
@@ -145,12 +144,8 @@ async function sendInTransaction(
   events: readonly Checked[],
   options: { readonly actor: Actor; readonly extraWorkflows: readonly string[] },
 ): Promise<SendEventAnswer[]> {
-  const before = await taskListWaitingFor(tx, events);
-  const workflowIds = new Set([
-    ...before.map((task) => task.workflowId),
-    ...options.extraWorkflows,
-  ]);
-  const loaded = await workflowLockWithTasks(tx, [...workflowIds], { skipLocked: false });
+  const loaded = await waitersLock(tx, events, options.extraWorkflows);
+  const locked = new Set(loaded.workflows.map((workflow) => workflow.id));
   await eventKeysLock(tx, events);
   const existing = await storedByIdempotencyKey(tx, events);
   // Each event is new, a repeat of a stored one, or a repeat of one earlier in the batch.
@@ -169,19 +164,17 @@ async function sendInTransaction(
     ids.push(id);
     fresh.push({ ...event, id });
   }
-  const receivedAt =
+  // Under the key locks every wait that began before is committed and visible now.
+  const { receivedAt, waiting } =
     fresh.length === 0
-      ? null
-      : await eventInsert(
+      ? { receivedAt: null, waiting: [] }
+      : await eventInsertWithWaiters(
           tx,
           fresh.map((event) => ({ ...event, sentBy: formatActor(options.actor) })),
         );
-  // Under the key locks every wait that began before is committed and visible now.
-  const waiting = fresh.length === 0 ? [] : await taskListWaitingFor(tx, fresh);
-  const locked = new Set(loaded.workflows.map((workflow) => workflow.id));
   const moved = waiting.filter((task) => !locked.has(task.workflowId));
   if (moved.length > 0) {
-    throw new WaitersMoved([...workflowIds, ...moved.map((task) => task.workflowId)]);
+    throw new WaitersMoved([...locked, ...moved.map((task) => task.workflowId)]);
   }
   const requests: EventRequest[] = [];
   for (const task of waiting) {
@@ -206,8 +199,25 @@ async function sendInTransaction(
       extra: { outputJson },
     });
   }
-  await decideAndWrite(tx, context.apply, loaded, requests, {});
-  return answersOf(tx, ids, fresh, existing, receivedAt);
+  const result = await decideAndWrite(tx, context.apply, loaded, requests, {});
+  // What the fresh events completed is in this decision; repeats read their deliveries.
+  const completed = result.transitions.flatMap((row) => {
+    const task = row.taskId === null ? undefined : result.tasks.get(row.taskId);
+    return row.reason !== 'event_received' || task === undefined
+      ? []
+      : [
+          {
+            eventId: String(row.detail?.eventId),
+            taskId: task.id,
+            workflowId: task.workflowId,
+            step: task.step,
+            state: task.state,
+          },
+        ];
+  });
+  const repeats = ids.filter((id) => !fresh.some((event) => event.id === id));
+  const delivered = [...completed, ...(await eventDeliveredTasks(tx, [...new Set(repeats)]))];
+  return answersOf(ids, fresh, existing, receivedAt, delivered);
 }
 
 async function storedByIdempotencyKey(
@@ -233,14 +243,13 @@ async function storedByIdempotencyKey(
   return byKey;
 }
 
-async function answersOf(
-  tx: Transaction<CausewayDatabase>,
+function answersOf(
   ids: readonly string[],
   fresh: readonly { readonly id: string }[],
   existing: ReadonlyMap<string, StoredEvent>,
   receivedAt: Date | null,
-): Promise<SendEventAnswer[]> {
-  const delivered = await eventDeliveredTasks(tx, [...new Set(ids)]);
+  delivered: readonly (DeliveredTask & { readonly eventId: string })[],
+): SendEventAnswer[] {
   const storedAt = new Map([...existing.values()].map((event) => [event.id, event.receivedAt]));
   const freshIds = new Set(fresh.map((event) => event.id));
   const seen = new Set<string>();
@@ -254,7 +263,7 @@ async function answersOf(
       deduplicated,
       tasks: delivered
         .filter((task) => task.eventId === eventId)
-        .map(({ eventId: _eventId, ...task }) => ({ ...task, state: task.state as TaskState })),
+        .map(({ eventId: _eventId, ...task }) => task),
     };
   });
 }
