@@ -57,9 +57,13 @@ export class RunState {
     tasks: readonly TaskRecord[],
     private readonly now: Date,
   ) {
+    const tasksOf = new Map<string, TaskRecord[]>();
     for (const task of tasks) {
       this.tasks.set(task.id, task);
       this.original.set(task.id, task);
+      const siblings = tasksOf.get(task.workflowId);
+      if (siblings === undefined) tasksOf.set(task.workflowId, [task]);
+      else siblings.push(task);
     }
     for (const record of workflows) {
       const definition = this.context.definitions.get(record.name);
@@ -70,8 +74,7 @@ export class RunState {
       }
       // Definition order, so edges of one decision are logged in step order.
       const order = new Map(definition.steps.map((step, index) => [step.name, index]));
-      const runTasks: RunTask[] = tasks
-        .filter((task) => task.workflowId === record.id)
+      const runTasks: RunTask[] = (tasksOf.get(record.id) ?? [])
         .sort((a, b) => (order.get(a.step) ?? 0) - (order.get(b.step) ?? 0))
         .map((task) => ({ taskId: task.id, step: task.step, snapshot: snapshotOf(task) }));
       this.workflows.set(record.id, {

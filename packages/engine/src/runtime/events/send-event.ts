@@ -177,13 +177,15 @@ async function sendInTransaction(
     throw new WaitersMoved([...locked, ...moved.map((task) => task.workflowId)]);
   }
   const requests: EventRequest[] = [];
+  const freshByKey = new Map<string, (typeof fresh)[number]>();
+  for (const event of [...fresh].reverse()) freshByKey.set(`${event.name}\n${event.key}`, event);
+  const recordById = new Map(loaded.tasks.map((record) => [record.id, record]));
+  const workflowById = new Map(loaded.workflows.map((workflow) => [workflow.id, workflow]));
   for (const task of waiting) {
     // The first event of the batch for its (name, key) completes it.
-    const event = fresh.find(
-      (candidate) => candidate.name === task.name && candidate.key === task.key,
-    );
-    const record = loaded.tasks.find((candidate) => candidate.id === task.taskId);
-    const workflow = loaded.workflows.find((candidate) => candidate.id === task.workflowId);
+    const event = freshByKey.get(`${task.name}\n${task.key}`);
+    const record = recordById.get(task.taskId);
+    const workflow = workflowById.get(task.workflowId);
     const step = context.definitions
       .get(workflow?.name ?? '')
       ?.steps.find((s) => s.name === record?.step);
@@ -215,7 +217,8 @@ async function sendInTransaction(
           },
         ];
   });
-  const repeats = ids.filter((id) => !fresh.some((event) => event.id === id));
+  const freshIds = new Set(fresh.map((event) => event.id));
+  const repeats = ids.filter((id) => !freshIds.has(id));
   const delivered = [...completed, ...(await eventDeliveredTasks(tx, [...new Set(repeats)]))];
   return answersOf(ids, fresh, existing, receivedAt, delivered);
 }
@@ -252,6 +255,12 @@ function answersOf(
 ): SendEventAnswer[] {
   const storedAt = new Map([...existing.values()].map((event) => [event.id, event.receivedAt]));
   const freshIds = new Set(fresh.map((event) => event.id));
+  const byEvent = new Map<string, DeliveredTask[]>();
+  for (const { eventId, ...task } of delivered) {
+    const tasks = byEvent.get(eventId);
+    if (tasks === undefined) byEvent.set(eventId, [task]);
+    else tasks.push(task);
+  }
   const seen = new Set<string>();
   return ids.map((eventId) => {
     // A repeat within the batch is a deduplicated answer too.
@@ -261,9 +270,7 @@ function answersOf(
       eventId,
       receivedAt: storedAt.get(eventId) ?? (receivedAt as Date),
       deduplicated,
-      tasks: delivered
-        .filter((task) => task.eventId === eventId)
-        .map(({ eventId: _eventId, ...task }) => task),
+      tasks: byEvent.get(eventId) ?? [],
     };
   });
 }

@@ -1,0 +1,135 @@
+/**
+ * `pnpm bench:events [--waiting 10000] [--rounds 3]`: what an event costs (R38), beside a
+ * submit in the same run. Each round, in fresh databases: `--waiting` workflows wait for an
+ * event each; then (a) one-step workflows submitted one by one from 10 producers, (b) their
+ * events sent one by one from 10 senders, (c) another set's events sent batched, 1,000 per
+ * `sendEvents` call. Every send must complete its wait; the rates and (b) ÷ (a) are printed
+ * per round with their medians.
+ */
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createEngine, type Engine } from '@causeway/engine';
+import { defineWorkflow, step, workflow } from '@causeway/workflow';
+import pg from 'pg';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { now, parallelFor } from './clock';
+import { checkpoint, startServer } from './server';
+
+const { values } = parseArgs({
+  options: {
+    waiting: { type: 'string', default: '10000' },
+    rounds: { type: 'string', default: '3' },
+    senders: { type: 'string', default: '10' },
+    batch: { type: 'string', default: '1000' },
+  },
+});
+const waiting = Number(values.waiting);
+const rounds = Number(values.rounds);
+const senders = Number(values.senders);
+const batch = Number(values.batch);
+
+const awaited = workflow({ name: 'bench-awaited', input: z.object({ id: z.string() }) })
+  .event('approval', { name: 'bench.approved', key: (ctx) => ctx.input.id, timeoutMs: 86_400_000 })
+  .build();
+const job = defineWorkflow({
+  name: 'bench-job',
+  input: z.object({ i: z.number() }),
+  steps: { work: step({ run: () => null }) },
+});
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const server = await startServer(repoRoot);
+
+async function engineOn(url: string): Promise<Engine> {
+  const engine = createEngine({
+    databaseUrl: url,
+    workflows: [awaited, job],
+    logger: pino({ level: 'silent' }),
+    poolSize: senders + 2,
+  });
+  await engine.migrate();
+  return engine;
+}
+
+/** Submits `count` waiting workflows (untimed) and answers their keys. */
+async function parkWaits(engine: Engine, prefix: string, count: number): Promise<string[]> {
+  const keys = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  for (let first = 0; first < count; first += 1_000) {
+    await engine.submitMany(
+      keys.slice(first, first + 1_000).map((id) => ({ name: 'bench-awaited', input: { id } })),
+    );
+  }
+  return keys;
+}
+
+async function completed(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `select count(*)::int as n from causeway_tasks where step = 'approval' and state = 'succeeded'`,
+    );
+    return rows[0].n;
+  } finally {
+    await client.end();
+  }
+}
+
+const results: { submit: number; send: number; batched: number }[] = [];
+for (let round = 1; round <= rounds; round += 1) {
+  const name = `bench_events_r${round}`;
+  const url = await server.createDatabase(name);
+  const engine = await engineOn(url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const oneByOne = await parkWaits(engine, 'one', waiting);
+  const batchedKeys = await parkWaits(engine, 'batch', waiting);
+  await parallelFor(senders, senders, (i) =>
+    engine.submit('bench-job', { i: -1 - i }).then(() => {}),
+  );
+  await checkpoint(pool);
+
+  let started = now();
+  await parallelFor(waiting, senders, (i) => engine.submit('bench-job', { i }).then(() => {}));
+  const submit = waiting / ((now() - started) / 1000);
+  await checkpoint(pool);
+
+  started = now();
+  await parallelFor(waiting, senders, async (i) => {
+    const answer = await engine.sendEvent('bench.approved', oneByOne[i] as string, { i });
+    if (answer.tasks.length !== 1)
+      throw new Error(`event ${i} completed ${answer.tasks.length} tasks`);
+  });
+  const send = waiting / ((now() - started) / 1000);
+  await checkpoint(pool);
+
+  started = now();
+  for (let first = 0; first < waiting; first += batch) {
+    const answers = await engine.sendEvents(
+      batchedKeys.slice(first, first + batch).map((key, j) => ({
+        name: 'bench.approved',
+        key,
+        payload: { i: first + j },
+      })),
+    );
+    if (answers.some((answer) => answer.tasks.length !== 1))
+      throw new Error('a batched event missed');
+  }
+  const batched = waiting / ((now() - started) / 1000);
+  const done = await completed(url);
+  if (done !== 2 * waiting)
+    throw new Error(`expected ${2 * waiting} completed waits, found ${done}`);
+  results.push({ submit, send, batched });
+  console.log(
+    `round ${round}: submit ${submit.toFixed(0)}/s, sendEvent ${send.toFixed(0)}/s (${(send / submit).toFixed(2)}× submit), sendEvents ${batched.toFixed(0)}/s`,
+  );
+  await pool.end();
+  await engine.close();
+  await server.dropDatabase(name);
+}
+const median = (numbers: number[]) =>
+  [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] as number;
+console.log(
+  `median over ${rounds} rounds, ${waiting} waiting, ${senders} senders, server ${server.kind} ${server.version}: submit ${median(results.map((r) => r.submit)).toFixed(0)}/s, sendEvent ${median(results.map((r) => r.send)).toFixed(0)}/s, ratio ${median(results.map((r) => r.send / r.submit)).toFixed(2)}, sendEvents (batch ${batch}) ${median(results.map((r) => r.batched)).toFixed(0)}/s`,
+);
+await server.stop();
