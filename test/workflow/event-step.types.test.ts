@@ -5,8 +5,8 @@
  * typecheck` fails when an inference breaks, and each `@ts-expect-error` when its mistake stops
  * being one.
  */
-import { type DeepReadonly, event, workflow } from '@causeway/workflow';
-import { describe, expectTypeOf, it } from 'vitest';
+import { type DeepReadonly, DefinitionError, event, workflow } from '@causeway/workflow';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 
 const input = z.object({ noteId: z.string(), version: z.number().int() });
@@ -54,14 +54,17 @@ describe('event steps in the builder', () => {
       key: 'k',
       timeoutMs: 1,
     });
-    event({
-      name: 'note.approved',
-      key: 'k',
-      payload: verdict,
-      timeoutMs: 1,
-      // @ts-expect-error not a verdict
-      onTimeout: { editor: 1 },
-    });
+    // Refused at run time too, when the module loads.
+    expect(() =>
+      event({
+        name: 'note.approved',
+        key: 'k',
+        payload: verdict,
+        timeoutMs: 1,
+        // @ts-expect-error not a verdict
+        onTimeout: { editor: 1 },
+      }),
+    ).toThrow(DefinitionError);
   });
 
   it('types an event step made apart and added with .add', () => {
