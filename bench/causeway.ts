@@ -104,6 +104,12 @@ export function causewaySystem(spec: CausewaySpec): System {
         async submitBatch(jobs) {
           await engine.submitMany(jobs.map((job) => ({ name, input: job })));
         },
+        async submitBatchDelayed(jobs, delayMs) {
+          await engine.submitMany(
+            jobs.map((job) => ({ name, input: job })),
+            { delayMs },
+          );
+        },
         close: () => engine.close(),
       };
     },

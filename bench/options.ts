@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type SystemName, systemNames } from './system';
-import { type WorkloadId, workloadIds } from './workloads';
+import { defaultWorkloadIds, type WorkloadId, workloadIds } from './workloads';
 
 export interface BenchOptions {
   readonly workloads: readonly WorkloadId[];
@@ -8,13 +8,18 @@ export interface BenchOptions {
   readonly scale: number;
   /** Overrides every selected workload's N. */
   readonly n: number | undefined;
-  /** Worker processes for W2 (each value is its own case); W2h and W4 use the first. */
+  /** Worker processes for W2 (each value is its own case); W2h, W2d and W4 use the first. */
   readonly procs: readonly number[];
   readonly concurrency: number;
   readonly producers: number;
   readonly batch: number;
   readonly intervalMs: number;
   readonly history: number;
+  /** W2d: delayed workflows as multiples of N, each value its own case. */
+  readonly delayed: readonly number[];
+  /** W5: engine processes, and real minutes (ticks) measured. */
+  readonly engines: number;
+  readonly minutes: number;
   readonly timeoutMs: number;
   readonly systems: readonly SystemName[];
   readonly causeway: {
@@ -29,13 +34,20 @@ export interface BenchOptions {
 
 export const usage = `Usage: pnpm bench [options]
 
-  --workload w1a|w1b|w2|w2h|w3|w4|all   comma-separated (default all)
+  --workload w1a|w1b|w2|w2h|w2d|w3|w4|w5|all   comma-separated (default all: every one but w5)
+                      w2d: W2 beside delayed workflows (delayMs 1 day, queued in the same queue)
+                      w5: N cron schedules '* * * * *' in --engines processes for --minutes real
+                      minutes (opt-in, Causeway only, ~5 min a run): CPU per minute, lateness
   --reps R            repetitions, interleaved: every workload once, then again (default 3)
-  --n N               N for every selected workload (default: w1 20000, w2 20000, w3 500, w4 2000)
+  --n N               N for every selected workload (default: w1 20000, w2 20000, w3 500, w4 2000;
+                      w5: schedules, 1000)
   --scale S           multiply the default N and the w2h history by S (default 1)
-  --procs 1,2         worker processes for W2 (default 1,2; w2h and w4 use the first)
+  --procs 1,2         worker processes for W2 (default 1,2; w2h, w2d and w4 use the first)
   --concurrency C     worker concurrency (default 10)
   --history H         finished workflows already in the tables for w2h (default 200000)
+  --delayed 0,1,10    w2d: delayed workflows as multiples of N, each value its own case
+  --engines E         w5: engine processes, each with every schedule and one worker (default 2)
+  --minutes K         w5: minute ticks measured, each inside its own whole minute (default 3)
   --quick             smoke check: --scale 0.05 --reps 1
   --systems causeway,floor,spec   what to run (default causeway,floor); floor is L (the
                       peers' raw SKIP LOCKED queue), spec is S (the writes docs/rules.md requires,
@@ -61,6 +73,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       batch: { type: 'string', default: '1000' },
       'interval-ms': { type: 'string', default: '10' },
       history: { type: 'string', default: '200000' },
+      delayed: { type: 'string', default: '0,1,10' },
+      engines: { type: 'string', default: '2' },
+      minutes: { type: 'string', default: '3' },
       'timeout-s': { type: 'string', default: '300' },
       systems: { type: 'string', default: 'causeway,floor' },
       'claim-batch': { type: 'string' },
@@ -85,7 +100,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     return value;
   };
   const list = (text: string) => text.split(',').map((item) => item.trim());
-  const selected = values.workload === 'all' ? [...workloadIds] : list(values.workload);
+  const selected = values.workload === 'all' ? [...defaultWorkloadIds] : list(values.workload);
   for (const id of selected) {
     if (!(workloadIds as readonly string[]).includes(id)) throw new Error(`unknown workload ${id}`);
   }
@@ -108,6 +123,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     batch: int('batch', values.batch) as number,
     intervalMs: int('interval-ms', values['interval-ms']) as number,
     history: Math.round((int('history', values.history) as number) * scale),
+    delayed: list(values.delayed).map((text) => int('delayed', text) as number),
+    engines: Math.max(1, int('engines', values.engines) as number),
+    minutes: Math.max(1, int('minutes', values.minutes) as number),
     timeoutMs: (int('timeout-s', values['timeout-s']) as number) * 1000,
     systems: systems as SystemName[],
     causeway: {

@@ -1,4 +1,9 @@
 import type { RunRecord } from './record';
+import {
+  delayedAndScheduleTargets,
+  formatDelayedSection,
+  formatScheduleSection,
+} from './report-sections';
 import { summarize } from './stats';
 import type { SystemName } from './system';
 import { workloads } from './workloads';
@@ -78,15 +83,17 @@ export function formatReport(records: readonly RunRecord[]): string {
   );
   for (const group of groups.values()) {
     const first = group[0] as RunRecord;
-    if (first.workload === 'w3') continue;
+    if (first.workload === 'w3' || first.workload === 'w5') continue;
     const workload = workloads[first.workload];
     const causeway = group.filter((r) => r.system === 'causeway');
     const floor = group.filter((r) => r.system === 'floor');
     const specFloor = group.filter((r) => r.system === 'spec');
     const workers = first.procs === undefined ? '–' : `${first.procs}×${first.concurrency}`;
     const history = first.history ? ` (${first.history.toLocaleString('en')} finished)` : '';
+    const delayed =
+      typeof first.delayed === 'number' ? ` (+${first.delayed.toLocaleString('en')} delayed)` : '';
     const cells = [
-      `${workload.title}${history}`,
+      `${workload.title}${history}${delayed}`,
       first.n.toLocaleString('en'),
       workers,
       workload.unit,
@@ -145,6 +152,7 @@ export function formatReport(records: readonly RunRecord[]): string {
     }
   }
 
+  lines.push(...formatDelayedSection(records), ...formatScheduleSection(records));
   lines.push('', ...formatTargets(records));
   return lines.join('\n');
 }
@@ -205,6 +213,7 @@ function formatTargets(records: readonly RunRecord[]): string[] {
       '×',
       (x) => x >= 0.9,
     ],
+    ...delayedAndScheduleTargets(records),
   ];
   const withS = records.some((r) => r.system === 'spec');
   const concurrencies = [

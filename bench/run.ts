@@ -20,16 +20,39 @@ import { type Workload, type WorkloadId, workloads } from './workloads';
 interface Case {
   readonly workload: Workload;
   readonly procs: number | undefined;
+  /** w2d: delayed workflows as a multiple of N. */
+  readonly delayedFactor: number;
   readonly name: string;
 }
 
 function planCases(options: BenchOptions): Case[] {
   return options.workloads.flatMap((id: WorkloadId): Case[] => {
     const workload = workloads[id];
-    if (!workload.usesProcs) return [{ workload, procs: undefined, name: id }];
+    if (id === 'w5') {
+      return [
+        { workload, procs: undefined, delayedFactor: 0, name: `w5 ${options.engines} engines` },
+      ];
+    }
+    if (!workload.usesProcs) return [{ workload, procs: undefined, delayedFactor: 0, name: id }];
     const procs = id === 'w2' ? options.procs : options.procs.slice(0, 1);
-    return procs.map((p) => ({ workload, procs: p, name: `${id} ${p}×${options.concurrency}` }));
+    const factors = id === 'w2d' ? options.delayed : [0];
+    return procs.flatMap((p) =>
+      factors.map((f) => ({
+        workload,
+        procs: p,
+        delayedFactor: f,
+        name: `${id} ${p}×${options.concurrency}${id === 'w2d' ? ` +${f}N delayed` : ''}`,
+      })),
+    );
   });
+}
+
+/** The cases of a repetition: w2d's delayed cases in reverse every other one, so drift hits each alike. */
+function casesForRep(cases: readonly Case[], rep: number): readonly Case[] {
+  if (rep % 2 === 1) return cases;
+  const reversed = cases.filter((c) => c.workload.id === 'w2d').reverse();
+  let next = 0;
+  return cases.map((c) => (c.workload.id === 'w2d' ? (reversed[next++] as Case) : c));
 }
 
 async function runOne(
@@ -51,7 +74,8 @@ async function runOne(
   const target = await loadSystem(spec);
   const n = options.n ?? Math.max(1, Math.round(workload.defaultN * options.scale));
   const history = workload.id === 'w2h' ? options.history : 0;
-  const dbName = `bench_cw_${system}_${workload.id}_p${item.procs ?? 0}_r${rep}`;
+  const delayed = n * item.delayedFactor;
+  const dbName = `bench_cw_${system}_${workload.id}_p${item.procs ?? 0}${workload.id === 'w2d' ? `_d${item.delayedFactor}` : ''}_r${rep}`;
   const base = {
     stamp,
     date: new Date().toISOString(),
@@ -66,6 +90,8 @@ async function runOne(
     procs: item.procs,
     concurrency: options.concurrency,
     history: history > 0 ? history : undefined,
+    delayed: workload.id === 'w2d' ? delayed : undefined,
+    engines: workload.id === 'w5' ? options.engines : undefined,
     server: { kind: server.kind, version: server.version, settings: server.settings },
     loadavgBefore: os.loadavg().map((x) => Math.round(x * 100) / 100),
     node: process.version,
@@ -85,6 +111,9 @@ async function runOne(
       procs: item.procs ?? 1,
       intervalMs: options.intervalMs,
       history,
+      delayed,
+      engines: options.engines,
+      minutes: options.minutes,
       timeoutMs: options.timeoutMs,
     });
     return { ...base, ...measured };
@@ -104,9 +133,10 @@ async function runOne(
 function describe(record: RunRecord): string {
   const head = `[${record.case} ${record.system} r${record.rep}]`;
   if (record.error !== undefined) return `${head} ERROR ${record.error}`;
+  const rounded = (x: number) => (Math.abs(x) >= 100 ? String(Math.round(x)) : x.toPrecision(3));
   const value =
     record.latency === undefined
-      ? `${Math.round(record.value ?? Number.NaN)} ${record.metric}`
+      ? `${rounded(record.value ?? Number.NaN)} ${record.metric}`
       : `p50 ${record.latency.p50.toFixed(2)} ms, p99 ${record.latency.p99.toFixed(2)} ms`;
   return `${head} ${value}${record.verified ? '' : ` NOT VERIFIED: ${record.problems.join('; ')}`}`;
 }
@@ -134,10 +164,11 @@ async function main(): Promise<void> {
   const records: RunRecord[] = [];
   try {
     for (let rep = 1; rep <= options.reps; rep++) {
-      for (const item of cases) {
+      for (const item of casesForRep(cases, rep)) {
         // Alternate which system goes first, so drift over a repetition hits both alike.
         const order = rep % 2 === 1 ? options.systems : [...options.systems].reverse();
         for (const system of order) {
+          if (item.workload.causewayOnly && system !== 'causeway') continue;
           const record = await runOne(server, options, item, system, rep, stamp);
           appendFileSync(out, `${JSON.stringify(record)}\n`);
           records.push(record);

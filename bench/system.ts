@@ -65,6 +65,8 @@ export type SystemSpec = CausewaySpec | RawSpec | SpecFloorSpec;
 export interface Producer {
   submit(input: JobInput): Promise<void>;
   submitBatch(inputs: readonly JobInput[]): Promise<void>;
+  /** w2d: a batch whose first steps run `delayMs` after acceptance (Causeway only). */
+  submitBatchDelayed?(inputs: readonly JobInput[], delayMs: number): Promise<void>;
   close(): Promise<void>;
 }
 

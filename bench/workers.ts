@@ -21,7 +21,7 @@ export interface WorkerChild {
 const workerFile = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
 
 /** BENCH_CPU_PROFILE_DIR=<dir>: each worker process writes a V8 CPU profile there (for analysis). */
-const cpuProfileArgs = (): string[] => {
+export const cpuProfileArgs = (): string[] => {
   const dir = process.env.BENCH_CPU_PROFILE_DIR;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 };

@@ -4,22 +4,30 @@ import type { Mode } from '../system';
 import { go, spawnWorkers, stopWorkers, waitForHandlers } from '../workers';
 import { type Measurement, type RunContext, waitForDatabase } from './context';
 
+/** w2d's delay: far enough that no delayed task comes due during a run. */
+export const delayMs = 24 * 60 * 60 * 1000;
+
 /**
  * W2 (mode `job`): drain `n` pre-submitted one-step workflows with `procs` worker processes.
  * W4 (mode `workflow`): `n` three-step workflows end to end. w2h: W2 with `history` finished
- * workflows already in the tables. Submitting is untimed, followed by ANALYZE and CHECKPOINT;
+ * workflows already in the tables. w2d: W2 with `delayed` more submitted a day into the future
+ * (queued, in the same queue and the ready index, never due), their batches interleaved with
+ * the others'. Submitting is untimed, followed by ANALYZE and CHECKPOINT;
  * the clock starts when the workers are told to start (their start-up is inside the window)
  * and stops when the handlers have seen all `n` and a database count confirms them finished.
  */
 export async function runDrain(context: RunContext, mode: Mode): Promise<Measurement> {
-  const { system, pool, n, batch, history } = context;
+  const { system, pool, n, batch, history, delayed } = context;
   if (history > 0) await system.insertHistory(pool, history);
   const preSubmitStarted = now();
   const producer = await system.producer(context.url, 4, mode);
-  await parallelFor(Math.ceil(n / batch), 4, async (chunk) => {
-    const first = chunk * batch;
-    const size = Math.min(batch, n - first);
-    await producer.submitBatch(Array.from({ length: size }, (_, j) => ({ i: first + j })));
+  const chunks = interleavedChunks(n, delayed, batch);
+  await parallelFor(chunks.length, 4, async (index) => {
+    const { first, size, late } = chunks[index] as Chunk;
+    const jobs = Array.from({ length: size }, (_, j) => ({ i: first + j }));
+    if (!late) await producer.submitBatch(jobs);
+    else if (producer.submitBatchDelayed) await producer.submitBatchDelayed(jobs, delayMs);
+    else throw new Error(`${system.label} cannot submit delayed workflows`);
   });
   await producer.close();
   const preSubmitMs = now() - preSubmitStarted;
@@ -34,11 +42,11 @@ export async function runDrain(context: RunContext, mode: Mode): Promise<Measure
   const handlerError = await waitForHandlers(workers, n, deadline);
   const done = handlerError
     ? { at: now(), error: handlerError }
-    : await waitForDatabase(context, mode, n + history, deadline);
+    : await waitForDatabase(context, mode, n + history, deadline, delayed);
   const finals = await stopWorkers(workers);
   const handled = finals.reduce((sum, final) => sum + (final?.count ?? 0), 0);
   const verification = await system.verify(pool, mode, {
-    workflows: n + history,
+    workflows: n + history + delayed,
     finished: n + history,
   });
   const problems = [...verification.problems];
@@ -63,4 +71,25 @@ export async function runDrain(context: RunContext, mode: Mode): Promise<Measure
     problems,
     checks: verification.checks,
   };
+}
+
+export interface Chunk {
+  readonly first: number;
+  readonly size: number;
+  /** Submitted with w2d's delay. */
+  readonly late: boolean;
+}
+
+/** Batches of the `n` to drain and of the `delayed`, interleaved evenly (inputs `i` unique). */
+export function interleavedChunks(n: number, delayed: number, batch: number): Chunk[] {
+  const cut = (count: number, offset: number, late: boolean) =>
+    Array.from({ length: Math.ceil(count / batch) }, (_, k) => ({
+      first: offset + k * batch,
+      size: Math.min(batch, count - k * batch),
+      late,
+      at: (k + 0.5) / Math.ceil(count / batch),
+    }));
+  return [...cut(n, 0, false), ...cut(delayed, n, true)]
+    .sort((a, b) => a.at - b.at)
+    .map(({ first, size, late }) => ({ first, size, late }));
 }

@@ -2,10 +2,13 @@ import type { RawSpec } from '../system';
 import type { Measurement, RunContext } from './context';
 import { runDrain } from './drain';
 import { runPickup } from './pickup';
+import { runSchedules } from './schedules';
 import { runSubmit } from './submit';
 
-export const workloadIds = ['w1a', 'w1b', 'w2', 'w2h', 'w3', 'w4'] as const;
+export const workloadIds = ['w1a', 'w1b', 'w2', 'w2h', 'w2d', 'w3', 'w4', 'w5'] as const;
 export type WorkloadId = (typeof workloadIds)[number];
+/** What `--workload all` runs: w5 waits for real minutes, so it runs only when named. */
+export const defaultWorkloadIds = workloadIds.filter((id) => id !== 'w5');
 
 export interface Workload {
   readonly id: WorkloadId;
@@ -18,6 +21,8 @@ export interface Workload {
   /** The raw SQL floor this workload is compared with, measured in the same run. */
   readonly floor: (concurrency: number) => RawSpec;
   readonly floorLabel: string;
+  /** Measured for Causeway only (the floors have no delays or schedules): `--systems` skips the rest. */
+  readonly causewayOnly?: boolean;
   readonly run: (context: RunContext) => Promise<Measurement>;
 }
 
@@ -70,6 +75,17 @@ export const workloads: Readonly<Record<WorkloadId, Workload>> = {
     floorLabel: 'L: raw SQL queue, claim k=50',
     run: (context) => runDrain(context, 'job'),
   },
+  w2d: {
+    id: 'w2d',
+    title: 'W2d drain one-step workflows beside delayed ones',
+    unit: 'workflows/s',
+    defaultN: 20_000,
+    usesProcs: true,
+    floor: raw(50),
+    floorLabel: '– (Causeway only)',
+    causewayOnly: true,
+    run: (context) => runDrain(context, 'job'),
+  },
   w3: {
     id: 'w3',
     title: 'W3 pickup latency, idle worker, 1 submit per 10 ms',
@@ -89,5 +105,16 @@ export const workloads: Readonly<Record<WorkloadId, Workload>> = {
     floor: raw(50),
     floorLabel: 'L: raw SQL queue, claim k=50, complete + chain in one statement',
     run: (context) => runDrain(context, 'workflow'),
+  },
+  w5: {
+    id: 'w5',
+    title: 'W5 one-minute cron schedules',
+    unit: 'CPU s/min',
+    defaultN: 1_000,
+    usesProcs: false,
+    floor: raw(1),
+    floorLabel: '– (Causeway only)',
+    causewayOnly: true,
+    run: runSchedules,
   },
 };
