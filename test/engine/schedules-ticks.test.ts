@@ -7,9 +7,10 @@
  * another engine holds locked holds no other schedule up.
  */
 import type { ScheduledSubmission } from '@causeway/engine';
-import { schedule } from '@causeway/workflow';
+import { defineWorkflow, schedule, step } from '@causeway/workflow';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
@@ -116,6 +117,33 @@ describe('a schedule run by two engines', () => {
       ['held-elsewhere', '2027-02-02T08:05:00.000Z'],
     ]);
     expect(await submittedTicks(url(), 'not-held')).toEqual(['2027-02-02T08:05:00.000Z']);
+  });
+
+  it('a schedule whose submit is refused holds none of the others in its batch up', async () => {
+    const capped = defineWorkflow({
+      name: 'tick-capped',
+      input: z.object({ report: z.string() }),
+      steps: { only: step({ queue: 'q-capped', run: () => null }) },
+    });
+    const make = (name: string, target = tickWorkflow) =>
+      schedule({ name, workflow: target, cron: '*/5 * * * *', input: { report: name } });
+    const engine = testEngine(url(), {
+      workflows: [tickWorkflow, capped],
+      schedules: [make('batch-a'), make('batch-capped', capped), make('batch-z')],
+      queues: { 'q-capped': { maxBacklog: 1 } },
+    });
+    await engine.migrate();
+    await setDatabaseTime(url(), new Date('2027-02-04T08:02:00Z'));
+    expect(await engine.runSchedules()).toEqual([]);
+    await engine.submit('tick-capped', { report: 'fills the queue' });
+    await setDatabaseTime(url(), new Date('2027-02-04T08:05:01Z'));
+    const pass = await engine.runSchedules();
+    expect(pass.map((row) => row.schedule).sort()).toEqual(['batch-a', 'batch-z']);
+    expect(await submittedTicks(url(), 'batch-capped')).toEqual([]);
+    // It stays due, and goes once its queue has room.
+    expect((await scheduleRow(url(), 'batch-capped'))?.next_tick_at?.toISOString()).toBe(
+      '2027-02-04T08:05:00.000Z',
+    );
   });
 
   it('runs in a worker that sweeps, unless the worker says scheduler: false', async () => {

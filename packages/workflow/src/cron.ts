@@ -43,9 +43,20 @@ export function cronProblems(cron: unknown, timezone: string): string[] {
   }
 }
 
+/** Parsed patterns without a start, by time zone and cron: a scheduler asks for each a minute. */
+const parsed = new Map<string, Cron>();
+const maxParsed = 10_000;
+
 /** The first tick strictly after `after`, or null if there is none. */
 export function nextTick(cron: string, timezone: string, after: Date): Date | null {
-  return cronOf(cron, timezone).nextRun(after);
+  const id = `${timezone}\n${cron}`;
+  let found = parsed.get(id);
+  if (found === undefined) {
+    if (parsed.size >= maxParsed) parsed.clear();
+    found = cronOf(cron, timezone);
+    parsed.set(id, found);
+  }
+  return found.nextRun(after);
 }
 
 /**

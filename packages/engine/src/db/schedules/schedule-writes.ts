@@ -4,25 +4,32 @@ import type { CausewayDatabase } from '../schema';
 import { type ScheduleRecord, type ScheduleRow, scheduleFromRow } from './schedule-rows';
 
 /**
- * Moves a claimed schedule on (R40), in the transaction that claimed it and submitted its
- * ticks: its next tick, and, when it submitted any, the last tick and workflow.
+ * Moves claimed schedules on (R40), in the transaction that claimed them and submitted their
+ * ticks: each one's next tick, and, when it submitted any, its last tick and workflow.
  */
 export async function scheduleAdvance(
   tx: Transaction<CausewayDatabase>,
-  advance: {
+  advances: readonly {
     readonly name: string;
     readonly nextTickAt: Date | null;
     readonly lastTickAt: Date | null;
     readonly lastWorkflowId: string | null;
-  },
+  }[],
 ): Promise<void> {
+  if (advances.length === 0) return;
   await sql`
-    update causeway_schedules set
-      next_tick_at = ${advance.nextTickAt?.toISOString() ?? null}::timestamptz,
-      last_tick_at = coalesce(${advance.lastTickAt?.toISOString() ?? null}::timestamptz, last_tick_at),
-      last_workflow_id = coalesce(${advance.lastWorkflowId}::uuid, last_workflow_id),
+    update causeway_schedules as s set
+      next_tick_at = v.next_tick_at,
+      last_tick_at = coalesce(v.last_tick_at, s.last_tick_at),
+      last_workflow_id = coalesce(v.last_workflow_id, s.last_workflow_id),
       updated_at = causeway_now()
-    where name = ${advance.name}`.execute(tx);
+    from unnest(
+      ${advances.map((a) => a.name)}::text[],
+      ${advances.map((a) => a.nextTickAt?.toISOString() ?? null)}::timestamptz[],
+      ${advances.map((a) => a.lastTickAt?.toISOString() ?? null)}::timestamptz[],
+      ${advances.map((a) => a.lastWorkflowId)}::uuid[]
+    ) as v(name, next_tick_at, last_tick_at, last_workflow_id)
+    where s.name = v.name`.execute(tx);
 }
 
 /** A schedule locked for an operator's trigger (waits for a scheduler that holds it). */

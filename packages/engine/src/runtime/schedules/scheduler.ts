@@ -25,13 +25,17 @@ export interface ScheduledSubmission {
 }
 
 /** Most schedules one pass takes on; the rest wait for the next pass. */
-const maxSchedulesPerPass = 100;
+const maxSchedulesPerPass = 2_000;
+/** Schedules claimed, submitted and advanced together, in one transaction. */
+const batchSize = 200;
 
 /**
- * The scheduler (R40): on the database clock (R11), each pass claims the due schedules one at
- * a time, each in its own transaction that submits the workflows of its ticks (by `catchUp`)
- * and advances its next tick. Any number may run at once (one per worker that sweeps): claims
- * skip locked rows and the tick's idempotency key makes a second submit of it a no-op.
+ * The scheduler (R40): on the database clock (R11), each pass claims the due schedules in
+ * batches, each batch in one transaction that submits the workflows of their ticks (by
+ * `catchUp`) and advances their next ticks. A batch that fails is tried again one schedule per
+ * transaction, so one bad schedule holds no other up. Any number may run at once (one per
+ * worker that sweeps): claims skip locked rows and the tick's idempotency key makes a second
+ * submit of it a no-op.
  */
 export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
@@ -67,80 +71,119 @@ export async function runSchedulerPass(context: ScheduleContext): Promise<Schedu
   // Each schedule once per pass; one that fails waits for the next pass and holds no other up.
   const done: string[] = [];
   const submitted: ScheduledSubmission[] = [];
-  for (let count = 0; count < maxSchedulesPerPass; count++) {
-    let claimed: string | null = null;
+  const claim = (tx: Transaction<CausewayDatabase>, limit: number) =>
+    scheduleClaimDue(tx, { names, workflows, skip: done, limit });
+  while (done.length < maxSchedulesPerPass) {
+    let claimed: readonly string[] = [];
     try {
       const outcome = await context.submit.db.transaction().execute(async (tx) => {
-        const due = await scheduleClaimDue(tx, { names, workflows, skip: done });
-        if (due === undefined) return null;
-        claimed = due.schedule.name;
-        return submitDueTicks(tx, context, due.schedule, due.now);
+        const due = await claim(tx, batchSize);
+        claimed = due.schedules.map((schedule) => schedule.name);
+        return submitDueTicks(tx, context, due.schedules, due.now);
       });
-      if (outcome === null) break;
+      if (claimed.length === 0) break;
       submitted.push(...outcome);
+      done.push(...claimed);
     } catch (error) {
-      if (claimed === null) throw error;
-      context.logger.warn({ err: error, schedule: claimed }, 'schedule tick failed; will retry');
+      if (claimed.length === 0) throw error;
+      // One at a time: the schedule that failed is logged and left for the next pass.
+      for (let index = 0; index < claimed.length; index++) {
+        let one: string | null = null;
+        try {
+          const outcome = await context.submit.db.transaction().execute(async (tx) => {
+            const due = await claim(tx, 1);
+            one = due.schedules[0]?.name ?? null;
+            return submitDueTicks(tx, context, due.schedules, due.now);
+          });
+          submitted.push(...outcome);
+        } catch (failure) {
+          if (one === null) throw failure;
+          context.logger.warn({ err: failure, schedule: one }, 'schedule tick failed; will retry');
+        }
+        if (one === null) break;
+        done.push(one);
+      }
     }
-    if (claimed !== null) done.push(claimed);
   }
   return submitted;
 }
 
-/** Submits the ticks of a claimed schedule that `catchUp` keeps, and advances it. */
+/** Submits the ticks of claimed schedules that their `catchUp` keeps, and advances them. */
 async function submitDueTicks(
   tx: Transaction<CausewayDatabase>,
   context: ScheduleContext,
-  schedule: ScheduleRecord,
+  schedules: readonly ScheduleRecord[],
   now: Date,
 ): Promise<ScheduledSubmission[]> {
-  const { name, cron, timezone } = schedule;
-  const from = schedule.nextTickAt ?? now;
-  const due = ticksBetween(cron, timezone, from, now, catchUpLimit);
-  const ticks = ticksToSubmit(schedule.catchUp, due, now, onTimeMs(context));
+  const planned = schedules.map((schedule) => {
+    const { cron, timezone } = schedule;
+    const from = schedule.nextTickAt ?? now;
+    const due = ticksBetween(cron, timezone, from, now, catchUpLimit);
+    const ticks = ticksToSubmit(schedule.catchUp, due, now, onTimeMs(context));
+    return { schedule, from, due, ticks };
+  });
+  const requests = planned.flatMap(({ schedule, ticks }) =>
+    ticks.map((tick) => ({ schedule, tick })),
+  );
   const results =
-    ticks.length === 0
+    requests.length === 0
       ? []
       : await submitMany(
           context.submit,
-          ticks.map((tick) => ({
+          requests.map(({ schedule, tick }) => ({
             name: schedule.workflow,
             input: schedule.input,
-            idempotencyKey: scheduleTickKey(name, tick),
+            idempotencyKey: scheduleTickKey(schedule.name, tick),
           })),
           { transaction: tx },
-          ticks.map((tick) => scheduleSubmitOrigin(scheduleTickOrigin(name, tick, timezone))),
+          requests.map(({ schedule, tick }) =>
+            scheduleSubmitOrigin(scheduleTickOrigin(schedule.name, tick, schedule.timezone)),
+          ),
         );
-  await scheduleAdvance(tx, {
-    name,
-    nextTickAt: nextTick(cron, timezone, now),
-    lastTickAt: ticks.at(-1) ?? null,
-    lastWorkflowId: results.at(-1)?.workflow.id ?? null,
-  });
-  const skipped = due.length - ticks.length;
-  if (skipped > 0 || (due.length === catchUpLimit && due[0]?.getTime() !== from.getTime())) {
-    context.logger.info(
-      { schedule: name, catchUp: schedule.catchUp, skipped, since: from.toISOString() },
-      `schedule ${name}: missed ticks skipped (catchUp ${schedule.catchUp})`,
-    );
-  }
-  return ticks.map((tick, index) => {
+  const submitted = requests.map(({ schedule, tick }, index): ScheduledSubmission => {
     const result = results[index];
     if (result === undefined) throw new Error(`no submit result for tick ${tick.toISOString()}`);
-    context.logger.info(
-      {
-        schedule: name,
-        tick: tick.toISOString(),
-        workflowId: result.workflow.id,
-        deduplicated: result.deduplicated,
-      },
-      `schedule ${name}: submitted the ${tick.toISOString()} tick`,
-    );
     return {
-      schedule: name,
+      schedule: schedule.name,
       tick,
       workflowId: result.workflow.id,
       deduplicated: result.deduplicated,
     };
   });
+  await scheduleAdvance(
+    tx,
+    planned.map(({ schedule, ticks }) => ({
+      name: schedule.name,
+      nextTickAt: nextTick(schedule.cron, schedule.timezone, now),
+      lastTickAt: ticks.at(-1) ?? null,
+      lastWorkflowId:
+        submitted.findLast((entry) => entry.schedule === schedule.name)?.workflowId ?? null,
+    })),
+  );
+  for (const { schedule, from, due, ticks } of planned) {
+    const skipped = due.length - ticks.length;
+    if (skipped > 0 || (due.length === catchUpLimit && due[0]?.getTime() !== from.getTime())) {
+      context.logger.info(
+        {
+          schedule: schedule.name,
+          catchUp: schedule.catchUp,
+          skipped,
+          since: from.toISOString(),
+        },
+        `schedule ${schedule.name}: missed ticks skipped (catchUp ${schedule.catchUp})`,
+      );
+    }
+  }
+  for (const entry of submitted) {
+    context.logger.info(
+      {
+        schedule: entry.schedule,
+        tick: entry.tick.toISOString(),
+        workflowId: entry.workflowId,
+        deduplicated: entry.deduplicated,
+      },
+      `schedule ${entry.schedule}: submitted the ${entry.tick.toISOString()} tick`,
+    );
+  }
+  return submitted;
 }
