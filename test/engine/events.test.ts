@@ -280,6 +280,34 @@ describe('a wait that ends without its event (R39)', () => {
     await cw.close();
   });
 
+  it('a replay that takes an event kept for it at once answers the state the call left', async () => {
+    const cw = engine();
+    const { workflow: run } = await cw.submit('events-strict', { id: 'kept-for-replay' });
+    await setDatabaseClockOffset(url(), 61_000);
+    await cw.sweep();
+    const dead = await task(run.id, 'wait');
+    expect(dead?.state).toBe('dead');
+    // Nobody waits: the event is kept, and the replayed wait takes it in the replay's transaction.
+    const late = await cw.sendEvent('ping.free', 'kept-for-replay', { late: true });
+    expect(late.tasks).toEqual([]);
+    const replayed = await cw.replayTask(dead?.id as string, { operator: 'ops', reason: 'ask' });
+    expect(replayed).toEqual({
+      taskId: dead?.id,
+      state: 'succeeded',
+      changed: true,
+      reason: 'event_received',
+    });
+    expect(await task(run.id, 'wait')).toMatchObject({
+      state: 'succeeded',
+      output: { late: true },
+    });
+    expect((await log(run.id)).slice(-2).map((row) => row.reason)).toEqual([
+      'manual_replay',
+      'event_received',
+    ]);
+    await cw.close();
+  });
+
   it("ends dead (deadline_exceeded) when the workflow's deadline passes first", async () => {
     const cw = engine();
     const { workflow: run } = await cw.submit('events-strict', { id: 'deadline' });

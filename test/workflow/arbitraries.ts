@@ -12,6 +12,7 @@ import {
   type BackoffPolicy,
   defineWorkflow,
   type ErrorCategory,
+  event,
   retryPolicyLimits,
   step,
   type WorkflowDefinition,
@@ -80,6 +81,19 @@ function readInteger(name: string, text: string): number {
 /** Step names in declaration order; readable in counterexamples. */
 export const stepNames = ['render', 'review', 'publish', 'notify', 'archive', 'audit'] as const;
 
+/** The event names and keys event steps wait for: few, so that steps share them (R38). */
+export const eventNames = ['note.approved', 'ping.sent'] as const;
+export const eventKeys = ['k1', 'k2'] as const;
+
+/** An event step (R37): it waits for `name` with a constant `key`, for `timeoutMs`. */
+export interface EventSpec {
+  readonly name: string;
+  readonly key: string;
+  readonly timeoutMs: number;
+  /** It declares an `onTimeout` output: a wait that gives up succeeds instead of dying (R39). */
+  readonly onTimeout: boolean;
+}
+
 /** Plain data describing one step, printed as is in a counterexample. */
 export interface StepSpec {
   readonly name: string;
@@ -90,6 +104,13 @@ export interface StepSpec {
   readonly backoff: BackoffPolicy;
   readonly timeoutMs: number;
   readonly deadlineMs: number | null;
+  /** R36: queue the step this long after its upstream steps succeeded. */
+  readonly delayMs: number | null;
+  /**
+   * Null for a step that runs code; else an event step, which has none of the fields above
+   * but `after` (they are neutral: deadline and delay null, one attempt).
+   */
+  readonly event: EventSpec | null;
 }
 
 export interface WorkflowSpec {
@@ -100,6 +121,8 @@ export interface WorkflowSpec {
   readonly declareReversed: boolean;
   /** Lease length the simulated engine uses (R7); lease expiry happens this long after a claim. */
   readonly leaseMs: number;
+  /** R36: `submit(..., { delayMs })`, delaying the first steps; 0 for none. */
+  readonly submitDelayMs: number;
 }
 
 /** A small backoff, so that retries land both before and after a deadline. */
@@ -126,6 +149,14 @@ function deadlineArbitrary(nullWeight: number): fc.Arbitrary<number | null> {
   );
 }
 
+/** Timeouts of the same order as the deadlines and clock moves, so either may come first. */
+const eventSpecArbitrary: fc.Arbitrary<EventSpec> = fc.record({
+  name: fc.constantFrom(...eventNames),
+  key: fc.constantFrom(...eventKeys),
+  timeoutMs: fc.integer({ min: 1, max: 20_000 }),
+  onTimeout: fc.boolean(),
+});
+
 function stepSpecArbitrary(index: number): fc.Arbitrary<StepSpec> {
   const earlier = stepNames.slice(0, index);
   return fc
@@ -137,11 +168,22 @@ function stepSpecArbitrary(index: number): fc.Arbitrary<StepSpec> {
       backoff: backoffArbitrary,
       timeoutMs: fc.integer({ min: 1, max: 5_000 }),
       deadlineMs: deadlineArbitrary(4),
+      delayMs: fc.oneof(
+        { arbitrary: fc.constant(null), weight: 3 },
+        { arbitrary: fc.integer({ min: 1, max: 5_000 }), weight: 1 },
+      ),
+      // One step in three waits for an event; shrinks towards a step that runs code.
+      waits: fc.oneof(
+        { arbitrary: fc.constant(null), weight: 2 },
+        { arbitrary: eventSpecArbitrary, weight: 1 },
+      ),
     })
-    .map(({ afterMask, ...rest }) => ({
+    .map(({ afterMask, waits, ...rest }) => ({
       name: stepNames[index] as string,
       after: earlier.filter((_, bit) => (afterMask & (1 << bit)) !== 0),
       ...rest,
+      ...(waits === null ? {} : { maxAttempts: 1, deadlineMs: null, delayMs: null }),
+      event: waits,
     }));
 }
 
@@ -154,6 +196,10 @@ export const workflowSpecArbitrary: fc.Arbitrary<WorkflowSpec> = fc
       deadlineMs: deadlineArbitrary(2),
       declareReversed: fc.boolean(),
       leaseMs: fc.integer({ min: 100, max: 20_000 }),
+      submitDelayMs: fc.oneof(
+        { arbitrary: fc.constant(0), weight: 4 },
+        { arbitrary: fc.integer({ min: 1, max: 5_000 }), weight: 1 },
+      ),
     }),
   );
 
@@ -163,15 +209,24 @@ export function buildDefinition(spec: WorkflowSpec): WorkflowDefinition {
   const steps = Object.fromEntries(
     declared.map((stepSpec) => [
       stepSpec.name,
-      step({
-        after: stepSpec.after,
-        reentrant: stepSpec.reentrant,
-        maxAttempts: stepSpec.maxAttempts,
-        backoff: stepSpec.backoff,
-        timeoutMs: stepSpec.timeoutMs,
-        ...(stepSpec.deadlineMs === null ? {} : { deadlineMs: stepSpec.deadlineMs }),
-        run: () => ({}),
-      }),
+      stepSpec.event === null
+        ? step({
+            after: stepSpec.after,
+            reentrant: stepSpec.reentrant,
+            maxAttempts: stepSpec.maxAttempts,
+            backoff: stepSpec.backoff,
+            timeoutMs: stepSpec.timeoutMs,
+            ...(stepSpec.deadlineMs === null ? {} : { deadlineMs: stepSpec.deadlineMs }),
+            ...(stepSpec.delayMs === null ? {} : { delayMs: stepSpec.delayMs }),
+            run: () => ({}),
+          })
+        : event({
+            after: stepSpec.after,
+            name: stepSpec.event.name,
+            key: stepSpec.event.key,
+            timeoutMs: stepSpec.event.timeoutMs,
+            ...(stepSpec.event.onTimeout ? { onTimeout: { timedOut: true } } : {}),
+          }),
     ]),
   );
   return defineWorkflow({

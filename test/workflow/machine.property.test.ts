@@ -10,20 +10,34 @@
  * own table (`isAllowedEdge`) and fold (`aggregateWorkflowState`) are only ever compared with
  * the hand-written ones, never used as the expectation.
  *
- * Commands: claim, renew, complete, fail (every error category), attempt timeout, lease expiry,
- * effect-started marker, boundary, worker killed mid-effect, cancel task (twice), cancel
- * workflow (twice), receipt confirmed/rejected/timeout, await receipt, replay, bulk requeue,
- * deadline passes, deadline check, release at shutdown, advance clock. Each picks its task by
- * index and is usually sent by the contract's actor, sometimes by any actor; refusals are fine.
+ * Commands: claim (on time, or early: R4/R36), renew, complete, fail (every error category),
+ * attempt timeout, lease expiry, effect-started marker, boundary, worker killed mid-effect,
+ * cancel task (twice), cancel workflow (twice), receipt confirmed/rejected/timeout, await
+ * receipt, replay, bulk requeue, deadline passes, deadline check, release at shutdown, snooze,
+ * send an event (matching a waiting step, for a step that does not wait yet, for no step,
+ * duplicate by idempotency key, late to a task that no longer waits), a wait's timeout with
+ * the sweeper (before, at, after; deadline and timeout checked in either order), advance
+ * clock. Each picks its task by index and is usually sent by the contract's actor, sometimes
+ * by any actor; refusals are fine.
+ *
+ * Workflows mix steps that run code (some delayed, R36; the submit may be delayed too) with
+ * event steps (R37: first steps or after others, with or without `onTimeout`, under a
+ * workflow deadline or not). The model keeps its own event store (model-events.ts): events
+ * sent before the workflow's acceptance never match; a wait that starts — at creation, on
+ * promotion, after a replay — takes the first kept event of its name and key, as the engine
+ * does in the same transaction; after every command no task waits for an event kept for it.
  *
  * After every command: (1) only the edge table (docs/state-machine.md) edges, by the code's table and by the hand-written one;
- * (2) terminal states change only by the operator's dead → queued; (3) R25, state = `to` of the
- * last row; (4) parent = the contract's aggregation, with a workflow row exactly when it changes;
- * (5) pending → queued only once every upstream succeeded, and never left pending after that;
+ * (2) terminal states change only by the operator's dead → queued (dead → waiting for an
+ * event step); (3) R25, state = `to` of the last row; (4) parent = the contract's aggregation,
+ * with a workflow row exactly when it changes; (5) pending → queued/waiting only once every
+ * upstream succeeded, and never left pending after that;
  * (6) attempts ≤ maxAttempts; (7) every dead has its reason and error category; (8) a repeated
  * cancel (task or workflow) emits nothing. Plus: refusals and inputs are never mutated, no
  * snapshot changes without an edge, `leased` only from `queued`, attempts move only on claims
- * and replays, deadlines are never refreshed, and per-command expected outcomes.
+ * and replays, deadlines are never refreshed, run_at is each delay after its start (R36), a
+ * wait gives up its own timeout after it began (R39), an event step never runs code (never
+ * queued or leased), and per-command expected outcomes.
  *
  * A failure prints a seed, a path and a replayPath. Replay exactly that (shrunk) run with
  *   CAUSEWAY_FC_SEED=<seed> CAUSEWAY_FC_PATH=<path> CAUSEWAY_FC_REPLAY_PATH=<replayPath> \
@@ -80,7 +94,10 @@ import {
   backoffArbitrary,
   buildDefinition,
   commandsReplayPath,
+  type EventSpec,
   errorCategoryArbitrary,
+  eventKeys,
+  eventNames,
   isReplaying,
   jitterArbitrary,
   numRuns,
@@ -90,6 +107,7 @@ import {
   type WorkflowSpec,
   workflowSpecArbitrary,
 } from './arbitraries';
+import { EventStore, type ModelEvent } from './model-events';
 
 // =============================================================================================
 // Run statistics
@@ -120,6 +138,14 @@ interface Model {
   readonly evidenced: Set<string>;
   /** The parent's state, replayed from the workflow rows. */
   parent: WorkflowState;
+  /** Each task's event, if its step is an event step (R37), from the spec. */
+  readonly eventOf: ReadonlyMap<string, EventSpec | null>;
+  /** R36: each task's own delay, from the spec. */
+  readonly delayOf: ReadonlyMap<string, number>;
+  /** The events sent so far, before and after the workflow's acceptance (R38). */
+  readonly store: EventStore;
+  /** R39: when each waiting task's wait gives up: its entry into `waiting` plus its timeout. */
+  readonly waitGivesUpAt: Map<string, number>;
 }
 
 /** The system under test: the domain's run plus what the engine keeps around it. */
@@ -135,14 +161,30 @@ type MachineCommand = fc.Command<Model, Real>;
 
 const acceptedAtMs = Date.UTC(2030, 0, 1, 9, 0, 0);
 
-function setup(spec: WorkflowSpec): { model: Model; real: Real } {
+/** An event sent before the workflow was accepted: kept, but never matched by its waits (R37). */
+interface PriorEvent {
+  readonly name: string;
+  readonly key: string;
+}
+
+function setup(spec: WorkflowSpec, prior: readonly PriorEvent[]): { model: Model; real: Real } {
   const definition = buildDefinition(spec);
   const taskIds = definition.steps.map((step) => `task-${step.name}`);
   const created = createWorkflowRun(
     definition,
     { workflowId: 'wf-1', taskIds },
     new Date(acceptedAtMs),
+    spec.submitDelayMs,
   );
+  const specOf = (taskId: string) => {
+    const found = spec.steps.find((stepSpec) => `task-${stepSpec.name}` === taskId);
+    if (found === undefined) throw new Error(`no step spec for ${taskId}`);
+    return found;
+  };
+  const store = new EventStore(acceptedAtMs);
+  prior.forEach((event, index) => {
+    store.send(event.name, event.key, { kind: 'client' }, acceptedAtMs - 1_000 * (index + 1), null);
+  });
   const model: Model = {
     spec,
     definition,
@@ -155,6 +197,10 @@ function setup(spec: WorkflowSpec): { model: Model; real: Real } {
     effectMarked: new Map(),
     evidenced: new Set(),
     parent: 'queued',
+    eventOf: new Map(taskIds.map((taskId) => [taskId, specOf(taskId).event])),
+    delayOf: new Map(taskIds.map((taskId) => [taskId, specOf(taskId).delayMs ?? 0])),
+    store,
+    waitGivesUpAt: new Map(),
   };
   const real: Real = { run: created.run, nowMs: acceptedAtMs, leaseExpiresAtMs: new Map() };
   absorbCreation(model, real, created.transitions);
@@ -197,14 +243,24 @@ function snapshotIn(run: WorkflowRun, taskId: string): TaskSnapshot {
   return task.snapshot;
 }
 
-/** Checks the creation rows (∅ → queued/pending) and seeds the model with them. */
+/** Where a task starts: pending behind its upstream steps, else queued, or waiting (R37). */
+function creationState(model: Model, taskId: string): TaskState {
+  if ((model.stepOf.get(taskId) as WorkflowStep).after.length > 0) return 'pending';
+  return model.eventOf.get(taskId) == null ? 'queued' : 'waiting';
+}
+
+/** Checks the creation rows (∅ → queued/pending/waiting) and seeds the model with them. */
 function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransition[]): void {
   const [workflowRow, ...taskRows] = rows;
+  // The aggregation table decides the new parent too: `waiting` when only event steps can move.
+  const parent = specParentState([...model.stepOf.keys()].map((id) => creationState(model, id)));
   invariant(
-    workflowRow?.kind === 'workflow' && workflowRow.from === null && workflowRow.to === 'queued',
-    () => `a new workflow starts with its creation row ∅ → queued, got ${fingerprint(workflowRow)}`,
+    workflowRow?.kind === 'workflow' && workflowRow.from === null && workflowRow.to === parent,
+    () =>
+      `a new workflow starts with its creation row ∅ → ${parent}, got ${fingerprint(workflowRow)}`,
   );
   model.log.push(workflowRow);
+  model.parent = parent;
   invariant(
     taskRows.length === model.stepOf.size,
     () => `one submitted row per step, got ${taskRows.length}`,
@@ -212,7 +268,7 @@ function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransiti
   for (const row of taskRows) {
     invariant(row.kind === 'task', () => `unexpected row ${describeRow(row)}`);
     const step = model.stepOf.get(row.taskId) as WorkflowStep;
-    const expected: TaskState = step.after.length === 0 ? 'queued' : 'pending';
+    const expected = creationState(model, row.taskId);
     const { edge } = row;
     invariant(
       edge.from === null &&
@@ -224,20 +280,77 @@ function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransiti
         `creation of ${step.name} should be ∅ → ${expected} (submitted), got ${describeRow(row)}`,
     );
     // R28/R29: the deadline counts from acceptance; the tighter of workflow and step wins.
-    const budgets = [model.spec.deadlineMs, step.policy.deadlineMs].filter((ms) => ms !== null);
+    const stepDeadline = stepSpecOf(model, row.taskId).deadlineMs;
+    const budgets = [model.spec.deadlineMs, stepDeadline].filter((ms) => ms !== null);
     const expectedDeadline = budgets.length === 0 ? null : acceptedAtMs + Math.min(...budgets);
-    const deadlineAt = snapshotIn(real.run, row.taskId).deadlineAt?.getTime() ?? null;
+    const snapshot = snapshotIn(real.run, row.taskId);
+    const deadlineAt = snapshot.deadlineAt?.getTime() ?? null;
     invariant(
       deadlineAt === expectedDeadline,
       () => `${step.name}: deadline ${deadlineAt}, expected ${expectedDeadline}`,
     );
+    if (expected === 'queued') {
+      // R36: the submit's delay, then the step's own, both from acceptance; the edge says how long.
+      const delayMs = model.spec.submitDelayMs + (model.delayOf.get(row.taskId) ?? 0);
+      invariant(
+        snapshot.runAt?.getTime() === acceptedAtMs + delayMs &&
+          fingerprint(edge.detail) === fingerprint(delayMs > 0 ? { delayMs } : null),
+        () =>
+          `${step.name}: run_at ${snapshot.runAt?.toISOString()} detail ${fingerprint(edge.detail)}, expected a delay of ${delayMs} ms`,
+      );
+    }
     edgesSeen.add(edgeKey(edge.from, edge.to, edge.reason));
     model.log.push(row);
     model.states.set(row.taskId, edge.to);
     model.attempts.set(row.taskId, 0);
     model.effectMarked.set(row.taskId, false);
+    startWait(model, row.taskId, edge.to, acceptedAtMs);
   }
   checkRun(model, real);
+  deliverKeptEvents(model, real, rows);
+}
+
+/** R39: a wait gives up its timeout after it starts; leaving `waiting` ends it. */
+function startWait(model: Model, taskId: string, to: TaskState, nowMs: number): void {
+  const waits = model.eventOf.get(taskId);
+  if (to === 'waiting' && waits != null) model.waitGivesUpAt.set(taskId, nowMs + waits.timeoutMs);
+  else model.waitGivesUpAt.delete(taskId);
+}
+
+function stepSpecOf(model: Model, taskId: string) {
+  const found = model.spec.steps.find((stepSpec) => `task-${stepSpec.name}` === taskId);
+  if (found === undefined) throw new Error(`no step spec for ${taskId}`);
+  return found;
+}
+
+/**
+ * R37: every wait the rows started (a creation, a promotion, a replay) takes the first kept
+ * event of its name and key received after the workflow was accepted, if there is one — in
+ * the same transaction, as the engine does, by the event's sender. Completing one may start
+ * further waits (an event step after an event step); they are looked up in turn.
+ */
+function deliverKeptEvents(model: Model, real: Real, rows: readonly PlannedTransition[]): void {
+  for (const row of rows) {
+    if (row.kind !== 'task' || row.edge.to !== 'waiting') continue;
+    const waits = model.eventOf.get(row.taskId);
+    if (waits == null || model.states.get(row.taskId) !== 'waiting') continue;
+    const kept = model.store.firstMatch(waits.name, waits.key);
+    if (kept !== undefined) deliver(model, real, row.taskId, kept);
+  }
+}
+
+/** One event delivered to a waiting task: it succeeds with it (R37), naming the event. */
+function deliver(model: Model, real: Real, taskId: string, event: ModelEvent): void {
+  const outcome = sendEvent(model, real, taskId, {
+    type: 'event_received',
+    actor: event.sender,
+    eventId: event.id,
+  });
+  expectEdge(outcome, 'succeeded', 'event_received');
+  invariant(
+    fingerprint(outcome.edge.detail) === fingerprint({ eventId: event.id }),
+    () => `event_received names ${fingerprint(outcome.edge.detail)}, not ${event.id}`,
+  );
 }
 
 /** What caused a batch of rows: one task event, or a workflow cancel. */
@@ -309,6 +422,7 @@ function absorbBatch(
     model.states.set(row.taskId, row.edge.to);
     model.attempts.set(row.taskId, row.edge.attempt);
     if (row.edge.reason === 'lease_acquired') model.effectMarked.set(row.taskId, false);
+    startWait(model, row.taskId, row.edge.to, nowMs);
   });
   const parent = specParentState([...model.states.values()]);
   if (!rows.some((row) => row.kind === 'workflow')) {
@@ -378,20 +492,35 @@ function checkTaskRow(
     specAllowsEdge(edge.from, edge.to, edge.reason, actorKind),
     () => `${what()} is not an edge of the edge table (docs/state-machine.md)`,
   );
-  // Invariant 2: terminal states change only through the operator's dead → queued edges.
+  const waits = model.eventOf.get(row.taskId) ?? null;
+  // Invariant 2: terminal states change only through the operator's edges out of dead: an
+  // event step waits again, any other step is queued (R39).
   if (edge.from !== null && specTerminalStates.includes(edge.from)) {
     invariant(
       edge.from === 'dead' &&
-        edge.to === 'queued' &&
+        edge.to === (waits === null ? 'queued' : 'waiting') &&
         specReplayReasons.includes(edge.reason) &&
         actorKind === 'operator',
       () => `terminal state changed by ${what()}`,
     );
   }
   invariant(edge.to !== 'leased' || edge.from === 'queued', () => `leased entered by ${what()}`);
+  // R37: an event step runs no code: it is never queued, leased or awaiting a receipt; a step
+  // that runs code never waits for an event.
+  const eventStepStates: readonly TaskState[] = [
+    'pending',
+    'waiting',
+    'succeeded',
+    'cancelled',
+    'dead',
+  ];
+  invariant(
+    waits === null ? edge.to !== 'waiting' : eventStepStates.includes(edge.to),
+    () => `${what()} for a ${waits === null ? 'step that runs code' : 'event step'}`,
+  );
   // Invariant 5: a step leaves pending only when every upstream step succeeded (checked at
   // this point of the log, not after the whole batch).
-  if (edge.from === 'pending' && edge.to === 'queued') {
+  if (edge.from === 'pending' && (edge.to === 'queued' || edge.to === 'waiting')) {
     invariant(
       upstreamStates(model, row.taskId).every((state) => state === 'succeeded'),
       () => `${what()} while upstream is ${upstreamStates(model, row.taskId).join(',')}`,
@@ -402,7 +531,10 @@ function checkTaskRow(
     // (an upstream step was cancelled or asked to stop). Never anything else, never from a
     // dead upstream.
     const promoted =
-      edge.to === 'queued' && edge.reason === 'upstream_succeeded' && edge.actor === 'system';
+      edge.actor === 'system' &&
+      (waits === null
+        ? edge.to === 'queued' && edge.reason === 'upstream_succeeded'
+        : edge.to === 'waiting' && edge.reason === 'event_awaited');
     const upstream = upstreamStates(model, row.taskId);
     const cascaded =
       edge.to === 'cancelled' &&
@@ -411,16 +543,16 @@ function checkTaskRow(
     invariant(edge.from === 'pending' && (promoted || cascaded), () => `follow-up ${what()}`);
   }
   if (role === 'workflow_cancel') {
-    // R12/R13: pending/queued → cancelled, leased → cancel_requested; the rest untouched.
-    const expected: Partial<Record<TaskState, TaskState>> = {
-      pending: 'cancelled',
-      queued: 'cancelled',
-      leased: 'cancel_requested',
+    // R12/R13/R39: pending/queued → cancelled, waiting → cancelled, leased → cancel_requested;
+    // the rest untouched.
+    const expected: Partial<Record<TaskState, readonly [TaskState, ReasonCode]>> = {
+      pending: ['cancelled', 'cancelled_before_start'],
+      queued: ['cancelled', 'cancelled_before_start'],
+      waiting: ['cancelled', 'cancelled_while_waiting'],
+      leased: ['cancel_requested', 'cancel_requested'],
     };
-    invariant(
-      edge.from !== null && expected[edge.from] === edge.to,
-      () => `workflow cancel took ${what()}`,
-    );
+    const [to, reason] = (edge.from === null ? undefined : expected[edge.from]) ?? [];
+    invariant(edge.to === to && edge.reason === reason, () => `workflow cancel took ${what()}`);
   }
   // Invariant 7: every dead carries its reason and the last error category (R18).
   if (edge.to === 'dead') {
@@ -489,6 +621,19 @@ function checkTaskRow(
       () => `${what()}: run_at ${next.runAt?.toISOString()} is before now`,
     );
   }
+  // R36: a ready step is queued its delay after its upstream steps succeeded, and the edge
+  // says until when.
+  if (edge.reason === 'upstream_succeeded') {
+    const delayMs = model.delayOf.get(row.taskId) ?? 0;
+    const runAt = new Date(nowMs + delayMs);
+    invariant(
+      next.runAt?.getTime() === runAt.getTime() &&
+        (delayMs === 0 ||
+          (edge.detail as { runAt?: unknown } | null)?.runAt === runAt.toISOString()),
+      () =>
+        `${what()}: run_at ${next.runAt?.toISOString()} detail ${fingerprint(edge.detail)}, expected ${delayMs} ms from now`,
+    );
+  }
   if (edge.errorCategory !== null) {
     invariant(
       next.lastErrorCategory === edge.errorCategory,
@@ -535,6 +680,14 @@ function checkRun(model: Model, real: Real): void {
     if (snapshot.state === 'queued') {
       invariant(snapshot.runAt !== null, () => `${where} without run_at`);
     }
+    // R39: a wait gives up its timeout after it began (a replay begins a fresh one); a task
+    // that does not wait has no wait to give up.
+    const givesUpAt = snapshot.state === 'waiting' ? model.waitGivesUpAt.get(task.taskId) : null;
+    invariant(
+      (snapshot.waitTimeoutAt?.getTime() ?? null) === givesUpAt,
+      () =>
+        `${where}: wait gives up at ${snapshot.waitTimeoutAt?.toISOString()}, expected ${givesUpAt}`,
+    );
     // Invariant 5, converse: promotion is immediate, and a cancel cascades to pending steps.
     if (snapshot.state === 'pending') {
       const upstream = upstreamStates(model, task.taskId);
@@ -613,6 +766,8 @@ function sendEvent(
       ? 'system'
       : specActorText(event.actor);
   invariant(first.edge.actor === sender, () => `${describeRow(first)}, sent by ${sender}`);
+  // The waits this event started look for the events kept for them (R37).
+  deliverKeptEvents(model, real, decision.transitions);
   return { ok: true, before, edge: first.edge, after: snapshotIn(decision.run, taskId) };
 }
 
@@ -770,25 +925,57 @@ function pickTask(real: Real, target: Target, relevant: readonly TaskState[]): R
 }
 
 function command(label: string, execute: (model: Model, real: Real) => void): MachineCommand {
-  return { check: () => true, run: execute, toString: () => label };
+  return {
+    check: () => true,
+    run: (model, real) => {
+      execute(model, real);
+      checkNoEventMissed(model);
+    },
+    toString: () => label,
+  };
+}
+
+/**
+ * R37/R38, after every command: no task still waits for an event that was kept for it — one
+ * received after the workflow was accepted, of its name and key.
+ */
+function checkNoEventMissed(model: Model): void {
+  for (const [taskId, state] of model.states) {
+    const waits = model.eventOf.get(taskId);
+    if (state !== 'waiting' || waits == null) continue;
+    const kept = model.store.firstMatch(waits.name, waits.key);
+    invariant(kept === undefined, () => `${taskId} still waits although ${kept?.id} came for it`);
+  }
 }
 
 const show = (target: Target) => `#${target.index}${target.anyState ? '*' : ''}`;
 
-/** A worker claims a task; the engine only sees it once run_at has come (R4), so it waits. */
+/**
+ * A worker claims a task; the engine only sees it once run_at has come (R4), so it usually
+ * waits for it. An early claim (a delayed step, a backoff, a snooze not yet due) is refused.
+ */
 const claimCommand = fc
-  .record({ target: targetArbitrary, actor: actorKindArbitrary('worker') })
-  .map(({ target, actor }) =>
-    command(`claim(${show(target)}) by ${actor}`, (model, real) => {
+  .record({
+    target: targetArbitrary,
+    actor: actorKindArbitrary('worker'),
+    early: fc.integer({ min: 0, max: 4 }).map((roll) => roll === 0),
+  })
+  .map(({ target, actor, early }) =>
+    command(`claim(${show(target)}${early ? ', early' : ''}) by ${actor}`, (model, real) => {
       const task = pickTask(real, target, ['queued']);
       const runAt = task.snapshot.runAt;
-      if (task.snapshot.state === 'queued' && runAt !== null) moveClockTo(real, runAt.getTime());
+      const due = runAt === null || runAt.getTime() <= real.nowMs;
+      if (task.snapshot.state === 'queued' && runAt !== null && !early) {
+        moveClockTo(real, runAt.getTime());
+      }
       const outcome = sendEvent(model, real, task.taskId, { type: 'claim', actor: actorOf(actor) });
       if (actor !== 'worker') {
         invariant(!outcome.ok || outcome.edge.to !== 'leased', () => `${actor} took a lease`);
         return;
       }
       if (outcome.before.state !== 'queued') return expectRefused(outcome);
+      // R4: only `run_at <= now` can be leased (R36: a timer is not due before its time).
+      if (early && !due) return expectRefused(outcome, 'not_ready');
       if (deadlineReached(outcome.before, real.nowMs)) {
         // R28: work whose deadline passed before it started is finalized, never run.
         return expectEdge(outcome, 'dead', 'deadline_exceeded_before_start');
@@ -1035,8 +1222,8 @@ const cancelTaskCommand = fc
   .record({ target: targetArbitrary, actor: actorKindArbitrary('client', 'operator') })
   .map(({ target, actor }) =>
     command(`cancelTask(${show(target)}) ×2 by ${actor}`, (model, real) => {
-      // Mostly leased tasks: cancelling pending ones mostly just ends the run early.
-      const task = pickTask(real, target, ['leased']);
+      // Mostly leased or waiting tasks: cancelling pending ones mostly just ends the run early.
+      const task = pickTask(real, target, ['leased', 'waiting']);
       const first = sendEvent(model, real, task.taskId, { type: 'cancel', actor: actorOf(actor) });
       const logLength = model.log.length;
       const second = sendEvent(model, real, task.taskId, { type: 'cancel', actor: actorOf(actor) });
@@ -1048,6 +1235,9 @@ const cancelTaskCommand = fc
         case 'pending':
         case 'queued':
           return expectEdge(first, 'cancelled', 'cancelled_before_start');
+        case 'waiting':
+          // R39: no lease and no effect in flight: the wait simply ends.
+          return expectEdge(first, 'cancelled', 'cancelled_while_waiting');
         case 'leased':
           return expectEdge(first, 'cancel_requested', 'cancel_requested');
         case 'cancel_requested':
@@ -1070,7 +1260,7 @@ const cancelWorkflowCommand = actorKindArbitrary('client', 'operator').map((acto
     );
     if (actor === 'client' || actor === 'operator') {
       const stoppable = real.run.tasks.filter((task) =>
-        ['pending', 'queued', 'leased'].includes(task.snapshot.state),
+        ['pending', 'queued', 'waiting', 'leased'].includes(task.snapshot.state),
       );
       invariant(
         stoppable.length === 0,
@@ -1195,7 +1385,8 @@ const replayCommand = fc
         });
         const valid = actor === 'operator' && named && reason.trim() !== '';
         if (!valid || outcome.before.state !== 'dead') return expectRefused(outcome);
-        expectEdge(outcome, 'queued', 'manual_replay');
+        // R39: a replayed event step waits again, with a fresh timeout (checked by checkRun).
+        expectEdge(outcome, replayedState(model, task.taskId), 'manual_replay');
         invariant(
           outcome.after.attempt === 0 && !outcome.after.effectStarted,
           () => 'a replay starts a fresh attempt budget',
@@ -1224,26 +1415,35 @@ const bulkRequeueCommand = fc
           reason: 'requeue after the outage',
           bulk: true,
         });
-        expectEdge(outcome, 'queued', 'bulk_requeue');
+        expectEdge(outcome, replayedState(model, taskId), 'bulk_requeue');
       }
       const left = chosen.filter((taskId) => model.states.get(taskId) === 'dead');
       invariant(left.length === 0, () => `bulk requeue left ${left} dead`);
     }),
   );
 
-/** R28: time passes the target's deadline, then every queued task is told about it. */
+/** Where a replay takes a dead task (R39): an event step waits again, any other is queued. */
+function replayedState(model: Model, taskId: string): TaskState {
+  return model.eventOf.get(taskId) == null ? 'queued' : 'waiting';
+}
+
+/**
+ * R28/R39: time passes the target's deadline, then every queued and waiting task is told
+ * about it.
+ */
 const deadlinePassesCommand = fc
   .record({ target: targetArbitrary, extraMs: fc.integer({ min: 0, max: 2_000 }) })
   .map(({ target, extraMs }) =>
     command(`deadlinePasses(${show(target)}, +${extraMs} ms)`, (model, real) => {
       const withDeadline = real.run.tasks.filter((task) => task.snapshot.deadlineAt !== null);
-      const task = pickTask(real, target, ['queued', 'pending']);
+      const task = pickTask(real, target, ['queued', 'pending', 'waiting']);
       const deadline = (
         task.snapshot.deadlineAt ?? withDeadline[0]?.snapshot.deadlineAt
       )?.getTime();
       if (deadline !== undefined) moveClockTo(real, deadline + extraMs);
       for (const { taskId } of real.run.tasks) {
-        if (snapshotIn(real.run, taskId).state !== 'queued') continue;
+        const { state } = snapshotIn(real.run, taskId);
+        if (state !== 'queued' && state !== 'waiting') continue;
         expectDeadlineOutcome(
           sendEvent(model, real, taskId, {
             type: 'deadline_passed',
@@ -1255,10 +1455,10 @@ const deadlinePassesCommand = fc
     }),
   );
 
-/** `deadline_passed` sent now, to any task: only a queued task past its deadline dies. */
+/** `deadline_passed` sent now, to any task: only a queued or waiting task past its deadline dies. */
 const deadlineCheckCommand = targetArbitrary.map((target) =>
   command(`deadlineCheck(${show(target)})`, (model, real) => {
-    const task = pickTask(real, target, ['queued']);
+    const task = pickTask(real, target, ['queued', 'waiting']);
     expectDeadlineOutcome(
       sendEvent(model, real, task.taskId, {
         type: 'deadline_passed',
@@ -1274,6 +1474,15 @@ function expectDeadlineOutcome(outcome: Outcome, real: Real): void {
     expectEdge(outcome, 'dead', 'deadline_exceeded_before_start');
     invariant(
       outcome.edge.errorCategory === 'timeout' && specActorKind(outcome.edge.actor) === 'system',
+      () => `deadline edge by ${outcome.edge.actor} with ${outcome.edge.errorCategory}`,
+    );
+    return;
+  }
+  if (outcome.before.state === 'waiting' && deadlineReached(outcome.before, real.nowMs)) {
+    // R39: the workflow's absolute deadline ends a wait too; the sweeper takes the edge.
+    expectEdge(outcome, 'dead', 'deadline_exceeded');
+    invariant(
+      outcome.edge.errorCategory === 'timeout' && specActorKind(outcome.edge.actor) === 'sweeper',
       () => `deadline edge by ${outcome.edge.actor} with ${outcome.edge.errorCategory}`,
     );
     return;
@@ -1345,6 +1554,188 @@ const snoozeCommand = fc
     }),
   );
 
+type EventSend = 'matching' | 'unmatched' | 'duplicate';
+
+/**
+ * R38: an event arrives. `matching` takes the (name, key) of an event step — a waiting one, or
+ * (`*`) any, so the event may come before the step waits (R37: it is kept for it); `unmatched`
+ * a key no step waits for; `duplicate` the (name, key) and idempotency key of an event sent
+ * before (without a key, a repeat is a new event). The sender is a client or an operator;
+ * rarely another actor, whose deliveries the edge table decides (such a sender stores nothing:
+ * only clients and operators send events). With `*` the event is also delivered late to a task
+ * that no longer waits: refused.
+ */
+const sendEventCommand = fc
+  .record({
+    send: fc.constantFrom<EventSend>('matching', 'matching', 'matching', 'unmatched', 'duplicate'),
+    target: targetArbitrary,
+    sender: actorKindArbitrary('client', 'operator'),
+    keyed: fc.boolean(),
+  })
+  .map(({ send, target, sender, keyed }) =>
+    command(
+      `sendEvent(${send} ${show(target)}${keyed ? ', keyed' : ''}) by ${sender}`,
+      (model, real) => {
+        const { name, key, idempotencyKey } = eventToSend(model, real, send, target, keyed);
+        const actor = actorOf(sender);
+        const waiting = real.run.tasks
+          .map((task) => task.taskId)
+          .filter((taskId) => {
+            const waits = model.eventOf.get(taskId);
+            return (
+              model.states.get(taskId) === 'waiting' && waits?.name === name && waits.key === key
+            );
+          });
+        if (sender !== 'client' && sender !== 'operator') {
+          // Straight to the machine: the edge table says whether this actor may take the edge.
+          for (const taskId of waiting) {
+            const outcome = sendEvent(model, real, taskId, {
+              type: 'event_received',
+              actor,
+              eventId: 'event-unsent',
+            });
+            if (specAllowsEdge('waiting', 'succeeded', 'event_received', sender)) {
+              expectEdge(outcome, 'succeeded', 'event_received');
+            } else expectRefused(outcome, 'actor_not_allowed');
+          }
+          return;
+        }
+        const printed = fingerprint(real.run);
+        const logLength = model.log.length;
+        const sent = model.store.send(name, key, actor, real.nowMs, idempotencyKey);
+        if (!sent.stored) {
+          // R38: idempotent by its key: the repeat writes nothing and completes nothing.
+          invariant(
+            fingerprint(real.run) === printed && model.log.length === logLength,
+            () => 'a repeated send changed the run',
+          );
+          return;
+        }
+        // R38: every task waiting for it, in the send's transaction; a task not waiting for
+        // this name and key gets nothing (its wait, if it starts later, may still take it).
+        for (const taskId of waiting) deliver(model, real, taskId, sent.event);
+        if (target.anyState) {
+          const late = real.run.tasks.find((task) => task.snapshot.state !== 'waiting');
+          if (late !== undefined) {
+            const outcome = sendEvent(model, real, late.taskId, {
+              type: 'event_received',
+              actor,
+              eventId: sent.event.id,
+            });
+            expectRefused(outcome);
+          }
+        }
+      },
+    ),
+  );
+
+/** The name, key and idempotency key a send uses (see `sendEventCommand`). */
+function eventToSend(
+  model: Model,
+  real: Real,
+  send: EventSend,
+  target: Target,
+  keyed: boolean,
+): { name: string; key: string; idempotencyKey: string | null } {
+  const fresh = keyed ? `send-${model.store.events.length + 1}` : null;
+  const fallback = {
+    name: eventNames[target.index % eventNames.length] as string,
+    key: eventKeys[target.index % eventKeys.length] as string,
+  };
+  if (send === 'duplicate') {
+    const earlier = model.store.events.filter((event) => event.atMs >= acceptedAtMs);
+    const again = earlier[target.index % Math.max(1, earlier.length)];
+    if (again !== undefined) {
+      return { name: again.name, key: again.key, idempotencyKey: again.idempotencyKey };
+    }
+    return { ...fallback, idempotencyKey: fresh };
+  }
+  if (send === 'unmatched') {
+    return { name: fallback.name, key: 'k-nobody-waits', idempotencyKey: fresh };
+  }
+  const eventSteps = real.run.tasks.filter((task) => model.eventOf.get(task.taskId) != null);
+  const waiting = eventSteps.filter((task) => task.snapshot.state === 'waiting');
+  const pool = target.anyState || waiting.length === 0 ? eventSteps : waiting;
+  const chosen = pool[target.index % Math.max(1, pool.length)];
+  const waits = chosen === undefined ? undefined : model.eventOf.get(chosen.taskId);
+  return { ...(waits ?? fallback), idempotencyKey: fresh };
+}
+
+/**
+ * R39's sweeper, for the tasks that only time moves: a queued or waiting task past its
+ * deadline, a wait past its timeout. Both orders of the two checks (the contract does not
+ * say which comes first when both passed) must end a wait exactly once.
+ */
+function sweepWaits(model: Model, real: Real, deadlineFirst: boolean, actor: ActorKind): void {
+  const sweeper = actorOf('sweeper');
+  for (const { taskId } of real.run.tasks) {
+    for (const check of deadlineFirst ? ['deadline', 'timeout'] : ['timeout', 'deadline']) {
+      const state = model.states.get(taskId);
+      if (state !== 'queued' && state !== 'waiting') continue;
+      if (check === 'deadline') {
+        const event: TaskEvent = { type: 'deadline_passed', actor: sweeper };
+        expectDeadlineOutcome(sendEvent(model, real, taskId, event), real);
+      } else if (state === 'waiting') {
+        // The model's own time of giving up, as it was before the event.
+        const givesUpAt = model.waitGivesUpAt.get(taskId);
+        const event: TaskEvent = { type: 'wait_timeout', actor: actorOf(actor) };
+        const outcome = sendEvent(model, real, taskId, event);
+        expectWaitTimeoutOutcome(model, taskId, givesUpAt, outcome, real, actor);
+      }
+    }
+  }
+}
+
+/** R39: past its timeout a wait ends with its `onTimeout` output, else dead (`event_timeout`). */
+function expectWaitTimeoutOutcome(
+  model: Model,
+  taskId: string,
+  givesUpAt: number | undefined,
+  outcome: Outcome,
+  real: Real,
+  actor: ActorKind,
+): void {
+  const waits = model.eventOf.get(taskId);
+  // Before its time (or once it stopped waiting) the sweeper's view is stale: nothing happens.
+  if (outcome.before.state !== 'waiting' || givesUpAt === undefined || waits == null) {
+    expectRefused(outcome);
+    return;
+  }
+  if (real.nowMs < givesUpAt) {
+    expectRefused(outcome);
+    return;
+  }
+  const to: TaskState = waits.onTimeout ? 'succeeded' : 'dead';
+  if (!specAllowsEdge('waiting', to, 'event_timeout', actor)) {
+    expectRefused(outcome, 'actor_not_allowed');
+    return;
+  }
+  expectEdge(outcome, to, 'event_timeout');
+}
+
+/**
+ * Time passes up to a wait's timeout (a millisecond before, at it, or after it) and the
+ * sweeper runs (`sweepWaits`); mostly as the sweeper, sometimes as another actor.
+ */
+const waitTimeoutCommand = fc
+  .record({
+    target: targetArbitrary,
+    offsetMs: fc.constantFrom(-1, 0, 1, 700, 5_000),
+    deadlineFirst: fc.boolean(),
+    actor: actorKindArbitrary('sweeper'),
+  })
+  .map(({ target, offsetMs, deadlineFirst, actor }) =>
+    command(
+      `waitTimeout(${show(target)}, ${offsetMs >= 0 ? '+' : ''}${offsetMs} ms, ${deadlineFirst ? 'deadline first' : 'timeout first'}) by ${actor}`,
+      (model, real) => {
+        const task = pickTask(real, target, ['waiting']);
+        const givesUpAt = model.waitGivesUpAt.get(task.taskId);
+        if (givesUpAt !== undefined) moveClockTo(real, givesUpAt + offsetMs);
+        sweepWaits(model, real, deadlineFirst, actor);
+      },
+    ),
+  );
+
 const advanceClockCommand = fc.integer({ min: 1, max: 10_000 }).map((ms) =>
   command(`advanceClock(+${ms} ms)`, (model, real) => {
     real.nowMs += ms;
@@ -1374,10 +1765,18 @@ const machineCommandArbitrary: fc.Arbitrary<MachineCommand> = fc.oneof(
   { arbitrary: deadlineCheckCommand, weight: 1 },
   { arbitrary: releaseCommand, weight: 2 },
   { arbitrary: snoozeCommand, weight: 2 },
+  { arbitrary: sendEventCommand, weight: 5 },
+  { arbitrary: waitTimeoutCommand, weight: 4 },
   { arbitrary: advanceClockCommand, weight: 3 },
 );
 
 const maxCommands = 100;
+
+/** Events sent before the workflow was accepted, of the names and keys its steps wait for. */
+const priorEventsArbitrary: fc.Arbitrary<PriorEvent[]> = fc.array(
+  fc.record({ name: fc.constantFrom(...eventNames), key: fc.constantFrom(...eventKeys) }),
+  { maxLength: 3 },
+);
 
 // =============================================================================================
 // Properties
@@ -1389,14 +1788,15 @@ describe('task machine: model-based', () => {
       fc.assert(
         fc.property(
           workflowSpecArbitrary,
+          priorEventsArbitrary,
           fc.commands([machineCommandArbitrary], {
             maxCommands,
             // Without it fast-check's default size caps sequences at ~10 commands.
             size: 'max',
             ...(commandsReplayPath === undefined ? {} : { replayPath: commandsReplayPath }),
           }),
-          (spec, commands) => {
-            fc.modelRun(() => setup(spec), commands);
+          (spec, prior, commands) => {
+            fc.modelRun(() => setup(spec, prior), commands);
           },
         ),
         propertyParameters(),

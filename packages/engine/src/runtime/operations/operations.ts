@@ -18,7 +18,7 @@ import {
 import { EngineError } from '../../errors';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
-import type { EventOutcome } from '../decision/event-request';
+import type { ApplyResult, EventOutcome } from '../decision/event-request';
 
 /** Who asked: an operator by name, or a client. */
 export interface Requester {
@@ -56,7 +56,7 @@ async function applyOne(
   context: EngineContext,
   taskId: string,
   event: TaskEvent,
-): Promise<EventOutcome> {
+): Promise<{ outcome: EventOutcome; result: ApplyResult }> {
   assertUuid(taskId, 'task');
   const result = await context.db
     .transaction()
@@ -74,18 +74,30 @@ async function applyOne(
       },
     );
   }
-  return outcome;
+  return { outcome, result };
 }
 
-async function answer(context: EngineContext, outcome: EventOutcome): Promise<TaskAnswer> {
+/**
+ * What a call answers for one task: as the call's transaction left it. An applied event's own
+ * edge may not be the task's last one in the transaction: a replayed event step that waits
+ * again takes an event kept for it at once (R37, R39), so the answer is the task's latest
+ * state and the reason of its latest edge, not those of the replay edge.
+ */
+async function answer(
+  context: EngineContext,
+  outcome: EventOutcome,
+  result: ApplyResult,
+): Promise<TaskAnswer> {
   switch (outcome.kind) {
-    case 'applied':
+    case 'applied': {
+      const latest = result.transitions.findLast((row) => row.taskId === outcome.taskId);
       return {
         taskId: outcome.taskId,
-        state: outcome.task.state,
+        state: result.tasks.get(outcome.taskId)?.state ?? outcome.task.state,
         changed: true,
-        reason: outcome.edge.reason,
+        reason: (latest?.reason ?? outcome.edge.reason) as ReasonCode,
       };
+    }
     case 'refused':
       return {
         taskId: outcome.taskId,
@@ -112,7 +124,7 @@ export async function cancelTask(
 ): Promise<TaskAnswer> {
   const actor = requesterActor(requester);
   const reason = requesterReasonText(requester);
-  const outcome = await applyOne(
+  const { outcome, result } = await applyOne(
     context,
     taskId,
     reason === undefined ? { type: 'cancel', actor } : { type: 'cancel', actor, reason },
@@ -121,7 +133,7 @@ export async function cancelTask(
     // R14: the cancel did not catch the submission; it is recorded, not an edge.
     await taskRecordLateCancel(context.db, taskId, formatActor(actor));
   }
-  return answer(context, outcome);
+  return answer(context, outcome, result);
 }
 
 export interface WorkflowCancelAnswer {
@@ -161,7 +173,7 @@ export async function replayTask(
   request: { readonly operator: string; readonly reason: string },
 ): Promise<TaskAnswer> {
   const actor = operatorActor(request);
-  const outcome = await applyOne(context, taskId, {
+  const { outcome, result } = await applyOne(context, taskId, {
     type: 'replay',
     actor,
     reason: request.reason.trim(),
@@ -177,7 +189,7 @@ export async function replayTask(
       },
     );
   }
-  return answer(context, outcome);
+  return answer(context, outcome, result);
 }
 
 export interface RequeueRequest {
@@ -231,7 +243,9 @@ export async function requeueDead(
   );
   return Promise.all(
     result.outcomes.flatMap((outcome) =>
-      outcome.kind === 'applied' || outcome.kind === 'refused' ? [answer(context, outcome)] : [],
+      outcome.kind === 'applied' || outcome.kind === 'refused'
+        ? [answer(context, outcome, result)]
+        : [],
     ),
   );
 }
@@ -260,7 +274,8 @@ export async function recordReceipt(
         category: outcome.category,
         summary: outcome.message.slice(0, 500),
       };
-  return answer(context, await applyOne(context, taskId, event));
+  const { outcome: applied, result } = await applyOne(context, taskId, event);
+  return answer(context, applied, result);
 }
 
 function operatorActor(request: { readonly operator: string; readonly reason: string }): Actor {
