@@ -31,6 +31,7 @@ import {
   settleInOneStatement,
   writeResultsInOneStatement,
 } from '../../packages/engine/src/runtime/settle/one-statement-settle';
+import { promotesStepDecidedInFull } from '../../packages/engine/src/runtime/step-table';
 import {
   definitions,
   holder,
@@ -44,6 +45,11 @@ import {
 
 const opened = useStoredRunsDatabase();
 const apply = { definitions, leaseMs: 30_000, random: () => 0.5 };
+
+const promotesDecidedInFull = (workflowName: string, stepName: string) => {
+  const definition = definitions.get(workflowName);
+  return definition !== undefined && promotesStepDecidedInFull(definition, stepName);
+};
 
 /**
  * The resultWriter's composition in one transaction: what one statement writes, then the rest
@@ -143,9 +149,11 @@ describe('the one-statement settle', () => {
             workflow_id: string;
             lease_epoch: string;
             state: string;
-          }>`select id, workflow_id, lease_epoch, state from causeway_tasks order by id`.execute(
-            opened().db,
-          );
+            step: string;
+            name: string;
+          }>`select t.id, t.workflow_id, t.lease_epoch, t.state, t.step, w.name
+               from causeway_tasks as t join causeway_workflows as w on w.id = t.workflow_id
+              order by t.id`.execute(opened().db);
           // Mostly tasks that hold a lease, so most results are ones a worker would send.
           const holding = tasks.filter((task) =>
             ['leased', 'cancel_requested'].includes(task.state),
@@ -183,6 +191,11 @@ describe('the one-statement settle', () => {
                 epoch: Number(task.lease_epoch) + (result.staleEpoch ? 1 : 0),
               },
               ...(result.fails ? {} : { extra: { outputJson: JSON.stringify({ result: index }) } }),
+              // As the worker asks: a step that may ready a delayed or an event step is decided
+              // in full (the one statement promotes only to queued, now).
+              ...(promotesDecidedInFull(task.name, task.step)
+                ? { decideInFull: true as const }
+                : {}),
             });
           }
           const fast = await rolledBack(opened().db, async (tx) => {

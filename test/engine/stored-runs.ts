@@ -204,10 +204,18 @@ export async function store(
             ? new Date(now.getTime() + hour)
             : null;
       const holdsLease = snapshot.state === 'leased' || snapshot.state === 'cancel_requested';
+      // A waiting event step names its event and its wait (the row's CHECK, R37).
+      const waits = snapshot.state === 'waiting' && step.event !== undefined;
+      const wait = {
+        name: waits ? (step.event?.name ?? null) : null,
+        key: waits ? `stored-${task.taskId}` : null,
+        since: waits ? stored : null,
+        until: waits ? (snapshot.waitTimeoutAt ?? new Date(now.getTime() + hour)) : null,
+      };
       await sql`insert into causeway_tasks (id, workflow_id, step, queue, state, attempt,
           max_attempts, replay_count, run_at, deadline_at, lease_holder, lease_epoch,
           lease_expires_at, effect_started, evidence, output, last_error_category, last_error,
-          created_at, updated_at)
+          event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at)
         values (${task.taskId}, ${workflowId}, ${task.step}, ${step.queue}, ${snapshot.state},
           ${snapshot.attempt}, ${step.policy.maxAttempts}, ${snapshot.replayCount}, ${runAt},
           ${deadlineAt}, ${holdsLease ? (spec.ours ? holder : 'earlier-worker') : null},
@@ -216,7 +224,8 @@ export async function store(
           ${snapshot.effectStarted},
           ${snapshot.evidence},
           ${snapshot.state === 'succeeded' ? JSON.stringify({ from: task.step }) : null}::jsonb,
-          ${snapshot.lastErrorCategory}, ${snapshot.lastError}, ${stored}, ${stored})`.execute(db);
+          ${snapshot.lastErrorCategory}, ${snapshot.lastError}, ${wait.name}, ${wait.key},
+          ${wait.since}, ${wait.until}, ${stored}, ${stored})`.execute(db);
     }
   }
   return busy;
