@@ -2,8 +2,12 @@
  * Model-based test of the REAL engine on PostgreSQL against the PURE machine (docs/rules.md, docs/state-machine.md).
  *
  * fast-check generates command sequences (submit, claim, complete, fail, await receipt,
- * effect start / checkpoint, renew, release, cancel task / workflow, receipts, replay, bulk
- * requeue, clock moves with sweeps). Each command runs against the engine — through its public
+ * snooze, effect start / checkpoint, renew, release, cancel task / workflow, receipts, replay,
+ * bulk requeue, clock moves with sweeps — past leases, deadlines, receipts, run_at and wait
+ * timeouts —, sendEvent (model-events.ts: matching, early, unmatched, duplicate, conflicting,
+ * invalid), and a wait that gives up, gets its event late and is replayed). Command classes
+ * live beside this file: model-clock.ts, model-replay.ts, model-events.ts, on the harness in
+ * model-harness.ts. Each command runs against the engine — through its public
  * operations, its transaction-taking `submit`, or the same internal calls its worker makes
  * (`taskClaimCandidates` + `applyEvents` for claims, `applyEvents` with the lease fence for
  * settles, `taskWriteFenced` for boundaries, `leaseRenewMany`, the `Sweeper`) — and against
@@ -11,10 +15,11 @@
  * in-memory runs at the same database time and with the same jitter, plus the engine's own
  * columns and rows as the contract describes them). After every command:
  *   - every workflow's state, and every task's state, attempt, replay count, effect marker,
- *     run_at, deadline, lease holder / epoch / expiry, receipt, last error, checkpoints, output;
+ *     run_at, deadline, lease holder / epoch / expiry, receipt, last error, checkpoints, output,
+ *     and what it waits for (event name, key, since, gives up at);
  *   - the transition rows the command appended (task and workflow rows, in log order: task,
  *     from, to, reason, error category and summary, actor, attempt, detail), and their time;
- *   - the operation's answer (cancel, receipt, replay, bulk requeue, submit);
+ *   - the operation's answer (cancel, receipt, replay, bulk requeue, submit, sendEvent);
  * and at the end of each run R25 (`logMismatches`).
  *
  * Shared with production on purpose: the pure machine (@causeway/workflow) is this test's
@@ -33,15 +38,15 @@
  * listing and its writes (model-system.ts). Jitter: fast-check picks one value per command and
  * both sides draw it, so retry run_at values are compared to the millisecond. Runs share the
  * test database: each one only looks at its own workflows, starts an hour of database time
- * after the previous one, and leaves no claimable or sweepable task behind (RealSystem.cleanup).
+ * after the previous one, and leaves no claimable, sweepable or waiting task behind
+ * (RealSystem.cleanup).
  *
  * Settings: CAUSEWAY_FC_ENGINE_RUNS (default 100 runs: 1–3 workflows, then up to 25 commands);
  * CAUSEWAY_FC_STATS=1 prints how often each edge was reached. Reproduce a failure with what
  * fast-check prints:
  *   CAUSEWAY_FC_SEED=… CAUSEWAY_FC_PATH=… CAUSEWAY_FC_REPLAY_PATH=… pnpm exec vitest run <file>
  */
-import { EngineError } from '@causeway/engine';
-import type { Actor, ErrorCategory, ReasonCode, TaskEvent, TaskState } from '@causeway/workflow';
+import type { Actor, ErrorCategory, TaskEvent } from '@causeway/workflow';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -49,27 +54,33 @@ import { taskClaimCandidates } from '../../packages/engine/src/db/claim/claim-lo
 import { leaseRenewMany } from '../../packages/engine/src/db/lease/lease-renew';
 import { taskWriteFenced } from '../../packages/engine/src/db/lease/task-write-fenced';
 import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-events';
-import type { EventRequest } from '../../packages/engine/src/runtime/decision/event-request';
 import { specErrorCategories } from '../helpers/contract-tables';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
 import { commandsReplayPath } from '../workflow/arbitraries';
-import { EngineModel, type LogRow, type ModelOutcome, type ModelTask } from './model-state';
+import { ClockCommand, type ClockTarget } from './model-clock';
+import { sendEventCommand, waitGivesUpCommand } from './model-events';
 import {
-  createShared,
-  type DbRow,
-  databaseNow,
-  RealSystem,
-  sweepGuardMs,
-  type TaskRow,
-} from './model-system';
-import {
-  leaseMs,
-  modelQueues,
-  modelWorkflows,
-  sweeperHolder,
-  workerHolders,
-} from './model-workflows';
+  answerOf,
+  applyInTransaction,
+  type Command,
+  clockOf,
+  expectRows,
+  expectSorted,
+  fenceOf,
+  holdsLeaseState,
+  ModelCommand,
+  modelHoldsLease,
+  pickTask,
+  reached,
+  rowsOf,
+  tally,
+  terminalStates,
+} from './model-harness';
+import { BulkRequeueCommand, deadReasons, ReplayCommand } from './model-replay';
+import { EngineModel, type LogRow, type ModelTask } from './model-state';
+import { createShared, databaseNow, RealSystem } from './model-system';
+import { leaseMs, modelQueues, modelWorkflows, workerHolders } from './model-workflows';
 
 const database = useTestDatabase();
 
@@ -99,200 +110,6 @@ function readPositiveInteger(name: string, fallback: number): number {
   return value;
 }
 
-// =============================================================================================
-// Comparison helpers
-
-type Command = fc.AsyncCommand<EngineModel, RealSystem>;
-
-const terminalStates: readonly TaskState[] = ['succeeded', 'cancelled', 'dead'];
-
-/** The appended rows equal the model's planned rows, in order; all at `at` when given. */
-function expectRows(
-  label: string,
-  actual: readonly DbRow[],
-  expected: readonly LogRow[],
-  at?: Date,
-) {
-  expect(
-    actual.map(({ at: _at, ...row }) => row),
-    `${label}: transition rows`,
-  ).toEqual(expected);
-  if (at !== undefined) {
-    for (const row of actual) expect(row.at, `${label}: transition time`).toEqual(at);
-  }
-  for (const row of actual) {
-    const kind = row.task_id === null ? 'workflow' : 'task';
-    tally(`${kind} ${row.from_state ?? '∅'} → ${row.to_state} (${row.reason})`);
-  }
-}
-
-/** How often each edge and each non-edge outcome was reached (CAUSEWAY_FC_STATS=1 prints it). */
-const reached = new Map<string, number>();
-
-function tally(what: string) {
-  reached.set(what, (reached.get(what) ?? 0) + 1);
-}
-
-/** Every workflow and task of the run in the database (plain SQL) equals the model. */
-async function compareWithModel(model: EngineModel, system: RealSystem, label: string) {
-  const [states, tasks] = await Promise.all([system.workflowStates(), system.tasks()]);
-  expect(states.size, `${label}: workflows`).toBe(model.workflows.length);
-  for (const workflow of model.workflows) {
-    expect(states.get(workflow.id), `${label}: ${workflow.definition.name} ${workflow.id}`).toBe(
-      workflow.parent,
-    );
-  }
-  const byId = new Map<string, TaskRow>(tasks.map((task) => [task.id, task]));
-  const modelTasks = model.tasks();
-  expect(tasks.length, `${label}: tasks`).toBe(modelTasks.length);
-  for (const expected of modelTasks) {
-    expect(byId.get(expected.task.taskId), `${label}: task ${expected.task.step}`).toEqual(
-      model.expectedTaskRow(expected),
-    );
-  }
-  // The public read says the same, through the engine's own row mappers (the public surfaces).
-  for (const workflow of model.workflows) {
-    expect(await system.publicView(workflow.id), `${label}: getWorkflow`).toEqual({
-      state: workflow.parent,
-      tasks: modelTasks
-        .filter((task) => task.workflow === workflow)
-        .map((task) => model.expectedTaskRow(task)),
-      log: workflow.log,
-    });
-  }
-}
-
-/** The `index`-th task among those `prefer` accepts (among all without `prefer`). */
-function pickTask(
-  model: EngineModel,
-  index: number,
-  prefer: ((task: ModelTask) => boolean) | null,
-): ModelTask | undefined {
-  const all = model.tasks();
-  const pool = prefer === null ? all : all.filter(prefer);
-  return pool.length === 0 ? undefined : pool[index % pool.length];
-}
-
-/** A claim's fence (R7): every later write of that claim is conditional on it. */
-interface Fence {
-  readonly taskId: string;
-  readonly holder: string;
-  readonly epoch: number;
-}
-
-/** Whether a worker holds the task, as the model's columns say (R7). */
-const holdsLeaseState = (task: ModelTask) => task.columns.lease !== null;
-
-/**
- * R7 as the model sees it: same holder and epoch, still leased or cancel_requested, lease not
- * run out. `undefined` when the lease ends in the very millisecond of `now`: a renewed lease's
- * expiry has microseconds the model (millisecond Dates) cannot see, so SQL may answer either way.
- */
-function modelHoldsLease(task: ModelTask, fence: Fence, now: Date, sqlFence: boolean) {
-  const { lease, epoch } = task.columns;
-  if (lease === null || lease.holder !== fence.holder || epoch !== fence.epoch) return false;
-  if (sqlFence && lease.expiresAt.getTime() === now.getTime()) return undefined;
-  return lease.expiresAt.getTime() > now.getTime();
-}
-
-/** The fence a worker would hold on the task: its current claim, or the one before (stale). */
-function fenceOf(task: ModelTask, stale: boolean): Fence {
-  return {
-    taskId: task.task.taskId,
-    holder: task.columns.lease?.holder ?? workerHolders[0],
-    epoch: task.columns.epoch - (stale ? 1 : 0),
-  };
-}
-
-function clockOf(now: Date, jitter: number) {
-  return { now, random: () => jitter };
-}
-
-function rowsOf(outcome: ModelOutcome): readonly LogRow[] {
-  return outcome.kind === 'applied' ? outcome.rows : [];
-}
-
-/** The answer an operation gives for one task (cancel, receipt, replay). */
-function answerOf(taskId: string, outcome: ModelOutcome) {
-  if (outcome.kind === 'refused') tally(`answer: refused ${outcome.refusal.code}`);
-  return outcome.kind === 'applied'
-    ? { taskId, state: outcome.state, changed: true, reason: outcome.reason }
-    : {
-        taskId,
-        state: outcome.state,
-        changed: false,
-        reason: outcome.reason,
-        refusal: outcome.refusal.code,
-        message: outcome.refusal.message,
-      };
-}
-
-/**
- * The engine may apply a batch's events in any order among equals (ties in `order by`), so the
- * model follows the order the log shows — each event at the position of its task's first row —
- * and the test checks that order against the engine's sort keys.
- */
-function inLogOrder<T extends { readonly taskId: string }>(
-  events: readonly T[],
-  rows: readonly DbRow[],
-): T[] {
-  const position = (taskId: string) => {
-    const index = rows.findIndex((row) => row.task_id === taskId);
-    return index === -1 ? Number.POSITIVE_INFINITY : index;
-  };
-  return [...events].sort((a, b) => position(a.taskId) - position(b.taskId));
-}
-
-function expectSorted(label: string, keys: readonly (readonly (number | string)[])[]) {
-  for (let index = 1; index < keys.length; index += 1) {
-    const previous = keys[index - 1] as readonly (number | string)[];
-    const current = keys[index] as readonly (number | string)[];
-    expect(compareKeys(previous, current) <= 0, `${label}: ${JSON.stringify(keys)}`).toBe(true);
-  }
-}
-
-function compareKeys(a: readonly (number | string)[], b: readonly (number | string)[]): number {
-  for (let index = 0; index < Math.max(a.length, b.length); index += 1) {
-    const x = a[index] as number | string;
-    const y = b[index] as number | string;
-    if (x < y) return -1;
-    if (x > y) return 1;
-  }
-  return 0;
-}
-
-/** Runs one event in its own transaction, as the engine's settler does, returning its `now`. */
-async function applyInTransaction(system: RealSystem, request: EventRequest) {
-  return system.db.transaction().execute(async (tx) => {
-    const now = await databaseNow(tx);
-    const result = await applyEvents(tx, system.context.apply, [request]);
-    return { now, outcome: result.outcomes[0] };
-  });
-}
-
-// =============================================================================================
-// Commands
-
-abstract class ModelCommand implements Command {
-  constructor(readonly jitter: number) {}
-
-  /** Whether the command means something in this model state (fast-check skips it if not). */
-  check(_model: Readonly<EngineModel>): boolean {
-    return true;
-  }
-
-  async run(model: EngineModel, system: RealSystem): Promise<void> {
-    system.shared.jitter.value = this.jitter;
-    tally('(commands run)');
-    const label = this.toString();
-    await this.execute(model, system, label);
-    await compareWithModel(model, system, label);
-  }
-
-  protected abstract execute(model: EngineModel, system: RealSystem, label: string): Promise<void>;
-  abstract toString(): string;
-}
-
 /** Submit in the test's transaction (the public `transaction` option), so both see one `now`. */
 class SubmitCommand extends ModelCommand {
   constructor(
@@ -311,13 +128,13 @@ class SubmitCommand extends ModelCommand {
     const definition = modelWorkflows[this.definitionIndex % modelWorkflows.length];
     if (definition === undefined) throw new Error('no workflow definitions');
     const key = this.key === null ? null : `${system.runId}-key-${this.key}`;
+    const input = { n: model.workflows.length };
     const { now, result, tasks } = await system.db.transaction().execute(async (tx) => {
       const now = await databaseNow(tx);
-      const result = await system.engine.submit(
-        definition.name,
-        { n: model.workflows.length },
-        { transaction: tx, ...(key === null ? {} : { idempotencyKey: key }) },
-      );
+      const result = await system.engine.submit(definition.name, input, {
+        transaction: tx,
+        ...(key === null ? {} : { idempotencyKey: key }),
+      });
       const { rows: tasks } = await sql<{ id: string; step: string }>`
         select id, step from causeway_tasks where workflow_id = ${result.workflow.id}`.execute(tx);
       return { now, result, tasks };
@@ -344,7 +161,11 @@ class SubmitCommand extends ModelCommand {
       key,
       { workflowId: result.workflow.id, taskIds },
       now,
+      input,
     );
+    // R37: a first step that waits takes an event kept for it (never one sent before its
+    // workflow was accepted, so none here).
+    expected.push(...model.completeKeptWaits(clockOf(now, this.jitter), rows));
     expect(result.workflow.state, label).toBe(model.workflow(result.workflow.id).parent);
     expectRows(label, rows, expected, now);
   }
@@ -438,6 +259,7 @@ class ClaimCommand extends ModelCommand {
     }
     const clock = clockOf(now, this.jitter);
     const expected = claimed.flatMap((id) => rowsOf(model.apply(id, event, clock, { holder })));
+    expected.push(...model.completeKeptWaits(clock, rows));
     expectRows(label, rows, expected, now);
   }
 }
@@ -529,7 +351,8 @@ class SettleCommand extends ModelCommand {
       expectRows(label, rows, []);
       return;
     }
-    const expected = model.apply(taskId, event, clockOf(now, this.jitter), {
+    const clock = clockOf(now, this.jitter);
+    const expected = model.apply(taskId, event, clock, {
       ...(this.kind === 'await_receipt' ? { receipt } : {}),
       ...(this.kind === 'complete' ? { output } : {}),
     });
@@ -538,7 +361,8 @@ class SettleCommand extends ModelCommand {
     if (outcome?.kind === 'refused' && expected.kind === 'refused') {
       expect(outcome.refusal.code, label).toBe(expected.refusal.code);
     }
-    expectRows(label, rows, rowsOf(expected), now);
+    // A completion may start a wait that an event kept for it ends at once (R37).
+    expectRows(label, rows, [...rowsOf(expected), ...model.completeKeptWaits(clock, rows)], now);
   }
 }
 
@@ -604,9 +428,10 @@ class EffectCommand extends ModelCommand {
       });
       at = now;
       if (modelHoldsLease(model.task(taskId), fence, now, false)) {
-        const decided = model.apply(taskId, event, clockOf(now, this.jitter));
+        const clock = clockOf(now, this.jitter);
+        const decided = model.apply(taskId, event, clock);
         expect(outcome?.kind, `${label}: boundary outcome`).toBe(decided.kind);
-        expected = rowsOf(decided);
+        expected = [...rowsOf(decided), ...model.completeKeptWaits(clock)];
       } else {
         expect(outcome?.kind, `${label}: boundary outcome`).toBe('stale');
       }
@@ -661,123 +486,6 @@ class RenewCommand extends ModelCommand {
   }
 }
 
-type ClockTarget = 'lease' | 'deadline' | 'receipt' | 'run_at' | 'fixed';
-
-/** Moves database time (R11) — past a chosen lease, deadline, receipt deadline or run_at — and sweeps. */
-class ClockCommand extends ModelCommand {
-  constructor(
-    readonly target: ClockTarget,
-    readonly taskIndex: number,
-    readonly fixedMs: number,
-    readonly sweep: boolean,
-    jitter: number,
-  ) {
-    super(jitter);
-  }
-
-  toString() {
-    const where =
-      this.target === 'fixed'
-        ? `+${this.fixedMs} ms`
-        : `past ${this.target} of task ${this.taskIndex}`;
-    return `clock(${where}${this.sweep ? ', sweep' : ''}, jitter ${this.jitter})`;
-  }
-
-  protected async execute(model: EngineModel, system: RealSystem, label: string) {
-    const before = (await system.now()).getTime();
-    await system.advanceTo(this.targetTime(model, before));
-    if (!this.sweep) {
-      expectRows(label, await system.takeRows(), []);
-      return;
-    }
-    const listedAt = await system.sweep(() => sweepDeadlines(model));
-    const rows = await system.takeRows();
-    const now = rows[0]?.at ?? listedAt;
-    expect(now.getTime() - listedAt.getTime(), `${label}: sweep took too long`).toBeLessThan(
-      sweepGuardMs,
-    );
-
-    const actor: Actor = { kind: 'sweeper', name: sweeperHolder };
-    const due = model.tasks().flatMap((task) => {
-      const { state } = task.task.snapshot;
-      const taskId = task.task.taskId;
-      const dueAt = (at: Date | null) => at !== null && at.getTime() < listedAt.getTime();
-      const { lease, receipt } = task.columns;
-      if (lease !== null && dueAt(lease.expiresAt)) {
-        const key = [0, lease.expiresAt.getTime()];
-        return [{ taskId, key, event: { type: 'lease_expired', actor } as TaskEvent }];
-      }
-      if (state === 'queued' && dueAt(task.task.snapshot.deadlineAt)) {
-        const key = [1, task.task.snapshot.deadlineAt?.getTime() ?? 0];
-        return [
-          {
-            taskId,
-            key,
-            event: {
-              type: 'deadline_passed',
-              actor: { kind: 'sweeper', name: 'sweeper-1' },
-            } as TaskEvent,
-          },
-        ];
-      }
-      if (state === 'awaiting_receipt' && receipt !== null && dueAt(receipt.deadlineAt)) {
-        const key = [2, receipt.deadlineAt.getTime()];
-        return [{ taskId, key, event: { type: 'receipt_timeout', actor } as TaskEvent }];
-      }
-      return [];
-    });
-    const ordered = inLogOrder(due, rows);
-    // The sweeper's order: expired leases, then queued deadlines, then receipts, oldest first.
-    expectSorted(
-      `${label}: sweep order`,
-      ordered.map((item) => item.key),
-    );
-    const clock = clockOf(now, this.jitter);
-    const expected = ordered.flatMap((item) => rowsOf(model.apply(item.taskId, item.event, clock)));
-    expectRows(label, rows, expected, now);
-  }
-
-  private targetTime(model: EngineModel, now: number): number {
-    const fixed = now + this.fixedMs;
-    const times = model.tasks().flatMap((task): number[] => {
-      const { snapshot } = task.task;
-      switch (this.target) {
-        case 'lease':
-          return task.columns.lease !== null ? [task.columns.lease.expiresAt.getTime() + 1] : [];
-        case 'deadline':
-          return !terminalStates.includes(snapshot.state) && snapshot.deadlineAt !== null
-            ? [snapshot.deadlineAt.getTime() + 1]
-            : [];
-        case 'receipt':
-          return snapshot.state === 'awaiting_receipt' && task.columns.receipt !== null
-            ? [task.columns.receipt.deadlineAt.getTime() + 1]
-            : [];
-        case 'run_at':
-          return snapshot.state === 'queued' &&
-            snapshot.runAt !== null &&
-            snapshot.runAt.getTime() > now
-            ? [snapshot.runAt.getTime()]
-            : [];
-        default:
-          return [];
-      }
-    });
-    return times.length === 0 ? fixed : (times[this.taskIndex % times.length] as number);
-  }
-}
-
-/** What the sweeper looks at, as the model knows it (for the sweep's guard window). */
-function sweepDeadlines(model: EngineModel): number[] {
-  return model.tasks().flatMap((task) => {
-    const { state, deadlineAt } = task.task.snapshot;
-    const { lease, receipt } = task.columns;
-    if (lease !== null) return [lease.expiresAt.getTime()];
-    if (state === 'queued' && deadlineAt !== null) return [deadlineAt.getTime()];
-    if (state === 'awaiting_receipt' && receipt !== null) return [receipt.deadlineAt.getTime()];
-    return [];
-  });
-}
-
 /** `engine.cancelTask` by a client or an operator (R12–R15). */
 class CancelTaskCommand extends ModelCommand {
   constructor(
@@ -816,9 +524,11 @@ class CancelTaskCommand extends ModelCommand {
     // A cancel decides nothing by time; the log's time is the transaction's `now`.
     const now = rows[0]?.at ?? (await system.now());
     const actor: Actor = this.operator ? { kind: 'operator', name: 'alice' } : { kind: 'client' };
-    const expected = model.apply(taskId, { type: 'cancel', actor }, clockOf(now, this.jitter));
-    expect(answer, `${label}: answer`).toEqual(answerOf(taskId, expected));
-    expectRows(label, rows, rowsOf(expected), now);
+    const clock = clockOf(now, this.jitter);
+    const expected = model.apply(taskId, { type: 'cancel', actor }, clock);
+    const kept = model.completeKeptWaits(clock, rows);
+    expect(answer, `${label}: answer`).toEqual(answerOf(model, taskId, expected));
+    expectRows(label, rows, [...rowsOf(expected), ...kept], now);
   }
 }
 
@@ -849,7 +559,11 @@ class CancelWorkflowCommand extends ModelCommand {
     const rows = await system.takeRows();
     const now = rows[0]?.at ?? (await system.now());
     const actor: Actor = this.operator ? { kind: 'operator', name: 'bob' } : { kind: 'client' };
-    const expected = model.cancelWorkflow(workflow.id, actor, clockOf(now, this.jitter));
+    const clock = clockOf(now, this.jitter);
+    const expected = [
+      ...model.cancelWorkflow(workflow.id, actor, clock),
+      ...model.completeKeptWaits(clock, rows),
+    ];
     expect(answer, `${label}: answer`).toEqual({
       workflowId: workflow.id,
       state: model.workflow(workflow.id).parent,
@@ -903,138 +617,11 @@ class ReceiptCommand extends ModelCommand {
       this.rejected === null
         ? { type: 'receipt_confirmed', actor }
         : { type: 'receipt_rejected', actor, category: this.rejected, summary: message };
-    const expected = model.apply(taskId, event, clockOf(now, this.jitter));
-    expect(answer, `${label}: answer`).toEqual(answerOf(taskId, expected));
-    expectRows(label, rows, rowsOf(expected), now);
-  }
-}
-
-/** `engine.replayTask` by an operator (dead → queued, `manual_replay`). */
-class ReplayCommand extends ModelCommand {
-  constructor(
-    readonly taskIndex: number,
-    readonly anyTask: boolean,
-  ) {
-    super(0);
-  }
-
-  toString() {
-    return `replay(task ${this.taskIndex}${this.anyTask ? ' of all' : ''})`;
-  }
-
-  override check(model: Readonly<EngineModel>): boolean {
-    return this.target(model as EngineModel) !== undefined;
-  }
-
-  private target(model: EngineModel): ModelTask | undefined {
-    return pickTask(
-      model,
-      this.taskIndex,
-      this.anyTask ? null : (task) => task.task.snapshot.state === 'dead',
-    );
-  }
-
-  protected async execute(model: EngineModel, system: RealSystem, label: string) {
-    const target = this.target(model);
-    if (target === undefined) return;
-    const taskId = target.task.taskId;
-    const reason = 'model replay';
-    let answer: unknown;
-    try {
-      answer = await system.engine.replayTask(taskId, { operator: 'carol', reason });
-    } catch (error) {
-      answer = error instanceof EngineError ? { error: error.code } : error;
-    }
-    const rows = await system.takeRows();
-    const now = rows[0]?.at ?? (await system.now());
-    const expected = model.apply(
-      taskId,
-      { type: 'replay', actor: { kind: 'operator', name: 'carol' }, reason, bulk: false },
-      clockOf(now, this.jitter),
-    );
-    expect(answer, `${label}: answer`).toEqual(
-      expected.kind === 'applied' ? answerOf(taskId, expected) : { error: 'conflict' },
-    );
-    expectRows(label, rows, rowsOf(expected), now);
-  }
-}
-
-const deadReasons: readonly ReasonCode[] = [
-  'non_retryable_error',
-  'attempts_exhausted',
-  'lease_expired_effect_uncertain',
-  'deadline_exceeded',
-  'deadline_exceeded_before_start',
-  'receipt_rejected',
-  'receipt_timeout',
-];
-
-/** `engine.requeueDead` (R26) over this run's whole time range. */
-class BulkRequeueCommand extends ModelCommand {
-  /** `reasonIndex` picks among the reasons dead tasks of the run have (else among all). */
-  constructor(readonly reasonIndex: number) {
-    super(0);
-  }
-
-  toString() {
-    return `requeueDead(reason ${this.reasonIndex})`;
-  }
-
-  override check(model: Readonly<EngineModel>): boolean {
-    return (model as EngineModel).tasks().some((task) => task.task.snapshot.state === 'dead');
-  }
-
-  protected async execute(model: EngineModel, system: RealSystem, label: string) {
-    const present = deadReasons.filter((code) =>
-      model
-        .tasks()
-        .some((task) => task.task.snapshot.state === 'dead' && task.columns.last.reason === code),
-    );
-    const pool = present.length > 0 ? present : deadReasons;
-    const reasonCode = pool[this.reasonIndex % pool.length] as ReasonCode;
-    label = `${label} = ${reasonCode}`;
-    const before = await system.now();
-    const reason = 'model bulk requeue';
-    const answers = await system.engine.requeueDead({
-      reasonCode,
-      from: system.runStart,
-      to: new Date(before.getTime() + 400 * 86_400_000),
-      operator: 'dave',
-      reason,
-    });
-    const rows = await system.takeRows();
-    const now = rows[0]?.at ?? before;
-    const due = model
-      .tasks()
-      .filter(
-        (task) => task.task.snapshot.state === 'dead' && task.columns.last.reason === reasonCode,
-      )
-      .map((task) => ({ taskId: task.task.taskId }));
-    const ordered = inLogOrder(due, rows);
-    expectSorted(
-      `${label}: requeue order (task id)`,
-      ordered.map((item) => [item.taskId]),
-    );
-    const event: TaskEvent = {
-      type: 'replay',
-      actor: { kind: 'operator', name: 'dave' },
-      reason,
-      bulk: true,
-    };
     const clock = clockOf(now, this.jitter);
-    const outcomes = ordered.map((item) => ({
-      taskId: item.taskId,
-      outcome: model.apply(item.taskId, event, clock),
-    }));
-    expect(answers, `${label}: answers`).toEqual(
-      outcomes.map(({ taskId, outcome }) => answerOf(taskId, outcome)),
-    );
-    expectRows(
-      label,
-      rows,
-      outcomes.flatMap(({ outcome }) => rowsOf(outcome)),
-      now,
-    );
+    const expected = model.apply(taskId, event, clock);
+    const kept = model.completeKeptWaits(clock, rows);
+    expect(answer, `${label}: answer`).toEqual(answerOf(model, taskId, expected));
+    expectRows(label, rows, [...rowsOf(expected), ...kept], now);
   }
 }
 
@@ -1116,7 +703,7 @@ const renewCommand = fc
 
 const clockCommand = fc
   .record({
-    target: fc.constantFrom<ClockTarget>('lease', 'deadline', 'receipt', 'run_at', 'fixed'),
+    target: fc.constantFrom<ClockTarget>('lease', 'deadline', 'receipt', 'run_at', 'wait', 'fixed'),
     task: indexArbitrary,
     fixedMs: fc.constantFrom(0, 500, 3_000, 15_000, 35_000, 100_000, 200_000),
     sweep: fc.oneof(
@@ -1173,6 +760,8 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: receiptCommand, weight: 2 },
   { arbitrary: replayCommand, weight: 3 },
   { arbitrary: bulkRequeueCommand, weight: 2 },
+  { arbitrary: sendEventCommand, weight: 4 },
+  { arbitrary: waitGivesUpCommand, weight: 2 },
 );
 
 // =============================================================================================
@@ -1197,6 +786,15 @@ const expectedReached: readonly (readonly string[])[] = [
   ['task dead → queued (manual_replay)', 'task dead → queued (bulk_requeue)'],
   ['complete: stale writer'],
   ['fail: stale writer'],
+  ['task ∅ → waiting (submitted)'],
+  ['task pending → waiting (event_awaited)'],
+  ['task waiting → succeeded (event_received)'],
+  ['task waiting → succeeded (event_timeout)'],
+  ['task waiting → dead (event_timeout)', 'task waiting → dead (deadline_exceeded)'],
+  ['task waiting → cancelled (cancelled_while_waiting)'],
+  ['task dead → waiting (manual_replay)', 'task dead → waiting (bulk_requeue)'],
+  ['sendEvent: matching, 1 waiting'],
+  ['sendEvent: refused invalid_event_payload'],
 ];
 
 describe('engine vs pure model', () => {

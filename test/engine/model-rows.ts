@@ -6,7 +6,8 @@
  *     from the task's previous row (R25), `to_state` and `attempt` from the state the machine
  *     left, the actor text the caller passes (R24);
  *   - the parent's row (the aggregation table), naming the step, reason and actor of the edge that moved it;
- *   - the lease (R7), receipt (R23) and output columns: a table keyed by (from, to);
+ *   - the lease (R7), receipt (R23), wait (R37, R39) and output columns: a table keyed by
+ *     (from, to);
  *   - the task row's columns by name, as read back with plain SQL.
  */
 import type { RunTask, TaskEdge, TaskSnapshot, TaskState, WorkflowState } from '@causeway/workflow';
@@ -39,6 +40,25 @@ export interface AwaitedReceipt {
   readonly deadlineAt: Date;
 }
 
+/**
+ * What a waiting task waits for (R37, R42: `waitingFor { name key since timeoutAt }`): its
+ * event's name, its key (a function of the input and upstream results, computed when the wait
+ * starts), since when, and when it gives up (R39: its timeout after it began).
+ */
+export interface ModelWait {
+  readonly name: string;
+  readonly key: string;
+  readonly since: Date;
+  readonly timeoutAt: Date;
+}
+
+/** The event a step that starts waiting waits for, and how long. */
+export interface WaitStart {
+  readonly name: string;
+  readonly key: string;
+  readonly timeoutMs: number;
+}
+
 /** What the engine keeps beside the machine's snapshot of a task. */
 export interface EngineColumns {
   /** Null whenever no worker holds the task. */
@@ -46,6 +66,8 @@ export interface EngineColumns {
   /** Claims so far: R7's epoch grows by one on every claim and never goes back. */
   epoch: number;
   receipt: AwaitedReceipt | null;
+  /** Set exactly while the task is `waiting`. */
+  wait: ModelWait | null;
   /** The task's latest log row: its `to_state` is the state (R25), its reason what bulk requeue selects on. */
   last: LogRow;
   /** Checkpoint names ever written (R19: never cleared, a retry resumes from them). */
@@ -60,7 +82,7 @@ export interface EventCause {
   readonly holder?: string;
   /** The receipt an `await_receipt` waits for. */
   readonly receipt?: { readonly id: string; readonly timeoutMs: number };
-  /** The output a `complete` reports. */
+  /** The output a `complete` reports, an event's payload (R37), a wait's `onTimeout` (R39). */
   readonly output?: unknown;
 }
 
@@ -71,12 +93,15 @@ export interface EventCause {
  *           'none'  no worker holds the task (R23: awaiting a receipt releases the lease).
  *   receipt 'await' the receipt the step submitted, due by now + its timeout (R23);
  *           'none'  nothing awaited.
- *   output  'store' the completion's output is stored with the edge (R20); otherwise kept.
+ *   output  'store' the completion's output is stored with the edge (R20, R37); otherwise kept.
+ *   wait    'start' the wait begins now: its event and timeout (R37, R39); any other edge
+ *           leaves no wait behind (only `waiting` has one).
  */
 interface EdgeColumns {
   readonly lease: 'claim' | 'held' | 'none';
   readonly receipt: 'await' | 'none';
   readonly output?: 'store';
+  readonly wait?: 'start';
 }
 const plain: EdgeColumns = { lease: 'none', receipt: 'none' };
 const engineColumnsByEdge: Readonly<Record<string, EdgeColumns>> = {
@@ -98,7 +123,32 @@ const engineColumnsByEdge: Readonly<Record<string, EdgeColumns>> = {
   'awaiting_receipt → queued': plain,
   'awaiting_receipt → dead': plain,
   'dead → queued': plain,
+  'pending → waiting': { ...plain, wait: 'start' },
+  'waiting → succeeded': { ...plain, output: 'store' },
+  'waiting → dead': plain,
+  'waiting → cancelled': plain,
+  'dead → waiting': { ...plain, wait: 'start' },
 };
+
+/** The wait columns of a task row (R42's `waitingFor`), by column name. */
+export function waitColumns(columns: EngineColumns): Record<string, unknown> {
+  return {
+    event_name: columns.wait?.name ?? null,
+    event_key: columns.wait?.key ?? null,
+    wait_since: columns.wait?.since ?? null,
+    wait_timeout_at: columns.wait?.timeoutAt ?? null,
+  };
+}
+
+/** The wait an edge into `waiting` starts at `now`. */
+export function startedWait(wait: WaitStart, now: Date): ModelWait {
+  return {
+    name: wait.name,
+    key: wait.key,
+    since: now,
+    timeoutAt: new Date(now.getTime() + wait.timeoutMs),
+  };
+}
 
 /**
  * A fenced write of a running claim (R7) by the task's state: it lands only where a claim is
@@ -124,7 +174,8 @@ export const snapshotColumns = {
 
 /**
  * One task edge: its log row (R24), and what it does to the task's engine columns (`columns`
- * is updated in place). `task` is the task as the machine left it.
+ * is updated in place). `task` is the task as the machine left it; `wait`, for an edge into
+ * `waiting`, what it waits for.
  */
 export function takeEdge(
   workflowId: string,
@@ -134,6 +185,7 @@ export function takeEdge(
   actor: string,
   now: Date,
   cause: EventCause,
+  wait: WaitStart | null,
 ): LogRow {
   const from = columns.last.to_state;
   const to = task.snapshot.state;
@@ -155,6 +207,10 @@ export function takeEdge(
         }
       : null;
   if (effect.output === 'store' && cause.output !== undefined) columns.output = cause.output;
+  if (effect.wait === 'start' && wait === null) {
+    throw new Error(`${task.step} starts waiting without its event`);
+  }
+  columns.wait = effect.wait === 'start' && wait !== null ? startedWait(wait, now) : null;
   const row: LogRow = {
     workflow_id: workflowId,
     task_id: task.taskId,
@@ -166,12 +222,22 @@ export function takeEdge(
     error_summary: edge.errorSummary,
     actor,
     attempt: task.snapshot.attempt,
-    // R23: the row of an edge into awaiting_receipt says which receipt it waits for.
+    // R23: the row of an edge into awaiting_receipt says which receipt it waits for; R42: the
+    // row of an edge into waiting what it waits for and when it gives up.
     detail:
-      columns.receipt === null ? edge.detail : { ...edge.detail, receiptId: columns.receipt.id },
+      columns.receipt !== null
+        ? { ...edge.detail, receiptId: columns.receipt.id }
+        : columns.wait !== null
+          ? { ...edge.detail, ...waitDetail(columns.wait) }
+          : edge.detail,
   };
   columns.last = row;
   return row;
+}
+
+/** R42: what a row that starts a wait says of it: the event, its key, when it gives up. */
+export function waitDetail(wait: ModelWait): Record<string, unknown> {
+  return { eventName: wait.name, eventKey: wait.key, timeoutAt: wait.timeoutAt.toISOString() };
 }
 
 /**

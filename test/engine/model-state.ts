@@ -16,6 +16,12 @@
  * The contract is silent on the order within one transaction; "step order" is the engine's
  * stated convention. The machine plans a cascade level by level, which is the same order for
  * this test's shapes (one step, a chain, a diamond) but not for every DAG.
+ *
+ * Event steps (R37): the model knows what each wait waits for — the event's name and its key,
+ * computed from the input and the upstream outputs the model holds — and keeps the events
+ * sent (model-event-store.ts). A wait that starts takes the first kept event of its name and
+ * key received after its workflow was accepted, in the same transaction, once the
+ * transaction's own events are applied (`completeKeptWaits`; the engine's stated order).
  */
 import type {
   Actor,
@@ -34,6 +40,7 @@ import type {
 } from '@causeway/workflow';
 import { applyTaskEvent, cancelWorkflowRun, createWorkflowRun } from '@causeway/workflow';
 import { specActorText, specParentState } from '../helpers/contract-tables';
+import { ModelEventStore, upstreamOutputs, waitOf } from './model-event-store';
 import {
   type EngineColumns,
   type EventCause,
@@ -41,7 +48,10 @@ import {
   type LogRow,
   parentRow,
   snapshotColumns,
+  startedWait,
   takeEdge,
+  type WaitStart,
+  waitColumns,
 } from './model-rows';
 import { leaseMs } from './model-workflows';
 
@@ -51,6 +61,9 @@ export interface ModelWorkflow {
   readonly id: string;
   readonly definition: WorkflowDefinition;
   readonly idempotencyKey: string | null;
+  readonly input: unknown;
+  /** Its acceptance's place in the sequence of acceptances and events (R37). */
+  readonly acceptedSeq: number;
   run: WorkflowRun;
   /** The parent's state as its own log rows say (R25). */
   parent: WorkflowState;
@@ -87,6 +100,9 @@ type EdgesByTask = ReadonlyMap<string, TaskEdge>;
 
 export class EngineModel {
   readonly workflows: ModelWorkflow[] = [];
+  readonly events = new ModelEventStore();
+  /** Tasks that started waiting since the last `completeKeptWaits`, in log order. */
+  private startedWaits: string[] = [];
 
   /** Every task of the run, workflows in submit order, steps in definition order. */
   tasks(): ModelTask[] {
@@ -138,54 +154,124 @@ export class EngineModel {
       receipt_deadline_at: columns.receipt?.deadlineAt ?? null,
       checkpoints: [...columns.checkpoints].sort(),
       output: columns.output,
+      ...waitColumns(columns),
     };
+  }
+
+  /** The task's state and the reason of its latest edge: what an operation answers (R15). */
+  current(taskId: string): { readonly state: TaskState; readonly reason: ReasonCode } {
+    const { task, columns } = this.task(taskId);
+    return { state: task.snapshot.state, reason: columns.last.reason as ReasonCode };
   }
 
   /**
    * A new workflow (R2, R3): the parent's creation row, then each step's `submitted` row in
-   * step order — roots queued, the rest pending, by the client, attempt 0 (the
-   * contract's states and edge tables).
+   * step order — roots queued (an event step waiting, R37: its row says for what, and how long
+   * from acceptance), the rest pending, by the client, attempt 0 (the contract's states and
+   * edge tables).
    */
   submit(
     definition: WorkflowDefinition,
     idempotencyKey: string | null,
     ids: { readonly workflowId: string; readonly taskIds: readonly string[] },
     now: Date,
+    input: unknown,
   ): LogRow[] {
     const { run } = createWorkflowRun(definition, ids, now);
+    const waits = new Map<string, WaitStart>();
     const taskRows = run.tasks.map((task): LogRow => {
-      const waits = stepOf(definition, task.step).after.length > 0;
+      const step = stepOf(definition, task.step);
+      const wait = step.after.length === 0 ? waitOf(step, input, {}) : null;
+      if (wait !== null) waits.set(task.taskId, wait);
       return {
         workflow_id: ids.workflowId,
         task_id: task.taskId,
         step: task.step,
         from_state: null,
-        to_state: waits ? 'pending' : 'queued',
+        to_state: step.after.length > 0 ? 'pending' : wait === null ? 'queued' : 'waiting',
         reason: 'submitted',
         error_category: null,
         error_summary: null,
         actor: 'client',
         attempt: 0,
-        detail: null,
+        detail:
+          wait === null
+            ? null
+            : { eventName: wait.name, eventKey: wait.key, timeoutMs: wait.timeoutMs },
       };
     });
     const parent = specParentState(taskRows.map((row) => row.to_state as TaskState));
     const columns = new Map<string, EngineColumns>();
     for (const row of taskRows) {
       const fresh = { lease: null, epoch: 0, receipt: null, checkpoints: new Set<string>() };
-      columns.set(row.task_id as string, { ...fresh, last: row, output: null });
+      const wait = waits.get(row.task_id as string);
+      columns.set(row.task_id as string, {
+        ...fresh,
+        wait: wait === undefined ? null : startedWait(wait, now),
+        last: row,
+        output: null,
+      });
+      if (wait !== undefined) this.startedWaits.push(row.task_id as string);
     }
     const log = [parentRow(ids.workflowId, null, parent, null), ...taskRows];
     this.workflows.push({
       id: ids.workflowId,
       definition,
       idempotencyKey,
+      input,
+      acceptedSeq: this.events.nextSeq(),
       run,
       parent,
       columns,
       log,
     });
     return [...log];
+  }
+
+  /**
+   * R37: the waits started since the last call take the first kept event of their name and
+   * key received after their workflow was accepted, by the event's sender, with its payload as
+   * output; a completion may start further waits, taken in turn. The contract does not order
+   * the waits of one transaction: they are taken in the order the engine's log shows
+   * (`logged`: the rows the command appended), else in the order they started.
+   */
+  completeKeptWaits(
+    clock: RunClock,
+    logged: readonly Pick<LogRow, 'task_id' | 'reason'>[] = [],
+  ): LogRow[] {
+    const rows: LogRow[] = [];
+    const position = (taskId: string) => {
+      const index = logged.findIndex(
+        (row) => row.task_id === taskId && row.reason === 'event_received',
+      );
+      return index === -1 ? Number.POSITIVE_INFINITY : index;
+    };
+    for (let started = this.takeStartedWaits(); started.length > 0; ) {
+      started.sort((a, b) => position(a) - position(b));
+      for (const taskId of started) {
+        const { workflow, columns } = this.task(taskId);
+        const wait = columns.wait;
+        if (wait === null) continue;
+        const kept = this.events.firstMatch(wait.name, wait.key, workflow.acceptedSeq);
+        if (kept === undefined) continue;
+        const event: TaskEvent = { type: 'event_received', actor: kept.sender, eventId: kept.id };
+        const outcome = this.apply(taskId, event, clock, { output: kept.payload });
+        if (outcome.kind === 'applied') rows.push(...outcome.rows);
+      }
+      started = this.takeStartedWaits();
+    }
+    return rows;
+  }
+
+  /** Whether a command applied events and did not look for kept events (a test mistake). */
+  hasStartedWaits(): boolean {
+    return this.startedWaits.length > 0;
+  }
+
+  private takeStartedWaits(): string[] {
+    const started = this.startedWaits;
+    this.startedWaits = [];
+    return started;
   }
 
   /** One event through the pure machine, and the rows and columns the engine adds to it. */
@@ -281,7 +367,22 @@ export class EngineModel {
       const isFirst = task.taskId === first;
       const actor = actorOf(task.taskId, edge);
       const columns = workflow.columns.get(task.taskId) as EngineColumns;
-      return takeEdge(workflow.id, columns, task, edge, actor, now, isFirst ? cause : {});
+      const step = stepOf(workflow.definition, task.step);
+      const wait =
+        task.snapshot.state === 'waiting'
+          ? waitOf(step, workflow.input, upstreamOutputs(workflow, step))
+          : null;
+      if (wait !== null) this.startedWaits.push(task.taskId);
+      if (edge.reason === 'event_received') {
+        const eventId = (edge.detail as { eventId: string }).eventId;
+        this.events.recordDelivery(eventId, {
+          taskId: task.taskId,
+          workflowId: workflow.id,
+          step: task.step,
+          transaction: now,
+        });
+      }
+      return takeEdge(workflow.id, columns, task, edge, actor, now, isFirst ? cause : {}, wait);
     });
     const [causeRow] = rows;
     const parent = specParentState(workflow.run.tasks.map((task) => task.snapshot.state));

@@ -106,7 +106,8 @@ export async function taskRows(db: Executor, workflowIds: readonly string[]): Pr
     select id, workflow_id, step, queue, max_attempts, state, attempt, replay_count,
       effect_started, run_at, deadline_at, last_error_category, last_error, lease_holder,
       lease_epoch::integer as lease_epoch, lease_expires_at, receipt_id, receipt_deadline_at,
-      array(select jsonb_object_keys(checkpoints)) as checkpoints, output
+      array(select jsonb_object_keys(checkpoints)) as checkpoints, output, event_name, event_key,
+      wait_since, wait_timeout_at
     from causeway_tasks where workflow_id = any(${[...workflowIds]}::uuid[])
     order by id`.execute(db);
   return rows.map((row) => ({ ...row, checkpoints: [...(row.checkpoints as string[])].sort() }));
@@ -137,6 +138,10 @@ const taskFieldOfColumn = {
   receipt_deadline_at: 'receiptDeadlineAt',
   checkpoints: 'checkpoints',
   output: 'output',
+  event_name: 'eventName',
+  event_key: 'eventKey',
+  wait_since: 'waitSince',
+  wait_timeout_at: 'waitTimeoutAt',
 } as const;
 const transitionFieldOfColumn = {
   workflow_id: 'workflowId',
@@ -283,15 +288,16 @@ export class RealSystem {
   }
 
   /**
-   * Leaves nothing of this run that a later run's claims or sweeps could see: cancels the
-   * workflows with queued or leased tasks, confirms the cancels of leased tasks, confirms
-   * awaited receipts. Dead, cancelled and pending tasks stay: nothing claims or sweeps them,
-   * and later runs' bulk requeues only look at their own time range.
+   * Leaves nothing of this run that a later run's claims, sweeps or events could see: cancels
+   * the workflows with queued, leased or waiting tasks, confirms the cancels of leased tasks,
+   * confirms awaited receipts. Dead, cancelled and pending tasks stay: nothing claims or sweeps
+   * them, and later runs' bulk requeues only look at their own time range.
    */
   async cleanup(): Promise<void> {
     const visible: readonly TaskState[] = [
       'queued',
       'leased',
+      'waiting',
       'cancel_requested',
       'awaiting_receipt',
     ];
@@ -301,7 +307,7 @@ export class RealSystem {
       if (tasks.length === 0) return;
       const toCancel = new Set(
         tasks
-          .filter((task) => task.state === 'queued' || task.state === 'leased')
+          .filter((task) => ['queued', 'leased', 'waiting'].includes(task.state))
           .map((task) => task.workflow_id),
       );
       for (const workflowId of toCancel) await this.engine.cancelWorkflow(workflowId);

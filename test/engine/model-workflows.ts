@@ -2,10 +2,15 @@
  * The fixed workflows and constants of the engine model test (engine-model.property.test.ts).
  *
  * Three shapes — one step, a chain and a diamond — over two queues, with small attempt
- * limits, reentrant and non-reentrant steps, a step deadline and a workflow deadline. The
- * steps' `run` functions are never called: the test drives claims and settles itself.
+ * limits, reentrant and non-reentrant steps, a step deadline and a workflow deadline; and two
+ * with event steps (R37): an approval waiting after a step that runs code, under a workflow
+ * deadline, keyed by the input; and a first step waiting for a ping (a payload schema and an
+ * `onTimeout` output) before a second wait keyed by the ping's payload, under a deadline that
+ * falls before or after the second wait's timeout. Both wait for
+ * `model.approved`, so one event can complete tasks of both. The steps' `run` functions are
+ * never called: the test drives claims and settles itself.
  */
-import { defineWorkflow, step, type WorkflowDefinition } from '@causeway/workflow';
+import { defineWorkflow, event, step, type WorkflowDefinition } from '@causeway/workflow';
 import { z } from 'zod';
 
 /** Lease length of every claim (R7). Real time never gets near it during a run. */
@@ -97,8 +102,65 @@ const diamond = defineWorkflow({
   },
 });
 
-export const modelWorkflows: readonly WorkflowDefinition[] = [
+/** The payload of `model.ping` (R38: a payload the schema refuses is refused with nothing written). */
+export const pingPayload = z.object({ ok: z.boolean() });
+
+const approval = defineWorkflow({
+  name: 'model-approval',
+  input,
+  deadlineMs: 150_000,
+  steps: {
+    render: step<Input>({ queue: 'cpu', reentrant: true, maxAttempts: 2, backoff: immediate, run }),
+    approval: event({
+      after: ['render'],
+      name: 'model.approved',
+      // Two workflows in a row wait for different keys; every other one for the same.
+      key: (ctx) => `k${(ctx.input as Input).n % 2}`,
+      timeoutMs: 60_000,
+    }),
+    publish: step<Input>({
+      after: ['approval'],
+      queue: 'net',
+      reentrant: false,
+      maxAttempts: 1,
+      backoff: quick,
+      run,
+    }),
+  },
+});
+
+const ping = defineWorkflow({
+  name: 'model-ping',
+  input,
+  // Past the confirm's wait when the ping gave up (45 s + 30 s), within it when it came early:
+  // the deadline (R39) or the wait's timeout ends the confirm, by the run.
+  deadlineMs: 60_000,
+  steps: {
+    ping: event({
+      name: 'model.ping',
+      key: 'p',
+      payload: pingPayload,
+      timeoutMs: 45_000,
+      onTimeout: { ok: false },
+    }),
+    // Keyed by the upstream result: the ping's payload (or its onTimeout output).
+    confirm: event({
+      after: ['ping'],
+      name: 'model.approved',
+      key: (ctx) => `k${(ctx.results.ping as { ok: boolean }).ok ? 1 : 0}`,
+      timeoutMs: 30_000,
+    }),
+  },
+});
+
+/** The shapes whose steps all run code (stored-runs.ts draws its random states from them). */
+export const codeWorkflows: readonly WorkflowDefinition[] = [
   single,
   chain,
   diamond,
 ] as unknown as readonly WorkflowDefinition[];
+
+export const modelWorkflows: readonly WorkflowDefinition[] = [
+  ...codeWorkflows,
+  ...([approval, ping] as unknown as readonly WorkflowDefinition[]),
+];
