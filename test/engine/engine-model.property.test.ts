@@ -1,12 +1,13 @@
 /**
  * Model-based test of the REAL engine on PostgreSQL against the PURE machine (docs/rules.md, docs/state-machine.md).
  *
- * fast-check generates command sequences (submit, claim, complete, fail, await receipt,
- * snooze, effect start / checkpoint, renew, release, cancel task / workflow, receipts, replay,
- * bulk requeue, clock moves with sweeps — past leases, deadlines, receipts, run_at and wait
- * timeouts —, sendEvent (model-events.ts: matching, early, unmatched, duplicate, conflicting,
- * invalid), and a wait that gives up, gets its event late and is replayed). Command classes
- * live beside this file: model-clock.ts, model-replay.ts, model-events.ts, on the harness in
+ * fast-check generates command sequences (submit — some delayed, R36 —, claim, complete,
+ * fail, await receipt, snooze, effect start / checkpoint, renew, release, cancel task /
+ * workflow, receipts, replay, bulk requeue, clock moves with sweeps — past leases, deadlines,
+ * receipts, run_at and wait timeouts —, sendEvent (model-events.ts: matching, early, unmatched, duplicate, conflicting,
+ * invalid), a wait that gives up, gets its event late and is replayed, and schedule ticks
+ * (model-schedules.ts: `runSchedules`, R40). Command classes live beside this file:
+ * model-clock.ts, model-replay.ts, model-events.ts, model-schedules.ts, on the harness in
  * model-harness.ts. Each command runs against the engine — through its public
  * operations, its transaction-taking `submit`, or the same internal calls its worker makes
  * (`taskClaimCandidates` + `applyEvents` for claims, `applyEvents` with the lease fence for
@@ -78,9 +79,16 @@ import {
   terminalStates,
 } from './model-harness';
 import { BulkRequeueCommand, deadReasons, ReplayCommand } from './model-replay';
+import { scheduleTickCommand } from './model-schedules';
 import { EngineModel, type LogRow, type ModelTask } from './model-state';
 import { createShared, databaseNow, RealSystem } from './model-system';
-import { leaseMs, modelQueues, modelWorkflows, workerHolders } from './model-workflows';
+import {
+  leaseMs,
+  modelQueues,
+  modelSchedule,
+  modelWorkflows,
+  workerHolders,
+} from './model-workflows';
 
 const database = useTestDatabase();
 
@@ -115,13 +123,16 @@ class SubmitCommand extends ModelCommand {
   constructor(
     readonly definitionIndex: number,
     readonly key: number | null,
+    /** R36: `submit(..., { delayMs })` delays the first steps. */
+    readonly delayMs = 0,
   ) {
     super(0);
   }
 
   toString() {
     const definition = modelWorkflows[this.definitionIndex] ?? modelWorkflows[0];
-    return `submit(${definition?.name}${this.key === null ? '' : `, key ${this.key}`})`;
+    const delay = this.delayMs === 0 ? '' : `, delayed ${this.delayMs} ms`;
+    return `submit(${definition?.name}${this.key === null ? '' : `, key ${this.key}`}${delay})`;
   }
 
   protected async execute(model: EngineModel, system: RealSystem, label: string) {
@@ -134,6 +145,7 @@ class SubmitCommand extends ModelCommand {
       const result = await system.engine.submit(definition.name, input, {
         transaction: tx,
         ...(key === null ? {} : { idempotencyKey: key }),
+        ...(this.delayMs === 0 ? {} : { delayMs: this.delayMs }),
       });
       const { rows: tasks } = await sql<{ id: string; step: string }>`
         select id, step from causeway_tasks where workflow_id = ${result.workflow.id}`.execute(tx);
@@ -162,6 +174,7 @@ class SubmitCommand extends ModelCommand {
       { workflowId: result.workflow.id, taskIds },
       now,
       input,
+      { delayMs: this.delayMs },
     );
     // R37: a first step that waits takes an event kept for it (never one sent before its
     // workflow was accepted, so none here).
@@ -649,8 +662,9 @@ const submitCommand = fc
   .record({
     definition: fc.nat({ max: modelWorkflows.length - 1 }),
     key: fc.option(fc.nat({ max: 2 }), { freq: 3 }),
+    delayMs: fc.constantFrom(0, 0, 0, 20_000),
   })
-  .map(({ definition, key }) => new SubmitCommand(definition, key));
+  .map(({ definition, key, delayMs }) => new SubmitCommand(definition, key, delayMs));
 
 const claimCommand = fc
   .record({
@@ -762,6 +776,7 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: bulkRequeueCommand, weight: 2 },
   { arbitrary: sendEventCommand, weight: 4 },
   { arbitrary: waitGivesUpCommand, weight: 2 },
+  { arbitrary: scheduleTickCommand, weight: 1 },
 );
 
 // =============================================================================================
@@ -795,6 +810,7 @@ const expectedReached: readonly (readonly string[])[] = [
   ['task dead → waiting (manual_replay)', 'task dead → waiting (bulk_requeue)'],
   ['sendEvent: matching, 1 waiting'],
   ['sendEvent: refused invalid_event_payload'],
+  ['schedule: submitted (caught up)', 'schedule: submitted'],
 ];
 
 describe('engine vs pure model', () => {
@@ -802,7 +818,11 @@ describe('engine vs pure model', () => {
     'the engine on Postgres takes exactly the edges the pure machine plans, command by command',
     async () => {
       const url = database().url;
-      const engine = testEngine(url, { workflows: modelWorkflows, leaseMs });
+      const engine = testEngine(url, {
+        workflows: modelWorkflows,
+        schedules: [modelSchedule],
+        leaseMs,
+      });
       await engine.migrate();
       const shared = createShared(url, engine);
       await fc.assert(

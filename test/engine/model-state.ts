@@ -95,6 +95,12 @@ export type ModelOutcome =
       readonly reason: ReasonCode;
     };
 
+/** Who submitted a workflow when not a client (R40): the actor text and what the detail adds. */
+export interface SubmitOrigin {
+  readonly actor: string;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
 /** A task edge of a decision, found by task id. */
 type EdgesByTask = ReadonlyMap<string, TaskEdge>;
 
@@ -166,9 +172,10 @@ export class EngineModel {
 
   /**
    * A new workflow (R2, R3): the parent's creation row, then each step's `submitted` row in
-   * step order — roots queued (an event step waiting, R37: its row says for what, and how long
-   * from acceptance), the rest pending, by the client, attempt 0 (the contract's states and
-   * edge tables).
+   * step order — roots queued (R36: after the submit's delay plus their own, which their row
+   * says; an event step waiting, R37: its row says for what, and how long from acceptance),
+   * the rest pending, by the client, attempt 0 (the contract's states and edge tables). A
+   * schedule's submit (R40) takes the creation edges itself, their detail naming it.
    */
   submit(
     definition: WorkflowDefinition,
@@ -176,14 +183,26 @@ export class EngineModel {
     ids: { readonly workflowId: string; readonly taskIds: readonly string[] },
     now: Date,
     input: unknown,
+    options: { readonly delayMs?: number; readonly origin?: SubmitOrigin } = {},
   ): LogRow[] {
-    const { run } = createWorkflowRun(definition, ids, now);
+    const delayMs = options.delayMs ?? 0;
+    const { origin } = options;
+    const { run } = createWorkflowRun(definition, ids, now, delayMs);
+    const byOrigin = (row: LogRow): LogRow =>
+      origin === undefined
+        ? row
+        : {
+            ...row,
+            actor: origin.actor,
+            detail: { ...(row.detail as Record<string, unknown> | null), ...origin.detail },
+          };
     const waits = new Map<string, WaitStart>();
     const taskRows = run.tasks.map((task): LogRow => {
       const step = stepOf(definition, task.step);
       const wait = step.after.length === 0 ? waitOf(step, input, {}) : null;
       if (wait !== null) waits.set(task.taskId, wait);
-      return {
+      const rootDelayMs = delayMs + (step.policy.delayMs ?? 0);
+      return byOrigin({
         workflow_id: ids.workflowId,
         task_id: task.taskId,
         step: task.step,
@@ -195,10 +214,12 @@ export class EngineModel {
         actor: 'client',
         attempt: 0,
         detail:
-          wait === null
-            ? null
-            : { eventName: wait.name, eventKey: wait.key, timeoutMs: wait.timeoutMs },
-      };
+          wait !== null
+            ? { eventName: wait.name, eventKey: wait.key, timeoutMs: wait.timeoutMs }
+            : step.after.length === 0 && rootDelayMs > 0
+              ? { delayMs: rootDelayMs }
+              : null,
+      });
     });
     const parent = specParentState(taskRows.map((row) => row.to_state as TaskState));
     const columns = new Map<string, EngineColumns>();
@@ -213,7 +234,7 @@ export class EngineModel {
       });
       if (wait !== undefined) this.startedWaits.push(row.task_id as string);
     }
-    const log = [parentRow(ids.workflowId, null, parent, null), ...taskRows];
+    const log = [byOrigin(parentRow(ids.workflowId, null, parent, null)), ...taskRows];
     this.workflows.push({
       id: ids.workflowId,
       definition,

@@ -7,10 +7,18 @@
  * deadline, keyed by the input; and a first step waiting for a ping (a payload schema and an
  * `onTimeout` output) before a second wait keyed by the ping's payload, under a deadline that
  * falls before or after the second wait's timeout. Both wait for
- * `model.approved`, so one event can complete tasks of both. The steps' `run` functions are
+ * `model.approved`, so one event can complete tasks of both. A schedule submits the ping
+ * workflow every minute; the approval's last step is delayed (R36). The steps' `run` functions are
  * never called: the test drives claims and settles itself.
  */
-import { defineWorkflow, event, step, type WorkflowDefinition } from '@causeway/workflow';
+import {
+  defineWorkflow,
+  event,
+  type ScheduleDefinition,
+  schedule,
+  step,
+  type WorkflowDefinition,
+} from '@causeway/workflow';
 import { z } from 'zod';
 
 /** Lease length of every claim (R7). Real time never gets near it during a run. */
@@ -124,6 +132,8 @@ const approval = defineWorkflow({
       reentrant: false,
       maxAttempts: 1,
       backoff: quick,
+      // R36: queued this long after the approval (the clock's run_at target reaches it).
+      delayMs: 5_000,
       run,
     }),
   },
@@ -153,10 +163,28 @@ const ping = defineWorkflow({
   },
 });
 
-export const modelWorkflows: readonly WorkflowDefinition[] = [
+/** The shapes whose steps all run code (stored-runs.ts draws its random states from them). */
+export const codeWorkflows: readonly WorkflowDefinition[] = [
   single,
   chain,
   diamond,
-  approval,
-  ping,
 ] as unknown as readonly WorkflowDefinition[];
+
+export const modelWorkflows: readonly WorkflowDefinition[] = [
+  ...codeWorkflows,
+  ...([approval, ping] as unknown as readonly WorkflowDefinition[]),
+];
+
+/**
+ * A schedule (R40) submitting the ping workflow every minute, read in Europe/Berlin (whole
+ * minutes are whole minutes in any zone whose offset is whole hours), catching up with the
+ * latest missed tick: runs are an hour of database time apart.
+ */
+export const modelSchedule: ScheduleDefinition = schedule({
+  name: 'model-minutely',
+  workflow: ping,
+  cron: '* * * * *',
+  timezone: 'Europe/Berlin',
+  input: { n: -1 },
+  catchUp: 'latest',
+});

@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { migrateToLatest } from '../../packages/engine/src/db/migrate';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { useTestDatabase } from '../helpers/database';
-import { modelWorkflows } from './model-workflows';
+import { codeWorkflows } from './model-workflows';
 
 /** Holder of the leases the tests' own worker holds. */
 export const holder = 'fast-path-host/1/boot';
@@ -40,7 +40,7 @@ const twins = defineWorkflow({
     join: step<{ n: number }>({ after: ['left', 'right'], queue: 'cpu', run: () => ({}) }),
   },
 }) as unknown as WorkflowDefinition;
-export const shapes: readonly WorkflowDefinition[] = [...modelWorkflows, twins];
+export const shapes: readonly WorkflowDefinition[] = [...codeWorkflows, twins];
 export const definitions = workflowRegistry([...shapes]);
 class Rollback extends Error {}
 
