@@ -97,7 +97,8 @@ export function checkAdmission(
   return { ok: true, input: parsed.data, inputJson: json, idempotencyKey: key };
 }
 
-function idempotencyKeyProblem(key: unknown, maxLength: number): string | null {
+/** What is wrong with an idempotency key (a submit's or an event's), or null. */
+export function idempotencyKeyProblem(key: unknown, maxLength: number): string | null {
   if (typeof key !== 'string') return 'the idempotency key must be a string';
   if (key.length === 0) return 'the idempotency key is empty';
   if (key.length > maxLength)

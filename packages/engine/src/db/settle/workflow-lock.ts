@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
 import { databaseNow } from '../clock';
 import { preparedSql } from '../database';
 import {
@@ -26,14 +26,26 @@ export async function workflowLockWithTasks(
   options: { skipLocked: boolean },
 ): Promise<LoadedRuns> {
   if (workflowIds.length === 0) return { workflows: [], tasks: [], now: await databaseNow(tx) };
-  const { rows } = await sql<TaskWithWorkflowRow>`
-    ${preparedSql}
-    with locked as materialized (
-      select id from causeway_workflows
+  return lockedRunsRead(
+    tx,
+    sql`select id from causeway_workflows
       where id = any(${[...workflowIds]}::uuid[])
       order by id
-      for update ${options.skipLocked ? sql`skip locked` : sql``}
-    )
+      for update ${options.skipLocked ? sql`skip locked` : sql``}`,
+  );
+}
+
+/**
+ * The workflows `locked` selects (and locks, in id order) with all their task rows, locked in
+ * id order, and database time: the one statement behind every full decision's lock.
+ */
+export async function lockedRunsRead(
+  tx: Transaction<CausewayDatabase>,
+  locked: RawBuilder<unknown>,
+): Promise<LoadedRuns> {
+  const { rows } = await sql<TaskWithWorkflowRow>`
+    ${preparedSql}
+    with locked as materialized (${locked})
     select ${taskColumns}, ${workflowColumns}, (select causeway_now()) as db_now
     from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id

@@ -4,12 +4,50 @@ import { eventFindFirstMatches, eventKeysLock } from '../../db/events/event-quer
 import type { CausewayDatabase } from '../../db/schema';
 import type { NewDeliveryRow } from '../../db/settle/run-changes-write';
 import type { NewTransitionRow } from '../../db/transition-row';
+import type { EventRequest } from './event-request';
 import type { RunState } from './run-state';
 
 /**
- * Completes the waits this decision started with events stored before (R37: an event that
- * arrived while earlier steps still ran is not lost). Under the (name, key) locks a send also
- * takes, so an event sent concurrently is either seen here or sees the wait. A completion may
+ * The `event_received` requests of waits that meet an event stored before them (R37): the
+ * first of their (name, key) received since their workflow was accepted, found under the
+ * (name, key) locks a send also takes, so an event sent concurrently is either found here or
+ * finds the wait. `outputOf` is the step's output for a payload (null: its schema refuses it,
+ * and the event does not match).
+ */
+export async function storedEventRequests(
+  tx: Transaction<CausewayDatabase>,
+  waits: readonly {
+    readonly taskId: string;
+    readonly workflowId: string;
+    readonly name: string;
+    readonly key: string;
+  }[],
+  outputOf: (taskId: string, payload: unknown) => string | null,
+): Promise<EventRequest[]> {
+  if (waits.length === 0) return [];
+  await eventKeysLock(tx, waits);
+  const workflowOf = new Map(waits.map((wait) => [wait.taskId, wait.workflowId]));
+  return (await eventFindFirstMatches(tx, waits)).flatMap(({ taskId, event }) => {
+    const outputJson = outputOf(taskId, event.payload);
+    return outputJson === null
+      ? []
+      : [
+          {
+            taskId,
+            workflowId: workflowOf.get(taskId) as string,
+            event: {
+              type: 'event_received' as const,
+              actor: parseActor(event.sentBy),
+              eventId: event.id,
+            },
+            extra: { outputJson },
+          },
+        ];
+  });
+}
+
+/**
+ * Completes the waits this decision started with events stored before them. A completion may
  * start further waits (an event step after an event step): repeated until none is left.
  */
 export async function completeWaitsWithStoredEvents(
@@ -17,23 +55,10 @@ export async function completeWaitsWithStoredEvents(
   state: RunState,
 ): Promise<void> {
   for (let waits = state.takeWaitEntries(); waits.length > 0; waits = state.takeWaitEntries()) {
-    await eventKeysLock(tx, waits);
-    const matches = await eventFindFirstMatches(tx, waits);
-    for (const { taskId, event } of matches) {
-      const wait = waits.find((candidate) => candidate.taskId === taskId);
-      const outputJson = state.eventOutputJson(taskId, event.payload);
-      // A payload the step's schema (changed since the send) refuses does not match it.
-      if (wait === undefined || outputJson === null) continue;
-      state.apply(
-        {
-          taskId,
-          workflowId: wait.workflowId,
-          event: { type: 'event_received', actor: parseActor(event.sentBy), eventId: event.id },
-          extra: { outputJson },
-        },
-        undefined,
-      );
-    }
+    const requests = await storedEventRequests(tx, waits, (taskId, payload) =>
+      state.eventOutputJson(taskId, payload),
+    );
+    for (const request of requests) state.apply(request, undefined);
   }
 }
 

@@ -6,6 +6,7 @@ import {
   eventOutputJson,
   eventStepsByName,
   formatActor,
+  idempotencyKeyProblem,
   type TaskState,
 } from '@causeway/workflow';
 import type { Transaction } from 'kysely';
@@ -23,6 +24,7 @@ import { EngineError } from '../../errors';
 import type { EngineContext } from '../context';
 import { decideAndWrite } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
+import { requesterActor } from '../operations/operations';
 
 /** One event of a `sendEvents` batch. */
 export interface EventToSend {
@@ -94,7 +96,9 @@ export async function sendEvents(
   const checked = events.map((event, index) =>
     checkOne(known, event, events.length > 1 ? index : null),
   );
-  const actor = senderActor(options.operator);
+  const actor = requesterActor(
+    options.operator === undefined ? {} : { operator: options.operator },
+  );
   if (checked.length === 0) return [];
   let extraWorkflows: readonly string[] = [];
   for (let round = 1; ; round += 1) {
@@ -120,20 +124,12 @@ function checkOne(
   const admission = checkEvent(steps, event.name, event.key, event.payload);
   if (!admission.ok) throw new EngineError(admission.code, `${admission.message}${where}`, details);
   const idempotencyKey = event.idempotencyKey ?? null;
-  const { maxIdempotencyKeyLength } = defaultAdmissionLimits;
-  if (
-    idempotencyKey !== null &&
-    (typeof idempotencyKey !== 'string' ||
-      idempotencyKey.length === 0 ||
-      idempotencyKey.length > maxIdempotencyKeyLength ||
-      !idempotencyKey.isWellFormed() ||
-      idempotencyKey.includes('\u0000'))
-  ) {
-    throw new EngineError(
-      'invalid_idempotency_key',
-      `the idempotency key must be 1 to ${maxIdempotencyKeyLength} storable characters${where}`,
-      details,
-    );
+  const keyProblem =
+    idempotencyKey === null
+      ? null
+      : idempotencyKeyProblem(idempotencyKey, defaultAdmissionLimits.maxIdempotencyKeyLength);
+  if (keyProblem !== null) {
+    throw new EngineError('invalid_idempotency_key', `${keyProblem}${where}`, details);
   }
   return { name: event.name, key: event.key, payloadJson: admission.payloadJson, idempotencyKey };
 }
@@ -273,13 +269,4 @@ function answersOf(
       tasks: byEvent.get(eventId) ?? [],
     };
   });
-}
-
-function senderActor(operator: string | undefined): Actor {
-  if (operator === undefined) return { kind: 'client' };
-  const name = operator.trim();
-  if (name.length === 0 || name.length > 200) {
-    throw new EngineError('invalid_request', 'the operator name must be 1 to 200 characters');
-  }
-  return { kind: 'operator', name };
 }

@@ -43,7 +43,8 @@ export type ReceiptOutcome =
   | { readonly ok: true }
   | { readonly ok: false; readonly category: ErrorCategory; readonly message: string };
 
-function requesterActor(requester: Requester): Actor {
+/** The requester as an actor: an operator by a name of 1 to 200 characters, or the client. */
+export function requesterActor(requester: Requester): Actor {
   if (requester.operator === undefined) return { kind: 'client' };
   const name = requester.operator.trim();
   if (name.length === 0 || name.length > 200) {

@@ -1,17 +1,15 @@
 import {
   eventOutputJson,
-  getStep,
   type PlannedTransition,
-  parseActor,
   type WorkflowDefinition,
   type WorkflowStep,
 } from '@causeway/workflow';
 import type { Transaction } from 'kysely';
-import { eventFindFirstMatches, eventKeysLock } from '../../db/events/event-queries';
 import type { CausewayDatabase } from '../../db/schema';
 import type { NewTransitionRow } from '../../db/transition-row';
 import { applyEvents } from '../decision/apply-events';
-import type { ApplyContext, EventRequest } from '../decision/event-request';
+import type { ApplyContext } from '../decision/event-request';
+import { storedEventRequests } from '../decision/stored-events';
 import { type WaitEvent, waitDetail, waitEventOf } from '../decision/wait-event';
 
 /** A first step of a submitted workflow that waits for an event (R37). */
@@ -52,29 +50,22 @@ export function waitLogged(
 
 /**
  * Completes first steps that wait for an event stored before their workflow's insert
- * committed (R37), in the submit's transaction and under the (name, key) locks a send takes.
+ * committed (R37), in the submit's transaction (`storedEventRequests`).
  */
 export async function completeSubmittedWaits(
   tx: Transaction<CausewayDatabase>,
   apply: ApplyContext,
   waits: readonly SubmittedWait[],
 ): Promise<void> {
-  if (waits.length === 0) return;
-  await eventKeysLock(tx, waits);
-  const matches = await eventFindFirstMatches(tx, waits);
-  const requests: EventRequest[] = [];
-  for (const { taskId, event } of matches) {
-    const wait = waits.find((candidate) => candidate.taskId === taskId);
-    const definition = wait === undefined ? undefined : apply.definitions.get(wait.workflowName);
-    if (wait === undefined || definition === undefined) continue;
-    const outputJson = eventOutputJson(getStep(definition, wait.step), event.payload);
-    if (outputJson === null) continue;
-    requests.push({
-      taskId,
-      workflowId: wait.workflowId,
-      event: { type: 'event_received', actor: parseActor(event.sentBy), eventId: event.id },
-      extra: { outputJson },
-    });
-  }
+  const stepOf = new Map(
+    waits.map((wait) => [
+      wait.taskId,
+      apply.definitions.get(wait.workflowName)?.steps.find((step) => step.name === wait.step),
+    ]),
+  );
+  const requests = await storedEventRequests(tx, waits, (taskId, payload) => {
+    const step = stepOf.get(taskId);
+    return step === undefined ? null : eventOutputJson(step, payload);
+  });
   if (requests.length > 0) await applyEvents(tx, apply, requests);
 }
