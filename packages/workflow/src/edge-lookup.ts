@@ -18,6 +18,28 @@ export function isTerminalWorkflowState(state: WorkflowState): boolean {
   return (terminalWorkflowStates as readonly WorkflowState[]).includes(state);
 }
 
+/**
+ * The edge table's rules by (from, to, reason), built once: deciders look edges up for every
+ * task they touch, and a scan of the table with `includes` per rule costs more than the rest
+ * of a small decision. The first matching row wins, as a scan of the table in order would.
+ */
+const rulesByEdge: ReadonlyMap<string, readonly EdgeRule[]> = (() => {
+  const index = new Map<string, EdgeRule[]>();
+  for (const rule of taskEdges) {
+    for (const reason of rule.reasons) {
+      const key = edgeKey(rule.from, rule.to, reason);
+      const rules = index.get(key);
+      if (rules === undefined) index.set(key, [rule]);
+      else rules.push(rule);
+    }
+  }
+  return index;
+})();
+
+function edgeKey(from: TaskState | null, to: TaskState, reason: ReasonCode): string {
+  return `${from ?? ''}\n${to}\n${reason}`;
+}
+
 /** The rule that allows `from → to` with `reason` by an actor of `actorKind`, if any. */
 export function findEdgeRule(
   from: TaskState | null,
@@ -25,13 +47,9 @@ export function findEdgeRule(
   reason: ReasonCode,
   actorKind: ActorKind,
 ): EdgeRule | undefined {
-  return taskEdges.find(
-    (rule) =>
-      rule.from === from &&
-      rule.to === to &&
-      rule.reasons.includes(reason) &&
-      rule.actors.includes(actorKind),
-  );
+  return rulesByEdge
+    .get(edgeKey(from, to, reason))
+    ?.find((rule) => rule.actors.includes(actorKind));
 }
 
 /** The rule of `from → to` with `reason`, whoever takes it (effects do not depend on the actor). */
@@ -40,9 +58,7 @@ export function edgeRuleOf(
   to: TaskState,
   reason: ReasonCode,
 ): EdgeRule | undefined {
-  return taskEdges.find(
-    (rule) => rule.from === from && rule.to === to && rule.reasons.includes(reason),
-  );
+  return rulesByEdge.get(edgeKey(from, to, reason))?.[0];
 }
 
 /** Whether the edge table allows this edge. */
