@@ -21,6 +21,7 @@ import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-ev
 import { Notifier } from '../../packages/engine/src/runtime/notifier';
 import { recordReceipt } from '../../packages/engine/src/runtime/operations/operations';
 import { Sweeper } from '../../packages/engine/src/runtime/sweep/sweeper';
+import { HandlerRunObservers } from '../../packages/engine/src/runtime/worker/handler-runs';
 import type { LogRow } from './model-state';
 import { leaseMs, modelWorkflows, sweeperHolder } from './model-workflows';
 
@@ -70,6 +71,7 @@ export function createShared(url: string, engine: Engine): Shared {
       // Never subscribed to, so it never connects.
       notifier: new Notifier(url, logger, 'causeway_wakeup'),
       channels: new Map(),
+      handlerRuns: new HandlerRunObservers(),
     },
   };
 }

@@ -69,6 +69,7 @@ import {
   Scheduler,
 } from './runtime/schedules/scheduler';
 import { Sweeper } from './runtime/sweep/sweeper';
+import { type HandlerRunListener, HandlerRunObservers } from './runtime/worker/handler-runs';
 import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker/worker';
 
 export interface EngineOptions {
@@ -150,6 +151,8 @@ export interface Engine {
   getWorkflow(workflowId: string): Promise<WorkflowView | undefined>;
   explain(workflowId: string): Promise<Explanation>;
   startWorker(options: WorkerOptions): Promise<WorkerHandle>;
+  /** Calls `listener` after each step handler this engine's workers run; returns an unsubscribe. */
+  onHandlerRun(listener: HandlerRunListener): () => void;
   /** Runs one sweeper pass now (tests, tools); returns the edges written. */
   sweep(): Promise<number>;
   /** The stored schedules (R41), each with its pause, ticks, last workflow and history. */
@@ -205,6 +208,7 @@ export function createEngine(options: EngineOptions): Engine {
     pollIntervalMs,
     notifier,
     channels: new Map((options.channels ?? []).map((channel) => [channel.name, channel])),
+    handlerRuns: new HandlerRunObservers(),
   };
   const queueLimits = new Map(Object.entries(options.queues ?? {}));
   const submitContext = { db, definitions, queueLimits, apply: context.apply };
@@ -360,6 +364,7 @@ export function createEngine(options: EngineOptions): Engine {
         },
       };
     },
+    onHandlerRun: (listener) => context.handlerRuns.add(listener),
     sweep: () => new Sweeper(context).sweep(),
     schedules: () => listSchedules(scheduling),
     pauseSchedule: (name, request) => pauseOrResumeSchedule(scheduling, name, request, true),

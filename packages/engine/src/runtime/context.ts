@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { ApplyContext } from './decision/event-request';
 import type { Notifier } from './notifier';
 import type { Channel } from './outbox/delivery-channels';
+import type { HandlerRunObservers } from './worker/handler-runs';
 
 /** What the runtime parts of one engine share. */
 export interface EngineContext {
@@ -23,4 +24,6 @@ export interface EngineContext {
   readonly notifier: Notifier;
   /** Outbox channels by name (R22). */
   readonly channels: ReadonlyMap<string, Channel>;
+  /** Who hears of each handler run of this engine's workers (the API's metrics). */
+  readonly handlerRuns: HandlerRunObservers;
 }

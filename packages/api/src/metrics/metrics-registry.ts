@@ -1,0 +1,91 @@
+import type { MetricsSnapshot } from '@causeway/engine';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { type MetricDefinition, metricDefinitions } from './metric-definitions';
+
+const d = metricDefinitions;
+
+/** The prom-client metrics of one API server, on a registry of its own. */
+export function createMetricSet() {
+  const registry = new Registry();
+  const base = (definition: MetricDefinition) => ({
+    name: definition.name,
+    help: definition.help,
+    labelNames: definition.labels,
+    registers: [registry],
+  });
+  const counter = (definition: MetricDefinition) => new Counter(base(definition));
+  const gauge = (definition: MetricDefinition) => new Gauge(base(definition));
+  const histogram = (definition: MetricDefinition) =>
+    new Histogram({ ...base(definition), buckets: [...(definition.buckets ?? [])] });
+  return {
+    registry,
+    taskTransitions: counter(d.taskTransitions),
+    taskTimeInState: histogram(d.taskTimeInState),
+    workflowTransitions: counter(d.workflowTransitions),
+    workflowTimeInState: histogram(d.workflowTimeInState),
+    logStart: gauge(d.logStart),
+    logCounted: gauge(d.logCounted),
+    tasks: gauge(d.tasks),
+    taskOldestInState: gauge(d.taskOldestInState),
+    readyTasks: gauge(d.readyTasks),
+    readyOldestAge: gauge(d.readyOldestAge),
+    leases: gauge(d.leases),
+    leaseOldestAge: gauge(d.leaseOldestAge),
+    leaseNextExpiry: gauge(d.leaseNextExpiry),
+    outboxPending: gauge(d.outboxPending),
+    outboxOldestAge: gauge(d.outboxOldestAge),
+    eventWaits: gauge(d.eventWaits),
+    eventWaitOldestAge: gauge(d.eventWaitOldestAge),
+    scheduleLag: gauge(d.scheduleLag),
+    handlerDuration: histogram(d.handlerDuration),
+  };
+}
+
+export type MetricSet = ReturnType<typeof createMetricSet>;
+
+/**
+ * Shows a snapshot of the live rows in the gauges. Each gauge is reset first: a queue, holder
+ * or event with no live rows left has no series, rather than its last value.
+ */
+export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): void {
+  const live = [
+    metrics.tasks,
+    metrics.taskOldestInState,
+    metrics.readyTasks,
+    metrics.readyOldestAge,
+    metrics.leases,
+    metrics.leaseOldestAge,
+    metrics.leaseNextExpiry,
+    metrics.outboxPending,
+    metrics.outboxOldestAge,
+    metrics.eventWaits,
+    metrics.eventWaitOldestAge,
+    metrics.scheduleLag,
+  ];
+  for (const gauge of live) gauge.reset();
+  for (const row of snapshot.taskStates) {
+    const labels = { state: row.state, queue: row.queue };
+    metrics.tasks.set(labels, row.tasks);
+    metrics.taskOldestInState.set(labels, row.oldestSeconds);
+  }
+  for (const row of snapshot.readyQueues) {
+    metrics.readyTasks.set({ queue: row.queue }, row.tasks);
+    metrics.readyOldestAge.set({ queue: row.queue }, row.oldestSeconds);
+  }
+  for (const row of snapshot.leaseHolders) {
+    metrics.leases.set({ holder: row.holder }, row.tasks);
+    metrics.leaseOldestAge.set({ holder: row.holder }, row.oldestSeconds);
+    metrics.leaseNextExpiry.set({ holder: row.holder }, row.nextExpirySeconds);
+  }
+  for (const row of snapshot.outbox) {
+    metrics.outboxPending.set({ channel: row.channel }, row.messages);
+    metrics.outboxOldestAge.set({ channel: row.channel }, row.oldestSeconds);
+  }
+  for (const row of snapshot.eventWaits) {
+    metrics.eventWaits.set({ event: row.event }, row.tasks);
+    metrics.eventWaitOldestAge.set({ event: row.event }, row.oldestSeconds);
+  }
+  for (const row of snapshot.scheduleLag) {
+    metrics.scheduleLag.set({ schedule: row.schedule }, row.lagSeconds);
+  }
+}

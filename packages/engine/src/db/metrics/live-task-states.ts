@@ -1,0 +1,46 @@
+import { type TaskState, taskStates, terminalTaskStates } from '@causeway/workflow';
+import { sql } from 'kysely';
+import type { Db } from '../database';
+
+/** The states a task can still leave without an operator: the ones the metrics count live. */
+export const liveTaskStates: readonly TaskState[] = Object.freeze(
+  taskStates.filter((state) => !(terminalTaskStates as readonly TaskState[]).includes(state)),
+);
+
+export interface TaskStateCount {
+  readonly state: TaskState;
+  readonly queue: string;
+  readonly tasks: number;
+  /** Seconds since the longest-standing of them entered the state (its last edge). */
+  readonly oldestSeconds: number;
+}
+
+/**
+ * Live tasks by state and queue. One arm per state, each with the state as a literal, so each
+ * is served by that state's partial index (ready, lease expiry, receipt deadline, waiting,
+ * pending) and costs the live rows of that state, however many finished rows the table holds.
+ * A task row's `updated_at` is the time of its last edge: every statement that writes a state
+ * sets it, renewals and checkpoints do not.
+ */
+export async function taskStateCountsRead(db: Db): Promise<TaskStateCount[]> {
+  const arms = liveTaskStates.map(
+    (state) => sql`
+      select ${sql.lit(state)}::text as state, queue, count(*)::int as tasks,
+             extract(epoch from causeway_now() - min(updated_at))::float8 as oldest_seconds
+        from causeway_tasks
+       where state = ${sql.lit(state)}
+       group by queue`,
+  );
+  const { rows } = await sql<{
+    state: TaskState;
+    queue: string;
+    tasks: number;
+    oldest_seconds: number;
+  }>`${sql.join(arms, sql` union all `)}`.execute(db);
+  return rows.map((row) => ({
+    state: row.state,
+    queue: row.queue,
+    tasks: row.tasks,
+    oldestSeconds: Math.max(0, row.oldest_seconds),
+  }));
+}
