@@ -10,6 +10,7 @@
  * - the handler durations count exactly the handler runs, by workflow, step and outcome;
  * - and the counters go on counting rows written after the first scrape.
  */
+import { metricDefinitions } from '@causeway/api';
 import type { Channel } from '@causeway/engine';
 import { defineWorkflow, StepError, send, step, workflow } from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
@@ -281,6 +282,10 @@ describe('/metrics after a known run', () => {
     const { engine } = api;
     try {
       const first = await scrape(metricsUrl);
+      // Every defined metric, and nothing else, with its type and help.
+      expect([...first.families.values()]).toEqual(
+        Object.values(metricDefinitions).map(({ name, type, help }) => ({ name, type, help })),
+      );
       expect(sampleValue(first, 'causeway_transition_log_start_id')).toBe(historyEnd);
       expect(samplesOf(first, 'causeway_task_transitions_total')).toEqual([]);
 

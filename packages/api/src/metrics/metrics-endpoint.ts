@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine, Logger, ReadModel } from '@causeway/engine';
-import { type OperatorDirectory, operatorDirectory } from '../auth';
+import { minTokenLength, type OperatorDirectory, operatorDirectory } from '../auth';
 import { createMetricSet, type MetricSet, showSnapshot } from './metrics-registry';
 import { TransitionTally, type TransitionTallyOptions } from './transition-tally';
 
@@ -49,6 +49,9 @@ export class MetricsEndpoint {
       options.metrics.log,
     );
     const token = options.metrics.token ?? process.env.CAUSEWAY_METRICS_TOKEN;
+    if (token !== undefined && token !== '' && token.length < minTokenLength) {
+      throw new Error(`the metrics token must be at least ${minTokenLength} characters`);
+    }
     this.scraper =
       token === undefined || token === ''
         ? null

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { Db } from '../database';
 import { waitingStateSql } from '../task-states';
 
 export interface EventWait {
@@ -11,16 +10,17 @@ export interface EventWait {
 }
 
 /** Tasks waiting for an event, by event name, through the partial index sends look waiters up in. */
-export async function eventWaitsRead(db: Db): Promise<EventWait[]> {
-  const { rows } = await sql<{ event: string; tasks: number; oldest_seconds: number }>`
-    select event_name as event, count(*)::int as tasks,
-           extract(epoch from causeway_now() - min(wait_since))::float8 as oldest_seconds
-      from causeway_tasks
-     where state = ${waitingStateSql}
-     group by event_name`.execute(db);
-  return rows.map((row) => ({
-    event: row.event,
-    tasks: row.tasks,
-    oldestSeconds: Math.max(0, row.oldest_seconds),
-  }));
+export const eventWaitsSql = sql`
+  select event_name as event, count(*)::int as tasks,
+         extract(epoch from causeway_now() - min(wait_since))::float8 as oldest_seconds
+    from causeway_tasks
+   where state = ${waitingStateSql}
+   group by event_name`;
+
+export function eventWaitFromRow(row: {
+  event: string;
+  tasks: number;
+  oldest_seconds: number;
+}): EventWait {
+  return { event: row.event, tasks: row.tasks, oldestSeconds: Math.max(0, row.oldest_seconds) };
 }

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { Db } from '../database';
 import { leaseHoldingStatesSql } from '../task-states';
 
 export interface LeaseHolder {
@@ -16,23 +15,24 @@ export interface LeaseHolder {
 }
 
 /** Lease-holding tasks by holder, through the partial index the sweeper reads expiries from. */
-export async function leaseHoldersRead(db: Db): Promise<LeaseHolder[]> {
-  const { rows } = await sql<{
-    holder: string;
-    tasks: number;
-    oldest_seconds: number;
-    next_expiry_seconds: number;
-  }>`
-    select lease_holder as holder, count(*)::int as tasks,
-           extract(epoch from causeway_now() - min(updated_at))::float8 as oldest_seconds,
-           extract(epoch from min(lease_expires_at) - causeway_now())::float8 as next_expiry_seconds
-      from causeway_tasks
-     where state in (${leaseHoldingStatesSql}) and lease_holder is not null
-     group by lease_holder`.execute(db);
-  return rows.map((row) => ({
+export const leaseHoldersSql = sql`
+  select lease_holder as holder, count(*)::int as tasks,
+         extract(epoch from causeway_now() - min(updated_at))::float8 as oldest_seconds,
+         extract(epoch from min(lease_expires_at) - causeway_now())::float8 as next_expiry_seconds
+    from causeway_tasks
+   where state in (${leaseHoldingStatesSql}) and lease_holder is not null
+   group by lease_holder`;
+
+export function leaseHolderFromRow(row: {
+  holder: string;
+  tasks: number;
+  oldest_seconds: number;
+  next_expiry_seconds: number;
+}): LeaseHolder {
+  return {
     holder: row.holder,
     tasks: row.tasks,
     oldestSeconds: Math.max(0, row.oldest_seconds),
     nextExpirySeconds: row.next_expiry_seconds,
-  }));
+  };
 }

@@ -1,6 +1,5 @@
 import { type TaskState, taskStates, terminalTaskStates } from '@causeway/workflow';
 import { sql } from 'kysely';
-import type { Db } from '../database';
 
 /** The states a task can still leave without an operator: the ones the metrics count live. */
 export const liveTaskStates: readonly TaskState[] = Object.freeze(
@@ -22,25 +21,28 @@ export interface TaskStateCount {
  * A task row's `updated_at` is the time of its last edge: every statement that writes a state
  * sets it, renewals and checkpoints do not.
  */
-export async function taskStateCountsRead(db: Db): Promise<TaskStateCount[]> {
-  const arms = liveTaskStates.map(
+export const taskStateCountsSql = sql.join(
+  liveTaskStates.map(
     (state) => sql`
       select ${sql.lit(state)}::text as state, queue, count(*)::int as tasks,
              extract(epoch from causeway_now() - min(updated_at))::float8 as oldest_seconds
         from causeway_tasks
        where state = ${sql.lit(state)}
        group by queue`,
-  );
-  const { rows } = await sql<{
-    state: TaskState;
-    queue: string;
-    tasks: number;
-    oldest_seconds: number;
-  }>`${sql.join(arms, sql` union all `)}`.execute(db);
-  return rows.map((row) => ({
+  ),
+  sql` union all `,
+);
+
+export function taskStateCountFromRow(row: {
+  state: TaskState;
+  queue: string;
+  tasks: number;
+  oldest_seconds: number;
+}): TaskStateCount {
+  return {
     state: row.state,
     queue: row.queue,
     tasks: row.tasks,
     oldestSeconds: Math.max(0, row.oldest_seconds),
-  }));
+  };
 }

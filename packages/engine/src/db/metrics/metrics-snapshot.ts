@@ -1,11 +1,11 @@
-import type { Kysely } from 'kysely';
-import type { CausewayDatabase } from '../schema';
-import { type EventWait, eventWaitsRead } from './event-waits';
-import { type LeaseHolder, leaseHoldersRead } from './lease-holders';
-import { type TaskStateCount, taskStateCountsRead } from './live-task-states';
-import { type OutboxBacklog, outboxBacklogRead } from './outbox-backlog';
-import { type ReadyQueue, readyQueuesRead } from './ready-queues';
-import { type ScheduleLag, scheduleLagRead } from './schedule-lag';
+import { type RawBuilder, sql } from 'kysely';
+import type { Db } from '../database';
+import { type EventWait, eventWaitFromRow, eventWaitsSql } from './event-waits';
+import { type LeaseHolder, leaseHolderFromRow, leaseHoldersSql } from './lease-holders';
+import { type TaskStateCount, taskStateCountFromRow, taskStateCountsSql } from './live-task-states';
+import { type OutboxBacklog, outboxBacklogFromRow, outboxBacklogSql } from './outbox-backlog';
+import { type ReadyQueue, readyQueueFromRow, readyQueuesSql } from './ready-queues';
+import { type ScheduleLag, scheduleLagFromRow, scheduleLagSql } from './schedule-lag';
 
 /** What the metrics' gauges show, read at one moment. */
 export interface MetricsSnapshot {
@@ -17,23 +17,40 @@ export interface MetricsSnapshot {
   readonly scheduleLag: readonly ScheduleLag[];
 }
 
+/** The rows of one query as a JSON array (one column of the snapshot's single row). */
+const rowsOf = (query: RawBuilder<unknown>) =>
+  sql`(select coalesce(json_agg(r), '[]'::json) from (${query}) as r)`;
+
 /**
- * Every gauge read in one read-only snapshot, so they agree with each other (the ready tasks
- * are among the queued ones). Each statement reads live rows through a partial index only.
+ * Every gauge in one statement: one round trip and one snapshot, so they agree with each
+ * other (the ready tasks are among the queued ones). Each query reads live rows through a
+ * partial index only (the files beside this one).
  */
-export function metricsSnapshotRead(db: Kysely<CausewayDatabase>): Promise<MetricsSnapshot> {
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .setAccessMode('read only')
-    .execute(async (tx) => ({
-      taskStates: await taskStateCountsRead(tx),
-      readyQueues: await readyQueuesRead(tx),
-      leaseHolders: await leaseHoldersRead(tx),
-      outbox: await outboxBacklogRead(tx),
-      eventWaits: await eventWaitsRead(tx),
-      scheduleLag: await scheduleLagRead(tx),
-    }));
+export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
+  const { rows } = await sql<{
+    task_states: Parameters<typeof taskStateCountFromRow>[0][];
+    ready_queues: Parameters<typeof readyQueueFromRow>[0][];
+    lease_holders: Parameters<typeof leaseHolderFromRow>[0][];
+    outbox: Parameters<typeof outboxBacklogFromRow>[0][];
+    event_waits: Parameters<typeof eventWaitFromRow>[0][];
+    schedule_lag: Parameters<typeof scheduleLagFromRow>[0][];
+  }>`
+    select ${rowsOf(taskStateCountsSql)} as task_states,
+           ${rowsOf(readyQueuesSql)} as ready_queues,
+           ${rowsOf(leaseHoldersSql)} as lease_holders,
+           ${rowsOf(outboxBacklogSql)} as outbox,
+           ${rowsOf(eventWaitsSql)} as event_waits,
+           ${rowsOf(scheduleLagSql)} as schedule_lag`.execute(db);
+  const row = rows[0];
+  if (row === undefined) throw new Error('the metrics snapshot returned no row');
+  return {
+    taskStates: row.task_states.map(taskStateCountFromRow),
+    readyQueues: row.ready_queues.map(readyQueueFromRow),
+    leaseHolders: row.lease_holders.map(leaseHolderFromRow),
+    outbox: row.outbox.map(outboxBacklogFromRow),
+    eventWaits: row.event_waits.map(eventWaitFromRow),
+    scheduleLag: row.schedule_lag.map(scheduleLagFromRow),
+  };
 }
 
 export type { EventWait, LeaseHolder, OutboxBacklog, ReadyQueue, ScheduleLag, TaskStateCount };

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { Db } from '../database';
 
 export interface OutboxBacklog {
   readonly channel: string;
@@ -10,16 +9,21 @@ export interface OutboxBacklog {
 }
 
 /** Undelivered outbox messages by channel, through the dispatcher's partial index on them. */
-export async function outboxBacklogRead(db: Db): Promise<OutboxBacklog[]> {
-  const { rows } = await sql<{ channel: string; messages: number; oldest_seconds: number }>`
-    select channel, count(*)::int as messages,
-           extract(epoch from causeway_now() - min(created_at))::float8 as oldest_seconds
-      from causeway_outbox
-     where state = 'pending'
-     group by channel`.execute(db);
-  return rows.map((row) => ({
+export const outboxBacklogSql = sql`
+  select channel, count(*)::int as messages,
+         extract(epoch from causeway_now() - min(created_at))::float8 as oldest_seconds
+    from causeway_outbox
+   where state = 'pending'
+   group by channel`;
+
+export function outboxBacklogFromRow(row: {
+  channel: string;
+  messages: number;
+  oldest_seconds: number;
+}): OutboxBacklog {
+  return {
     channel: row.channel,
     messages: row.messages,
     oldestSeconds: Math.max(0, row.oldest_seconds),
-  }));
+  };
 }

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { Db } from '../database';
 import { readyStateSql } from '../task-states';
 
 export interface ReadyQueue {
@@ -11,16 +10,17 @@ export interface ReadyQueue {
 }
 
 /** The ready (due) tasks of each queue, through the claim's own partial index on ready rows. */
-export async function readyQueuesRead(db: Db): Promise<ReadyQueue[]> {
-  const { rows } = await sql<{ queue: string; tasks: number; oldest_seconds: number }>`
-    select queue, count(*)::int as tasks,
-           extract(epoch from causeway_now() - min(run_at))::float8 as oldest_seconds
-      from causeway_tasks
-     where state = ${readyStateSql} and run_at <= causeway_now()
-     group by queue`.execute(db);
-  return rows.map((row) => ({
-    queue: row.queue,
-    tasks: row.tasks,
-    oldestSeconds: Math.max(0, row.oldest_seconds),
-  }));
+export const readyQueuesSql = sql`
+  select queue, count(*)::int as tasks,
+         extract(epoch from causeway_now() - min(run_at))::float8 as oldest_seconds
+    from causeway_tasks
+   where state = ${readyStateSql} and run_at <= causeway_now()
+   group by queue`;
+
+export function readyQueueFromRow(row: {
+  queue: string;
+  tasks: number;
+  oldest_seconds: number;
+}): ReadyQueue {
+  return { queue: row.queue, tasks: row.tasks, oldestSeconds: Math.max(0, row.oldest_seconds) };
 }

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { Db } from '../database';
 
 export interface ScheduleLag {
   readonly schedule: string;
@@ -11,11 +10,12 @@ export interface ScheduleLag {
  * Running schedules whose next tick is due, through the scheduler's own partial index. A
  * schedule not due is not late and has no row.
  */
-export async function scheduleLagRead(db: Db): Promise<ScheduleLag[]> {
-  const { rows } = await sql<{ schedule: string; lag_seconds: number }>`
-    select name as schedule,
-           extract(epoch from causeway_now() - next_tick_at)::float8 as lag_seconds
-      from causeway_schedules
-     where paused_at is null and next_tick_at <= causeway_now()`.execute(db);
-  return rows.map((row) => ({ schedule: row.schedule, lagSeconds: Math.max(0, row.lag_seconds) }));
+export const scheduleLagSql = sql`
+  select name as schedule,
+         extract(epoch from causeway_now() - next_tick_at)::float8 as lag_seconds
+    from causeway_schedules
+   where paused_at is null and next_tick_at <= causeway_now()`;
+
+export function scheduleLagFromRow(row: { schedule: string; lag_seconds: number }): ScheduleLag {
+  return { schedule: row.schedule, lagSeconds: Math.max(0, row.lag_seconds) };
 }
