@@ -1,4 +1,4 @@
-import type { Transition, WorkflowState } from '@causeway/workflow';
+import type { Blocker, Transition, WorkflowDefinition, WorkflowState } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
 import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
 import { type MetricsSnapshot, metricsSnapshotRead } from './db/metrics/metrics-snapshot';
@@ -19,6 +19,8 @@ import {
 } from './db/reads/read-queries';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
+import { readBlockers } from './runtime/blockers/workflow-blockers';
+import { listWorkers, type WorkerView } from './runtime/registry/worker-views';
 
 export type {
   EventWait,
@@ -89,6 +91,16 @@ export interface ReadModel {
   transitionEdgeReader(): TransitionLogReader<TransitionEdge>;
   /** The live gauges of the metrics, read through partial indexes only (one snapshot). */
   metricsSnapshot(): Promise<MetricsSnapshot>;
+  /**
+   * Each workflow's blockers (`engine.blockers`), decided with the step policies of
+   * `definitions`: a few indexed statements in one snapshot for any number of workflows.
+   */
+  blockersByWorkflowIds(
+    ids: readonly string[],
+    definitions: ReadonlyMap<string, WorkflowDefinition>,
+  ): Promise<ReadonlyMap<string, readonly Blocker[]>>;
+  /** The worker registry (`engine.workers`). */
+  workers(options?: { readonly includeStale?: boolean }): Promise<WorkerView[]>;
 }
 
 /** An outbox message of a task, as queries show it ("submitted, sending" while pending). */
@@ -138,6 +150,8 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     transitionLogReader: () => new TransitionLogReader(db, transitionListRange),
     transitionEdgeReader: () => new TransitionLogReader(db, transitionEdgesRange),
     metricsSnapshot: () => metricsSnapshotRead(db),
+    blockersByWorkflowIds: (ids, definitions) => readBlockers(db, definitions, onlyUuids(ids)),
+    workers: (options) => listWorkers(db, options),
   };
 }
 

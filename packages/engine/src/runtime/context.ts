@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { ApplyContext } from './decision/event-request';
 import type { Notifier } from './notifier';
 import type { Channel } from './outbox/delivery-channels';
+import type { WorkerRegistry } from './registry/worker-registry';
 import type { HandlerRunObservers } from './worker/handler-runs';
 
 /** What the runtime parts of one engine share. */
@@ -22,6 +23,8 @@ export interface EngineContext {
   readonly sweepIntervalMs: number;
   readonly pollIntervalMs: number;
   readonly notifier: Notifier;
+  /** The engine's row in the worker registry, joined by each worker it starts. */
+  readonly registry: WorkerRegistry;
   /** Outbox channels by name (R22). */
   readonly channels: ReadonlyMap<string, Channel>;
   /** Who hears of each handler run of this engine's workers (the API's metrics). */
