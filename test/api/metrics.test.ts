@@ -427,6 +427,22 @@ describe('/metrics after a known run', () => {
         }),
       );
 
+      // The worker registry: this engine's row, with what its worker serves.
+      const registered = await query<{ n: number }>(
+        url(),
+        'select count(*)::int as n from causeway_workers where stale_at > causeway_now()',
+      );
+      expect(sampleValue(scraped, 'causeway_workers')).toBe(registered[0]?.n);
+      expect(sampleValue(scraped, 'causeway_workers')).toBe(1);
+      expect(scrapedGauge(scraped, 'causeway_queue_slots', (l) => l.queue as string)).toEqual({
+        default: 4,
+        hold: 1,
+      });
+      expect(scrapedGauge(scraped, 'causeway_queue_workers', (l) => l.queue as string)).toEqual({
+        default: 1,
+        hold: 1,
+      });
+
       // Handler runs: the handlers' own count, by workflow, step and outcome.
       const timedRuns = sortedCounts(
         samplesOf(scraped, 'causeway_handler_duration_seconds_count').map((sample) => [

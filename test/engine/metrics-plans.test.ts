@@ -1,10 +1,11 @@
 /**
  * A scrape reads no table in full: every statement the metrics run (the live gauges'
  * snapshot and the log counters' range read) is explained on a database holding many finished
- * workflows (tasks, log rows, delivered outbox messages) and many schedules not due, beside a
- * few live rows of every kind, and its plan reads each of those tables through an index only.
- * A control drops the index of pending tasks and sees the plan turn into a sequential scan, so
- * the seed is large enough for the planner to prefer one where no index serves.
+ * workflows (tasks, log rows, delivered outbox messages), many schedules not due and many
+ * registry rows of gone workers, beside a few live rows of every kind, and its plan reads each
+ * of those tables through an index only. A control drops the index of pending tasks and sees
+ * the plan turn into a sequential scan, so the seed is large enough for the planner to prefer
+ * one where no index serves.
  */
 import { createReadModel } from '@causeway/engine';
 import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely';
@@ -19,13 +20,14 @@ import { query, testEngine } from '../helpers/engine';
 const database = useTestDatabase();
 const url = () => database().url;
 const finishedWorkflows = 20_000;
-/** The tables that grow with finished work, and the schedules (a seed makes them large). */
+/** The tables that grow with finished work, the schedules and the registry (seeded large). */
 const largeTables = [
   'causeway_tasks',
   'causeway_transitions',
   'causeway_workflows',
   'causeway_outbox',
   'causeway_schedules',
+  'causeway_workers',
 ];
 
 interface PlanNode {
@@ -112,6 +114,16 @@ beforeAll(async () => {
             now(), now()
        from generate_series(1, 5000) g`,
   );
+  // Registry rows of engines gone within the last hour (pruned later), and two live ones.
+  await query(
+    url(),
+    `insert into causeway_workers (holder, host, pid, queues, workflows, sweeper, engine_version,
+                                   started_at, heartbeat_at, stale_at)
+     select 'host/' || g || '/boot', 'host', g, '[{"name": "default", "slots": 4}]', '[]', true,
+            '0.1.0', now() - interval '1 hour', now() - interval '1 hour',
+            now() + case when g <= 2 then interval '1 minute' else - interval '30 minutes' end
+       from generate_series(1, 5000) g`,
+  );
   await query(url(), 'analyze');
 }, 120_000);
 
@@ -139,6 +151,8 @@ async function capturedStatements(): Promise<CompiledQuery[]> {
     expect(snapshot.taskStates.every((row) => row.tasks === 5)).toBe(true);
     expect(snapshot.scheduleLag).toHaveLength(3);
     expect(snapshot.outbox).toEqual([expect.objectContaining({ channel: 'seed', messages: 5 })]);
+    expect(snapshot.workers).toBe(2);
+    expect(snapshot.queueSlots).toEqual([{ queue: 'default', workers: 2, slots: 8 }]);
     const last = BigInt(
       (
         await query<{ id: string }>(url(), 'select max(id)::text as id from causeway_transitions')
@@ -188,6 +202,7 @@ describe('the metrics statements', () => {
         'causeway_tasks_receipt_deadline',
         'causeway_transitions_pkey',
         'causeway_transitions_workflow',
+        'causeway_workers_stale',
       ]),
     );
     expect([...used].some((index) => index.startsWith('causeway_tasks_wait'))).toBe(true);

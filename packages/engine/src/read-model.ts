@@ -27,6 +27,7 @@ export type {
   LeaseHolder,
   MetricsSnapshot,
   OutboxBacklog,
+  QueueSlots,
   ReadyQueue,
   ScheduleLag,
   TaskStateCount,

@@ -160,6 +160,27 @@ export const metricDefinitions = {
     labels: ['schedule'],
     source: 'live',
   },
+  workers: {
+    name: 'causeway_workers',
+    type: 'gauge',
+    help: 'Engines running workers whose registry row is within its age-out (they heartbeat).',
+    labels: [],
+    source: 'live',
+  },
+  queueWorkers: {
+    name: 'causeway_queue_workers',
+    type: 'gauge',
+    help: 'Live workers that claim from the queue.',
+    labels: ['queue'],
+    source: 'live',
+  },
+  queueSlots: {
+    name: 'causeway_queue_slots',
+    type: 'gauge',
+    help: "The live workers' slots for the queue, summed: how many of its tasks can run at once.",
+    labels: ['queue'],
+    source: 'live',
+  },
   handlerDuration: {
     name: 'causeway_handler_duration_seconds',
     type: 'histogram',

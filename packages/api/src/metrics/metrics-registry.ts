@@ -37,6 +37,9 @@ export function createMetricSet() {
     eventWaits: gauge(d.eventWaits),
     eventWaitOldestAge: gauge(d.eventWaitOldestAge),
     scheduleLag: gauge(d.scheduleLag),
+    workers: gauge(d.workers),
+    queueWorkers: gauge(d.queueWorkers),
+    queueSlots: gauge(d.queueSlots),
     handlerDuration: histogram(d.handlerDuration),
   };
 }
@@ -61,6 +64,8 @@ export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): voi
     metrics.eventWaits,
     metrics.eventWaitOldestAge,
     metrics.scheduleLag,
+    metrics.queueWorkers,
+    metrics.queueSlots,
   ];
   for (const gauge of live) gauge.reset();
   for (const row of snapshot.taskStates) {
@@ -87,5 +92,10 @@ export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): voi
   }
   for (const row of snapshot.scheduleLag) {
     metrics.scheduleLag.set({ schedule: row.schedule }, row.lagSeconds);
+  }
+  metrics.workers.set(snapshot.workers);
+  for (const row of snapshot.queueSlots) {
+    metrics.queueWorkers.set({ queue: row.queue }, row.workers);
+    metrics.queueSlots.set({ queue: row.queue }, row.slots);
   }
 }

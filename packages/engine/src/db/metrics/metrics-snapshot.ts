@@ -3,6 +3,7 @@ import type { Db } from '../database';
 import { type EventWait, eventWaitFromRow, eventWaitsSql } from './event-waits';
 import { type LeaseHolder, leaseHolderFromRow, leaseHoldersSql } from './lease-holders';
 import { type TaskStateCount, taskStateCountFromRow, taskStateCountsSql } from './live-task-states';
+import { liveWorkersSql, type QueueSlots, queueSlotsFromRow, queueSlotsSql } from './live-workers';
 import { type OutboxBacklog, outboxBacklogFromRow, outboxBacklogSql } from './outbox-backlog';
 import { type ReadyQueue, readyQueueFromRow, readyQueuesSql } from './ready-queues';
 import { type ScheduleLag, scheduleLagFromRow, scheduleLagSql } from './schedule-lag';
@@ -15,6 +16,9 @@ export interface MetricsSnapshot {
   readonly outbox: readonly OutboxBacklog[];
   readonly eventWaits: readonly EventWait[];
   readonly scheduleLag: readonly ScheduleLag[];
+  /** Registered workers within their age-out (the worker registry). */
+  readonly workers: number;
+  readonly queueSlots: readonly QueueSlots[];
 }
 
 /** The rows of one query as a JSON array (one column of the snapshot's single row). */
@@ -34,13 +38,17 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
     outbox: Parameters<typeof outboxBacklogFromRow>[0][];
     event_waits: Parameters<typeof eventWaitFromRow>[0][];
     schedule_lag: Parameters<typeof scheduleLagFromRow>[0][];
+    workers: number;
+    queue_slots: Parameters<typeof queueSlotsFromRow>[0][];
   }>`
     select ${rowsOf(taskStateCountsSql)} as task_states,
            ${rowsOf(readyQueuesSql)} as ready_queues,
            ${rowsOf(leaseHoldersSql)} as lease_holders,
            ${rowsOf(outboxBacklogSql)} as outbox,
            ${rowsOf(eventWaitsSql)} as event_waits,
-           ${rowsOf(scheduleLagSql)} as schedule_lag`.execute(db);
+           ${rowsOf(scheduleLagSql)} as schedule_lag,
+           (${liveWorkersSql}) as workers,
+           ${rowsOf(queueSlotsSql)} as queue_slots`.execute(db);
   const row = rows[0];
   if (row === undefined) throw new Error('the metrics snapshot returned no row');
   return {
@@ -50,7 +58,17 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
     outbox: row.outbox.map(outboxBacklogFromRow),
     eventWaits: row.event_waits.map(eventWaitFromRow),
     scheduleLag: row.schedule_lag.map(scheduleLagFromRow),
+    workers: row.workers,
+    queueSlots: row.queue_slots.map(queueSlotsFromRow),
   };
 }
 
-export type { EventWait, LeaseHolder, OutboxBacklog, ReadyQueue, ScheduleLag, TaskStateCount };
+export type {
+  EventWait,
+  LeaseHolder,
+  OutboxBacklog,
+  QueueSlots,
+  ReadyQueue,
+  ScheduleLag,
+  TaskStateCount,
+};
