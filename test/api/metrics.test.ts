@@ -172,17 +172,21 @@ type Counts = Record<string, number>;
 const sortedCounts = (entries: [string, number][]): Counts =>
   Object.fromEntries(entries.filter(([, n]) => n > 0).sort(([a], [b]) => a.localeCompare(b)));
 
-/** The edge counters of a scrape: kind|from|to|reason → count. */
-function scrapedEdges(scraped: Scrape): Counts {
+/** The samples of `causeway_task_<suffix>` and `causeway_workflow_<suffix>`: kind|labels… → value. */
+function byKind(scraped: Scrape, suffix: string, labels: readonly string[]): Counts {
   return sortedCounts(
     (['task', 'workflow'] as const).flatMap((kind) =>
-      samplesOf(scraped, `causeway_${kind}_transitions_total`).map((sample): [string, number] => [
-        `${kind}|${sample.labels.from}|${sample.labels.to}|${sample.labels.reason}`,
+      samplesOf(scraped, `causeway_${kind}_${suffix}`).map((sample): [string, number] => [
+        [kind, ...labels.map((label) => sample.labels[label])].join('|'),
         sample.value,
       ]),
     ),
   );
 }
+
+/** The edge counters of a scrape: kind|from|to|reason → count. */
+const scrapedEdges = (scraped: Scrape) =>
+  byKind(scraped, 'transitions_total', ['from', 'to', 'reason']);
 
 /** The log's own counts over (after, upTo]. */
 async function loggedEdges(after: number, upTo: number): Promise<Counts> {
@@ -218,16 +222,7 @@ async function expectHistogramsMatchLog(scraped: Scrape, after: number, upTo: nu
     const key = `${row.kind}|${row.state}|${row.reason}`;
     groups.set(key, [...(groups.get(key) ?? []), Math.max(0, row.seconds)]);
   }
-  const scrapedCounts = sortedCounts(
-    (['task', 'workflow'] as const).flatMap((kind) =>
-      samplesOf(scraped, `causeway_${kind}_time_in_state_seconds_count`).map(
-        (sample): [string, number] => [
-          `${kind}|${sample.labels.state}|${sample.labels.reason}`,
-          sample.value,
-        ],
-      ),
-    ),
-  );
+  const scrapedCounts = byKind(scraped, 'time_in_state_seconds_count', ['state', 'reason']);
   expect(scrapedCounts).toEqual(sortedCounts([...groups].map(([key, list]) => [key, list.length])));
   expect(groups.size).toBeGreaterThan(5);
   for (const [key, seconds] of groups) {

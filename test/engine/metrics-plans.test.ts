@@ -148,9 +148,9 @@ async function capturedStatements(): Promise<CompiledQuery[]> {
       'queued',
       'waiting',
     ]);
-    expect(snapshot.taskStates.every((row) => row.tasks === 5)).toBe(true);
+    expect(snapshot.taskStates.every((row) => row.count === 5)).toBe(true);
     expect(snapshot.scheduleLag).toHaveLength(3);
-    expect(snapshot.outbox).toEqual([expect.objectContaining({ channel: 'seed', messages: 5 })]);
+    expect(snapshot.outbox).toEqual([expect.objectContaining({ channel: 'seed', count: 5 })]);
     expect(snapshot.workers).toBe(2);
     expect(snapshot.queueSlots).toEqual([{ queue: 'default', workers: 2, slots: 8 }]);
     const last = BigInt(

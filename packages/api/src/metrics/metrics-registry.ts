@@ -68,28 +68,34 @@ export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): voi
     metrics.queueSlots,
   ];
   for (const gauge of live) gauge.reset();
-  for (const row of snapshot.taskStates) {
-    const labels = { state: row.state, queue: row.queue };
-    metrics.tasks.set(labels, row.tasks);
-    metrics.taskOldestInState.set(labels, row.oldestSeconds);
-  }
-  for (const row of snapshot.readyQueues) {
-    metrics.readyTasks.set({ queue: row.queue }, row.tasks);
-    metrics.readyOldestAge.set({ queue: row.queue }, row.oldestSeconds);
-  }
+  const show = <Row extends { count: number; oldestSeconds: number }>(
+    rows: readonly Row[],
+    count: Gauge,
+    age: Gauge,
+    labelsOf: (row: Row) => Record<string, string>,
+  ) => {
+    for (const row of rows) {
+      count.set(labelsOf(row), row.count);
+      age.set(labelsOf(row), row.oldestSeconds);
+    }
+  };
+  show(snapshot.taskStates, metrics.tasks, metrics.taskOldestInState, ({ state, queue }) => ({
+    state,
+    queue,
+  }));
+  show(snapshot.readyQueues, metrics.readyTasks, metrics.readyOldestAge, ({ queue }) => ({
+    queue,
+  }));
+  show(snapshot.leaseHolders, metrics.leases, metrics.leaseOldestAge, ({ holder }) => ({ holder }));
   for (const row of snapshot.leaseHolders) {
-    metrics.leases.set({ holder: row.holder }, row.tasks);
-    metrics.leaseOldestAge.set({ holder: row.holder }, row.oldestSeconds);
     metrics.leaseNextExpiry.set({ holder: row.holder }, row.nextExpirySeconds);
   }
-  for (const row of snapshot.outbox) {
-    metrics.outboxPending.set({ channel: row.channel }, row.messages);
-    metrics.outboxOldestAge.set({ channel: row.channel }, row.oldestSeconds);
-  }
-  for (const row of snapshot.eventWaits) {
-    metrics.eventWaits.set({ event: row.event }, row.tasks);
-    metrics.eventWaitOldestAge.set({ event: row.event }, row.oldestSeconds);
-  }
+  show(snapshot.outbox, metrics.outboxPending, metrics.outboxOldestAge, ({ channel }) => ({
+    channel,
+  }));
+  show(snapshot.eventWaits, metrics.eventWaits, metrics.eventWaitOldestAge, ({ event }) => ({
+    event,
+  }));
   for (const row of snapshot.scheduleLag) {
     metrics.scheduleLag.set({ schedule: row.schedule }, row.lagSeconds);
   }

@@ -1,18 +1,14 @@
 import { type TaskState, taskStates, terminalTaskStates } from '@causeway/workflow';
 import { sql } from 'kysely';
+import type { CountedGroup } from './counted-group';
 
 /** The states a task can still leave without an operator: the ones the metrics count live. */
 export const liveTaskStates: readonly TaskState[] = Object.freeze(
   taskStates.filter((state) => !(terminalTaskStates as readonly TaskState[]).includes(state)),
 );
 
-export interface TaskStateCount {
-  readonly state: TaskState;
-  readonly queue: string;
-  readonly tasks: number;
-  /** Seconds since the longest-standing of them entered the state (its last edge). */
-  readonly oldestSeconds: number;
-}
+/** Live tasks of a state and queue, aged since the longest-standing entered the state. */
+export type TaskStateCount = CountedGroup<{ readonly state: TaskState; readonly queue: string }>;
 
 /**
  * Live tasks by state and queue. One arm per state, each with the state as a literal, so each
@@ -24,7 +20,7 @@ export interface TaskStateCount {
 export const taskStateCountsSql = sql.join(
   liveTaskStates.map(
     (state) => sql`
-      select ${sql.lit(state)}::text as state, queue, count(*)::int as tasks,
+      select ${sql.lit(state)}::text as state, queue, count(*)::int as count,
              extract(epoch from causeway_now() - min(updated_at))::float8 as oldest_seconds
         from causeway_tasks
        where state = ${sql.lit(state)}
@@ -32,17 +28,3 @@ export const taskStateCountsSql = sql.join(
   ),
   sql` union all `,
 );
-
-export function taskStateCountFromRow(row: {
-  state: TaskState;
-  queue: string;
-  tasks: number;
-  oldest_seconds: number;
-}): TaskStateCount {
-  return {
-    state: row.state,
-    queue: row.queue,
-    tasks: row.tasks,
-    oldestSeconds: Math.max(0, row.oldest_seconds),
-  };
-}

@@ -23,11 +23,3 @@ export const queueSlotsSql = sql`
    cross join lateral jsonb_array_elements(w.queues) as q
    where w.stale_at > causeway_now()
    group by 1`;
-
-export function queueSlotsFromRow(row: {
-  queue: string;
-  workers: number;
-  slots: number;
-}): QueueSlots {
-  return { queue: row.queue, workers: row.workers, slots: row.slots };
-}

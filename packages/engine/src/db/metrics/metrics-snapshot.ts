@@ -1,11 +1,12 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../database';
-import { type EventWait, eventWaitFromRow, eventWaitsSql } from './event-waits';
+import { countedGroupFromRow } from './counted-group';
+import { type EventWait, eventWaitsSql } from './event-waits';
 import { type LeaseHolder, leaseHolderFromRow, leaseHoldersSql } from './lease-holders';
-import { type TaskStateCount, taskStateCountFromRow, taskStateCountsSql } from './live-task-states';
-import { liveWorkersSql, type QueueSlots, queueSlotsFromRow, queueSlotsSql } from './live-workers';
-import { type OutboxBacklog, outboxBacklogFromRow, outboxBacklogSql } from './outbox-backlog';
-import { type ReadyQueue, readyQueueFromRow, readyQueuesSql } from './ready-queues';
+import { type TaskStateCount, taskStateCountsSql } from './live-task-states';
+import { liveWorkersSql, type QueueSlots, queueSlotsSql } from './live-workers';
+import { type OutboxBacklog, outboxBacklogSql } from './outbox-backlog';
+import { type ReadyQueue, readyQueuesSql } from './ready-queues';
 import { type ScheduleLag, scheduleLagFromRow, scheduleLagSql } from './schedule-lag';
 
 /** What the metrics' gauges show, read at one moment. */
@@ -31,15 +32,17 @@ const rowsOf = (query: RawBuilder<unknown>) =>
  * partial index only (the files beside this one).
  */
 export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
+  // Column names as the queries give them; the JSON arrays come back as rows of them.
+  type Grouped<Labels> = (Labels & { count: number; oldest_seconds: number })[];
   const { rows } = await sql<{
-    task_states: Parameters<typeof taskStateCountFromRow>[0][];
-    ready_queues: Parameters<typeof readyQueueFromRow>[0][];
+    task_states: Grouped<{ state: TaskStateCount['state']; queue: string }>;
+    ready_queues: Grouped<{ queue: string }>;
     lease_holders: Parameters<typeof leaseHolderFromRow>[0][];
-    outbox: Parameters<typeof outboxBacklogFromRow>[0][];
-    event_waits: Parameters<typeof eventWaitFromRow>[0][];
+    outbox: Grouped<{ channel: string }>;
+    event_waits: Grouped<{ event: string }>;
     schedule_lag: Parameters<typeof scheduleLagFromRow>[0][];
     workers: number;
-    queue_slots: Parameters<typeof queueSlotsFromRow>[0][];
+    queue_slots: QueueSlots[];
   }>`
     select ${rowsOf(taskStateCountsSql)} as task_states,
            ${rowsOf(readyQueuesSql)} as ready_queues,
@@ -52,14 +55,14 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
   const row = rows[0];
   if (row === undefined) throw new Error('the metrics snapshot returned no row');
   return {
-    taskStates: row.task_states.map(taskStateCountFromRow),
-    readyQueues: row.ready_queues.map(readyQueueFromRow),
+    taskStates: row.task_states.map(countedGroupFromRow),
+    readyQueues: row.ready_queues.map(countedGroupFromRow),
     leaseHolders: row.lease_holders.map(leaseHolderFromRow),
-    outbox: row.outbox.map(outboxBacklogFromRow),
-    eventWaits: row.event_waits.map(eventWaitFromRow),
+    outbox: row.outbox.map(countedGroupFromRow),
+    eventWaits: row.event_waits.map(countedGroupFromRow),
     scheduleLag: row.schedule_lag.map(scheduleLagFromRow),
     workers: row.workers,
-    queueSlots: row.queue_slots.map(queueSlotsFromRow),
+    queueSlots: row.queue_slots,
   };
 }
 
