@@ -1,8 +1,9 @@
 /**
  * `pnpm generate`: writes what is generated from the domain's data, so a new state, edge or
- * reason code is a change to the code alone: docs/state-machine.md, docs/blockers.md, the domain enums of
- * schema.graphql, and the API's resolver types from schema.graphql. Tests fail when a
- * committed file differs from what this writes.
+ * reason code is a change to the code alone: docs/state-machine.md, docs/blockers.md,
+ * docs/metrics.md (from the metric definitions), the domain enums of schema.graphql, and the
+ * API's resolver types from schema.graphql. Tests fail when a committed file differs from what
+ * this writes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,7 @@ import {
   schemaTypesSource,
 } from '../packages/api/src/codegen/schema-types-source';
 import { renderBlockersDoc } from './blockers-doc';
+import { renderMetricsDoc } from './metrics-doc';
 import { renderSchemaWithDomainEnums } from './schema-enums';
 import { renderStateMachineDoc } from './state-machine-doc';
 
@@ -20,6 +22,9 @@ console.log(`wrote ${doc}`);
 const blockersDoc = fileURLToPath(new URL('../docs/blockers.md', import.meta.url));
 writeFileSync(blockersDoc, renderBlockersDoc());
 console.log(`wrote ${blockersDoc}`);
+const metricsDoc = fileURLToPath(new URL('../docs/metrics.md', import.meta.url));
+writeFileSync(metricsDoc, renderMetricsDoc());
+console.log(`wrote ${metricsDoc}`);
 const schema = fileURLToPath(new URL('../schema.graphql', import.meta.url));
 writeFileSync(schema, renderSchemaWithDomainEnums(readFileSync(schema, 'utf8')));
 console.log(`wrote ${schema}`);

@@ -22,6 +22,7 @@ import { Notifier } from '../../packages/engine/src/runtime/notifier';
 import { recordReceipt } from '../../packages/engine/src/runtime/operations/operations';
 import { WorkerRegistry } from '../../packages/engine/src/runtime/registry/worker-registry';
 import { Sweeper } from '../../packages/engine/src/runtime/sweep/sweeper';
+import { HandlerRunObservers } from '../../packages/engine/src/runtime/worker/handler-runs';
 import type { LogRow } from './model-state';
 import { leaseMs, modelWorkflows, sweeperHolder } from './model-workflows';
 
@@ -77,6 +78,7 @@ export function createShared(url: string, engine: Engine): Shared {
         appVersion: null,
       }),
       channels: new Map(),
+      handlerRuns: new HandlerRunObservers(),
     },
   };
 }

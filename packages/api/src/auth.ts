@@ -19,7 +19,8 @@ export type OperatorLookup =
   | { readonly kind: 'operator'; readonly name: string }
   | { readonly kind: 'invalid' };
 
-const minTokenLength = 16;
+/** The shortest token accepted: anything shorter is guessable. */
+export const minTokenLength = 16;
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
 function digest(token: string): string {

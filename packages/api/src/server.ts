@@ -18,6 +18,7 @@ import type { ApiContext, ApiServices } from './context';
 import { ApiError, toGraphQLError, withoutSuggestions } from './errors';
 import { defaultQueryLimits, type QueryLimits, queryLimitsRule } from './limits';
 import { createLoaders } from './loaders';
+import { MetricsEndpoint, type MetricsOptions } from './metrics/metrics-endpoint';
 import { MutationMemo } from './mutation-memo';
 import { buildApiSchema } from './schema';
 import { TransitionFeed } from './transition-feed';
@@ -54,6 +55,8 @@ export interface ApiServerOptions {
   readonly signal?: AbortSignal;
   /** GraphQL endpoint path, for HTTP and WebSocket. Default `/graphql`. */
   readonly endpoint?: string;
+  /** Prometheus metrics at `/metrics` (docs/metrics.md); `false` serves none. */
+  readonly metrics?: MetricsOptions | false;
 }
 
 export interface ApiServer {
@@ -150,10 +153,24 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     plugins: [limitsPlugin(limits, production), operatorPlugin(mapError)],
   });
 
+  const metrics =
+    options.metrics === false
+      ? null
+      : new MetricsEndpoint({
+          engine: options.engine,
+          readModel,
+          operators: directory,
+          publicReads,
+          logger,
+          metrics: options.metrics ?? {},
+        });
   const httpServer = createServer((request, response) => {
     void handleHttp(request, response);
   });
   const handleHttp = async (request: IncomingMessage, response: ServerResponse) => {
+    if (metrics !== null && request.url?.split('?')[0] === metrics.path) {
+      return metrics.handle(request, response);
+    }
     if (request.method === 'POST' || request.method === 'PUT' || request.method === 'PATCH') {
       const body = await readBody(request, maxBodyBytes);
       if (body === 'too-large') {
@@ -191,6 +208,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     closing ??= (async () => {
       // Subscriptions complete first (SSE responses end, WebSocket operations complete).
       await feed.close();
+      await metrics?.close();
       await detachWebSockets();
       await new Promise<void>((resolve) => {
         httpServer.close(() => resolve());
@@ -211,6 +229,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     close,
     async listen(listenOptions = {}) {
       await feed.start();
+      await metrics?.start();
       await new Promise<void>((resolve, reject) => {
         httpServer.once('error', reject);
         httpServer.listen(listenOptions.port ?? 4000, listenOptions.host ?? '127.0.0.1', () => {

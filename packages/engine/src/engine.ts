@@ -68,6 +68,7 @@ import {
   Scheduler,
 } from './runtime/schedules/scheduler';
 import { Sweeper } from './runtime/sweep/sweeper';
+import { type HandlerRunListener, HandlerRunObservers } from './runtime/worker/handler-runs';
 import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker/worker';
 
 export type { OutboxView, TaskView, WorkflowView } from './runtime/reads/workflow-reads';
@@ -149,6 +150,8 @@ export interface Engine {
   /** The worker registry, most recent heartbeat first; stale rows only with `includeStale`. */
   workers(options?: { includeStale?: boolean }): Promise<WorkerView[]>;
   startWorker(options: WorkerOptions): Promise<WorkerHandle>;
+  /** Calls `listener` after each step handler this engine's workers run; returns an unsubscribe. */
+  onHandlerRun(listener: HandlerRunListener): () => void;
   /** Runs one sweeper pass now (tests, tools); returns the edges written. */
   sweep(): Promise<number>;
   /** The stored schedules (R41), each with its pause, ticks, last workflow and history. */
@@ -217,6 +220,7 @@ export function createEngine(options: EngineOptions): Engine {
     notifier,
     registry,
     channels: new Map((options.channels ?? []).map((channel) => [channel.name, channel])),
+    handlerRuns: new HandlerRunObservers(),
   };
   const queueLimits = new Map(Object.entries(options.queues ?? {}));
   const submitContext = { db, definitions, queueLimits, apply: context.apply };
@@ -316,6 +320,7 @@ export function createEngine(options: EngineOptions): Engine {
         },
       };
     },
+    onHandlerRun: (listener) => context.handlerRuns.add(listener),
     sweep: () => new Sweeper(context).sweep(),
     schedules: () => listSchedules(scheduling),
     pauseSchedule: (name, request) => pauseOrResumeSchedule(scheduling, name, request, true),

@@ -47,5 +47,12 @@ export type {
   ScheduleView,
 } from './runtime/schedules/schedule-operations';
 export type { ScheduledSubmission } from './runtime/schedules/scheduler';
+export {
+  type HandlerOutcome,
+  type HandlerRun,
+  type HandlerRunListener,
+  handlerOutcomeMeanings,
+  handlerOutcomes,
+} from './runtime/worker/handler-runs';
 export { CancelConfirmed, LeaseLost, StepAbort } from './runtime/worker/step-signals';
 export type { StopOptions, WorkerHandle, WorkerOptions } from './runtime/worker/worker';

@@ -1,6 +1,8 @@
 import type { Blocker, Transition, WorkflowDefinition, WorkflowState } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
 import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
+import { type MetricsSnapshot, metricsSnapshotRead } from './db/metrics/metrics-snapshot';
+import { type TransitionEdge, transitionEdgesRange } from './db/metrics/transition-edges';
 import { outboxListByTasks } from './db/outbox/outbox-queries';
 import {
   onlyUuids,
@@ -20,6 +22,17 @@ import type { CausewayDatabase } from './db/schema';
 import { readBlockers } from './runtime/blockers/workflow-blockers';
 import { listWorkers, type WorkerView } from './runtime/registry/worker-views';
 
+export type {
+  EventWait,
+  LeaseHolder,
+  MetricsSnapshot,
+  OutboxBacklog,
+  QueueSlots,
+  ReadyQueue,
+  ScheduleLag,
+  TaskStateCount,
+} from './db/metrics/metrics-snapshot';
+export type { TransitionEdge } from './db/metrics/transition-edges';
 export type { WorkflowKey } from './db/reads/read-queries';
 export type { TaskRecord, WorkflowRecord } from './db/rows';
 export type { CausewayDatabase } from './db/schema';
@@ -75,6 +88,10 @@ export interface ReadModel {
    * row with a smaller id can commit after it was returned (see `TransitionLogReader`).
    */
   transitionLogReader(): TransitionLogReader;
+  /** The same reader, whose rows are edges with the time spent in the state they leave. */
+  transitionEdgeReader(): TransitionLogReader<TransitionEdge>;
+  /** The live gauges of the metrics, read through partial indexes only (one snapshot). */
+  metricsSnapshot(): Promise<MetricsSnapshot>;
   /**
    * Each workflow's blockers (`engine.blockers`), decided with the step policies of
    * `definitions`: a few indexed statements in one snapshot for any number of workflows.
@@ -131,7 +148,9 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     },
     transitionRange: (range) =>
       transitionListRange(db, { ...range, limit: positiveLimit(range.limit) }),
-    transitionLogReader: () => new TransitionLogReader(db),
+    transitionLogReader: () => new TransitionLogReader(db, transitionListRange),
+    transitionEdgeReader: () => new TransitionLogReader(db, transitionEdgesRange),
+    metricsSnapshot: () => metricsSnapshotRead(db),
     blockersByWorkflowIds: (ids, definitions) => readBlockers(db, definitions, onlyUuids(ids)),
     workers: (options) => listWorkers(db, options),
   };
@@ -158,7 +177,7 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
  * (of any database of the server: xids are server-wide) is still open.
  * Assumes the identity sequence hands out ids one at a time (CACHE 1, PostgreSQL's default).
  */
-export class TransitionLogReader {
+export class TransitionLogReader<Row extends { readonly id: string } = Transition> {
   /** Rows up to here have been returned (or do not exist). */
   private cursorId = 0n;
   /** Ids up to here are final. */
@@ -166,7 +185,14 @@ export class TransitionLogReader {
   private pending: { lastId: bigint; bound: bigint }[] = [];
   private started = false;
 
-  constructor(private readonly db: Kysely<CausewayDatabase>) {}
+  constructor(
+    private readonly db: Kysely<CausewayDatabase>,
+    /** The rows of a final id range, in id order (the log's rows, or a view of them). */
+    private readonly rangeRead: (
+      db: Kysely<CausewayDatabase>,
+      range: { after: bigint; upTo: bigint; limit: number },
+    ) => Promise<readonly Row[]>,
+  ) {}
 
   /** The id up to which every row has been returned: a resume point for new readers. */
   get position(): bigint {
@@ -197,7 +223,7 @@ export class TransitionLogReader {
   }
 
   /** The next final rows after `position`, in id order, at most `limit`. */
-  async read(limit: number): Promise<readonly Transition[]> {
+  async read(limit: number): Promise<readonly Row[]> {
     if (!this.started) throw new Error('TransitionLogReader.read() before start()');
     const known = this.pending.at(-1)?.lastId ?? this.finalId;
     const probe = await transitionHorizonProbe(this.db, known);
@@ -215,7 +241,7 @@ export class TransitionLogReader {
     if (still.length > 256) still.splice(1, still.length - 256);
     this.pending = still;
     if (this.finalId <= this.cursorId) return [];
-    const rows = await transitionListRange(this.db, {
+    const rows = await this.rangeRead(this.db, {
       after: this.cursorId,
       upTo: this.finalId,
       limit: positiveLimit(limit),

@@ -6,6 +6,7 @@ import type { ApplyContext } from './decision/event-request';
 import type { Notifier } from './notifier';
 import type { Channel } from './outbox/delivery-channels';
 import type { WorkerRegistry } from './registry/worker-registry';
+import type { HandlerRunObservers } from './worker/handler-runs';
 
 /** What the runtime parts of one engine share. */
 export interface EngineContext {
@@ -26,4 +27,6 @@ export interface EngineContext {
   readonly registry: WorkerRegistry;
   /** Outbox channels by name (R22). */
   readonly channels: ReadonlyMap<string, Channel>;
+  /** Who hears of each handler run of this engine's workers (the API's metrics). */
+  readonly handlerRuns: HandlerRunObservers;
 }

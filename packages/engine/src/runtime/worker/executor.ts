@@ -18,6 +18,7 @@ import type { EventRequest } from '../decision/event-request';
 import type { ResultWriter } from '../settle/result-writer';
 import { promotesStepDecidedInFull } from '../step-table';
 import { AttemptContext, type AttemptOwner, type FencedChange } from './attempt-context';
+import { type HandlerOutcome, returnedOutcome, thrownOutcome } from './handler-runs';
 import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';
 
 /** How long a sent effect may wait for its receipt when the channel does not say. */
@@ -103,19 +104,35 @@ export class Attempt implements AttemptOwner {
     // The child logger is made only for a line that is written.
     const debug = this.context.rootLogger.isLevelEnabled('debug');
     if (debug) this.logger.debug('attempt started');
+    const started = performance.now();
     try {
       const result = await step.run(
         new AttemptContext(this, task, this.claimed.input, this.claimed.results),
       );
       clearTimeout(timer);
+      this.observe(started, returnedOutcome(result));
       this.reportResult(result);
     } catch (error) {
       clearTimeout(timer);
+      this.observe(started, thrownOutcome(error, this.abortReason));
       this.reportError(error);
     } finally {
       clearTimeout(timer);
       if (debug) this.logger.debug({ state: task.state }, 'attempt finished');
     }
+  }
+
+  /** Tells the engine's handler-run listeners how long the handler ran and how it ended. */
+  private observe(started: number, outcome: HandlerOutcome): void {
+    const runs = this.context.handlerRuns;
+    if (!runs.observed) return;
+    runs.report({
+      workflow: this.claimed.definition.name,
+      step: this.claimed.step.name,
+      queue: this.claimed.task.queue,
+      outcome,
+      seconds: (performance.now() - started) / 1_000,
+    });
   }
 
   /** Resolves once this attempt's result is written, or given up on (the lease then expires). */
