@@ -1,0 +1,7 @@
+/** `@causeway/cli`: the `causeway` command, and its pieces for programs that embed it. */
+export type { CommandSpec } from './command';
+export { commands } from './commands/index';
+export { CliError, type ExitKind, exitCodes } from './exit-codes';
+export { defaultUrl } from './global-options';
+export { type CliEnvironment, runCli } from './run';
+export { version } from './version';
