@@ -3,10 +3,12 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { beforeAll } from 'vitest';
 import { spawnFixture } from '../api/fixtures/processes';
-import { operators } from '../api/helpers';
+import { aliceToken, data, operators } from '../api/helpers';
 import type { TestDatabase } from '../helpers/database';
+import { query } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
 
-export { aliceToken, operators } from '../api/helpers';
+export { aliceToken } from '../api/helpers';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 /** The workspace's bin, as `pnpm exec causeway` runs it. */
@@ -62,14 +64,21 @@ export async function causewayJson<T = Record<string, unknown>>(
   return { code: run.code, json, stderr: run.stderr };
 }
 
+export interface CliServer {
+  /** Its GraphQL endpoint. */
+  readonly url: string;
+  /** Its worker's lease holder. */
+  readonly holder: string;
+}
+
 /**
  * The CLI's server for a test file: engine, worker and API in a child process on the file's
  * database (started in beforeAll, killed after the file). Returns a getter of its URL.
  */
-export function useCliServer(database: () => TestDatabase): () => string {
-  let url: string | undefined;
+export function useCliServer(database: () => TestDatabase): () => CliServer {
+  let server: CliServer | undefined;
   beforeAll(async () => {
-    const server = spawnFixture(
+    const child = spawnFixture(
       new URL('./fixtures/server.ts', import.meta.url),
       {
         CAUSEWAY_CHILD_DATABASE_URL: database().url,
@@ -77,11 +86,12 @@ export function useCliServer(database: () => TestDatabase): () => string {
       },
       { lifetime: 'file' },
     );
-    url = (await server.ready(60_000)).url;
+    const ready = await child.ready(60_000);
+    server = { url: ready.url as string, holder: ready.holder as string };
   }, 90_000);
   return () => {
-    if (url === undefined) throw new Error('useCliServer(): the server is not ready');
-    return url;
+    if (server === undefined) throw new Error('useCliServer(): the server is not ready');
+    return server;
   };
 }
 
@@ -93,4 +103,42 @@ export async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
+}
+
+/** Submits a workflow over GraphQL (set-up, not the thing under test); resolves to its id. */
+export async function submitted(url: string, name: string, input: unknown): Promise<string> {
+  const answer = await data<{ submitWorkflow: { workflow: { id: string } } }>(
+    url,
+    'mutation ($name: String!, $input: JSON!) { submitWorkflow(name: $name, input: $input) { workflow { id } } }',
+    { token: aliceToken, variables: { name, input } },
+  );
+  return answer.submitWorkflow.workflow.id;
+}
+
+/** A workflow's tasks as the database has them, in step order of creation. */
+export async function storedTasks(databaseUrl: string, workflowId: string) {
+  return query<{ id: string; step: string; state: string }>(
+    databaseUrl,
+    'select id::text, step, state from causeway_tasks where workflow_id = $1 order by id',
+    [workflowId],
+  );
+}
+
+/** Waits until the workflow's stored state is one of `states`. */
+export async function workflowReaches(
+  databaseUrl: string,
+  workflowId: string,
+  ...states: string[]
+) {
+  await waitFor(
+    async () => {
+      const rows = await query<{ state: string }>(
+        databaseUrl,
+        'select state from causeway_workflows where id = $1',
+        [workflowId],
+      );
+      return states.includes(rows[0]?.state ?? '');
+    },
+    { timeoutMs: 30_000, description: `workflow ${workflowId} ${states.join(' or ')}` },
+  );
 }
