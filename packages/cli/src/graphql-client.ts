@@ -49,6 +49,13 @@ export async function graphqlRequest<T>(
   }
   const body = safeJson(text) as GraphQLBody<T> | undefined;
   if (typeof body !== 'object' || body === null || !('data' in body || 'errors' in body)) {
+    if (response.status >= 500) {
+      throw new CliError(
+        'server',
+        `HTTP_${response.status}`,
+        `the server failed: HTTP ${response.status}`,
+      );
+    }
     throw notGraphQL(endpoint, response.status);
   }
   const first = body.errors?.[0];
