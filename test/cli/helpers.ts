@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { beforeAll } from 'vitest';
+import { afterEach, beforeAll } from 'vitest';
 import { spawnFixture } from '../api/fixtures/processes';
 import { aliceToken, data, operators } from '../api/helpers';
 import type { TestDatabase } from '../helpers/database';
@@ -141,4 +141,42 @@ export async function workflowReaches(
     },
     { timeoutMs: 30_000, description: `workflow ${workflowId} ${states.join(' or ')}` },
   );
+}
+
+export interface RunningCli {
+  /** What it printed on stdout so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves to its exit code once it exits. */
+  readonly exited: Promise<number | null>;
+  /** Sends a signal (SIGINT: what Ctrl-C sends). */
+  signal(name: NodeJS.Signals): void;
+}
+
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
+  running.clear();
+});
+
+/** Starts `causeway <args>` as a child process without waiting for it (killed after the test). */
+export function startCauseway(args: readonly string[]): RunningCli {
+  const child = spawn(process.execPath, [causewayBin, ...args], {
+    cwd: repoRoot,
+    env: cliEnv({}),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('close', (code) => resolve(code)),
+  );
+  return { stdout: () => stdout, stderr: () => stderr, exited, signal: (name) => child.kill(name) };
 }
