@@ -23,7 +23,7 @@ const server = useCliServer(database);
 const url = () => server().url;
 const db = () => database().url;
 
-interface LogRow {
+type LogRow = {
   id: string;
   workflow_id: string;
   task_id: string | null;
@@ -32,7 +32,7 @@ interface LogRow {
   to_state: string;
   reason: string;
   actor: string;
-}
+};
 
 async function logAfter(after: string, workflowIds: readonly string[]): Promise<LogRow[]> {
   return query<LogRow>(
