@@ -1,5 +1,6 @@
 import type { CommandSpec } from '../command';
 import { code, instant } from '../format';
+import { isTerminal } from '../progress';
 import { table } from '../table';
 import { requireWorkflow } from './workflows';
 
@@ -34,7 +35,9 @@ const why: CommandSpec = {
     const { style } = invocation.output;
     invocation.output.result(data, () => {
       const head = `workflow ${workflow.id}  ${workflow.name}  ${style.state(code(workflow.state))}`;
-      if (workflow.blockers.length === 0) return `${head}\nnothing blocks it: it has ended`;
+      if (workflow.blockers.length === 0) {
+        return `${head}\nnothing blocks it: ${isTerminal(workflow.state) ? 'it has ended' : 'no step reports a blocker'}`;
+      }
       const now = invocation.now();
       return `${head}\n\n${table(
         ['STEP', 'BLOCKER', 'UNTIL', 'WHY'],
