@@ -95,7 +95,11 @@ describe('causeway workers', () => {
       CAUSEWAY_CHILD_AGE_OUT_MS: '1000',
     });
     const { holder: spareHolder, pid: sparePid } = await spare.ready(60_000);
-    const both = await causewayJson<{ workers: { holder: string }[] }>(['workers', '--url', url()]);
+    const both = await causewayJson<{ workers: { holder: string; pid: number }[] }>([
+      'workers',
+      '--url',
+      url(),
+    ]);
     expect(both.code).toBe(0);
     expect(both.json.workers.map((worker) => worker.holder).sort()).toEqual(
       [server().holder, spareHolder].sort(),
