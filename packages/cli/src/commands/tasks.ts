@@ -49,8 +49,8 @@ const requeueDead: CommandSpec = {
       required: true,
       description: "the dead edge's reason code, e.g. attempts_exhausted",
     },
-    from: { type: 'string', value: 'time', required: true, description: 'window start (ISO 8601)' },
-    to: { type: 'string', value: 'time', description: 'window end (ISO 8601; default now)' },
+    from: { type: 'string', value: 'time', required: true, description: 'window start, ISO 8601' },
+    to: { type: 'string', value: 'time', description: 'window end, ISO 8601 (default now)' },
     ...reasonOption,
   },
   async run(invocation) {
