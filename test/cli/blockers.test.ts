@@ -3,26 +3,16 @@
  * process: the blockers and the worker registry as the API answers them, in a table for
  * people and as JSON; a killed worker ages out of `workers` and stays in `--include-stale`.
  */
+import type { BlockerView } from '@causeway/cli';
 import { describe, expect, it } from 'vitest';
 import { spawnFixture } from '../api/fixtures/processes';
 import { data, operators } from '../api/helpers';
-import { useTestDatabase } from '../helpers/database';
 import { waitFor } from '../helpers/wait-for';
-import { causeway, causewayJson, submitted, useCliServer, workflowReaches } from './helpers';
+import { causeway, causewayJson, submitted, useCli, workflowReaches } from './helpers';
 
-const database = useTestDatabase();
-const server = useCliServer(database);
-const url = () => server().url;
-const db = () => database().url;
+const { url, db, holder } = useCli();
 
-interface Blocker {
-  taskId: string;
-  step: string;
-  code: string;
-  message: string;
-  until: string | null;
-  facts: Record<string, unknown>;
-}
+type Blocker = BlockerView;
 
 async function apiBlockers(id: string): Promise<Blocker[]> {
   const answer = await data<{ workflow: { blockers: Blocker[] } }>(
@@ -72,7 +62,7 @@ describe('causeway why', () => {
     const row = human.stdout.split('\n').find((text) => text.startsWith('orphan '));
     expect(row?.split(/ {2,}/).slice(0, 3)).toEqual(['orphan', 'no_worker', '-']);
     expect(row).toContain('no live worker serves queue "nowhere"');
-    expect(row).toContain(server().holder);
+    expect(row).toContain(holder());
   });
 
   it('says nothing blocks a workflow that has ended', async () => {
@@ -102,13 +92,13 @@ describe('causeway workers', () => {
     ]);
     expect(both.code).toBe(0);
     expect(both.json.workers.map((worker) => worker.holder).sort()).toEqual(
-      [server().holder, spareHolder].sort(),
+      [holder(), spareHolder].sort(),
     );
-    const main = both.json.workers.find((worker) => worker.holder === server().holder);
+    const main = both.json.workers.find((worker) => worker.holder === holder());
     expect(main).toEqual({
-      holder: server().holder,
+      holder: holder(),
       host: expect.any(String),
-      pid: Number(server().holder.split('/')[1]),
+      pid: Number(holder().split('/')[1]),
       queues: [{ name: 'default', slots: 4 }],
       workflows: [
         { name: 'cli-staged', steps: ['prepare', 'approval', 'finish'] },
@@ -139,7 +129,7 @@ describe('causeway workers', () => {
       /^HOLDER +HOST +PID +QUEUES +WORKFLOWS +VERSION +STARTED +HEARTBEAT +LIVE$/m,
     );
     const rows = table.stdout.trimEnd().split('\n').slice(1);
-    expect(rows.map((text) => text.split(/ {2,}/)[0])).toEqual([server().holder]);
+    expect(rows.map((text) => text.split(/ {2,}/)[0])).toEqual([holder()]);
     expect(rows[0]?.split(/ {2,}/).slice(2, 5)).toEqual([
       String(main?.pid),
       'default×4',

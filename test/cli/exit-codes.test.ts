@@ -9,7 +9,6 @@ import { createServer as createTcpServer, type Server, type Socket } from 'node:
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
 import {
   aliceToken,
@@ -18,12 +17,10 @@ import {
   causewayJson,
   closedPort,
   submitted,
-  useCliServer,
+  useCli,
 } from './helpers';
 
-const database = useTestDatabase();
-const server = useCliServer(database);
-const url = () => server().url;
+const { url, db, asAlice } = useCli();
 const unknownId = '01a2322f-0000-7000-8000-000000000000';
 
 const servers: Server[] = [];
@@ -69,18 +66,15 @@ describe('usage errors exit 2 and change nothing', () => {
       /--from wants an ISO 8601 time/,
     ],
   ])('causeway %j', async (args, message) => {
-    const before = await query(
-      database().url,
-      'select count(*)::int as n from causeway_transitions',
-    );
-    const run = await causeway([...args, '--url', url(), '--token', aliceToken]);
+    const before = await query(db(), 'select count(*)::int as n from causeway_transitions');
+    const run = await causeway([...args, ...asAlice()]);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(message);
     expect(run.stderr).toMatch(/\nsee: causeway (\S+ )?--help\n$/);
-    expect(
-      await query(database().url, 'select count(*)::int as n from causeway_transitions'),
-    ).toEqual(before);
+    expect(await query(db(), 'select count(*)::int as n from causeway_transitions')).toEqual(
+      before,
+    );
   });
 
   it('answers the error as JSON with --json, and prints the help with no command', async () => {
@@ -138,7 +132,7 @@ describe('not found exits 3', () => {
     [['replay', unknownId, '--reason', 'r']],
     [['pause-schedule', 'no-such-schedule', '--reason', 'r']],
   ])('causeway %j', async (args) => {
-    const { code, json } = await causewayJson([...args, '--url', url(), '--token', aliceToken]);
+    const { code, json } = await causewayJson([...args, ...asAlice()]);
     expect(code).toBe(3);
     expect(json).toEqual(errorJson('not_found', 'NOT_FOUND', 3));
   });

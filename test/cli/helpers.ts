@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll } from 'vitest';
 import { spawnFixture } from '../api/fixtures/processes';
 import { aliceToken, data, operators } from '../api/helpers';
-import type { TestDatabase } from '../helpers/database';
+import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
 
@@ -64,19 +64,24 @@ export async function causewayJson<T = Record<string, unknown>>(
   return { code: run.code, json, stderr: run.stderr };
 }
 
-export interface CliServer {
-  /** Its GraphQL endpoint. */
-  readonly url: string;
-  /** Its worker's lease holder. */
-  readonly holder: string;
+export interface CliSetup {
+  /** The server's GraphQL endpoint. */
+  url(): string;
+  /** The server's worker's lease holder. */
+  holder(): string;
+  /** The test file's database. */
+  db(): string;
+  /** `--url <server> --token <alice's>`: the arguments of an operator's command. */
+  asAlice(): string[];
 }
 
 /**
- * The CLI's server for a test file: engine, worker and API in a child process on the file's
- * database (started in beforeAll, killed after the file). Returns a getter of its URL.
+ * A test file's database and the CLI's server on it: engine, worker and API in a child
+ * process (started in beforeAll, killed after the file's tests).
  */
-export function useCliServer(database: () => TestDatabase): () => CliServer {
-  let server: CliServer | undefined;
+export function useCli(): CliSetup {
+  const database = useTestDatabase();
+  let server: { url: string; holder: string } | undefined;
   beforeAll(async () => {
     const child = spawnFixture(
       new URL('./fixtures/server.ts', import.meta.url),
@@ -89,9 +94,15 @@ export function useCliServer(database: () => TestDatabase): () => CliServer {
     const ready = await child.ready(60_000);
     server = { url: ready.url as string, holder: ready.holder as string };
   }, 90_000);
-  return () => {
-    if (server === undefined) throw new Error('useCliServer(): the server is not ready');
+  const ready = () => {
+    if (server === undefined) throw new Error('useCli(): the server is not ready');
     return server;
+  };
+  return {
+    url: () => ready().url,
+    holder: () => ready().holder,
+    db: () => database().url,
+    asAlice: () => ['--url', ready().url, '--token', aliceToken],
   };
 }
 

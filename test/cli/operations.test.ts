@@ -4,23 +4,10 @@
  * schedule history they leave, their `--json` shapes and exit codes.
  */
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
-import {
-  aliceToken,
-  causeway,
-  causewayJson,
-  storedTasks,
-  submitted,
-  useCliServer,
-  workflowReaches,
-} from './helpers';
+import { causeway, causewayJson, storedTasks, submitted, useCli, workflowReaches } from './helpers';
 
-const database = useTestDatabase();
-const server = useCliServer(database);
-const url = () => server().url;
-const db = () => database().url;
-const asAlice = () => ['--url', url(), '--token', aliceToken];
+const { url, db, asAlice } = useCli();
 
 const taskResult = (taskId: string | undefined, state: string, reason: string) => ({
   taskId,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { data } from '../api/helpers';
-import { useTestDatabase } from '../helpers/database';
+import type { LogRow } from '../engine/semantics-support';
 import { query } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
 import {
@@ -14,32 +14,16 @@ import {
   startCauseway,
   storedTasks,
   submitted,
-  useCliServer,
+  useCli,
   workflowReaches,
 } from './helpers';
 
-const database = useTestDatabase();
-const server = useCliServer(database);
-const url = () => server().url;
-const db = () => database().url;
-
-type LogRow = {
-  id: string;
-  workflow_id: string;
-  task_id: string | null;
-  step: string | null;
-  from_state: string | null;
-  to_state: string;
-  reason: string;
-  actor: string;
-};
+const { url, db } = useCli();
 
 async function logAfter(after: string, workflowIds: readonly string[]): Promise<LogRow[]> {
   return query<LogRow>(
     db(),
-    `select t.id::text, t.workflow_id::text, t.task_id::text, t.step, t.from_state, t.to_state,
-            t.reason, t.actor
-       from causeway_transitions t where t.id > $1 and t.workflow_id = any($2::uuid[]) order by t.id`,
+    'select * from causeway_transitions where id > $1 and workflow_id = any($2::uuid[]) order by id',
     [after, workflowIds],
   );
 }

@@ -5,24 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { data } from '../api/helpers';
-import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
-import {
-  aliceToken,
-  causeway,
-  causewayJson,
-  storedTasks,
-  submitted,
-  useCliServer,
-  workflowReaches,
-} from './helpers';
+import { causeway, causewayJson, storedTasks, submitted, useCli, workflowReaches } from './helpers';
 
-const database = useTestDatabase();
-const server = useCliServer(database);
-const url = () => server().url;
-const db = () => database().url;
-const asAlice = () => ['--url', url(), '--token', aliceToken];
+const { url, db, asAlice, holder } = useCli();
 
 /** The rows of a human table: each line split on runs of two or more spaces. */
 function tableRows(text: string, header: string): string[][] {
@@ -37,7 +24,7 @@ function tableRows(text: string, header: string): string[][] {
 
 describe('causeway submit', () => {
   it('admits a workflow and prints its id; the same idempotency key answers the same workflow', async () => {
-    const first = await causeway([
+    const args = [
       'submit',
       'cli-staged',
       '--input',
@@ -45,7 +32,8 @@ describe('causeway submit', () => {
       '--idempotency-key',
       'cli-submit-1',
       ...asAlice(),
-    ]);
+    ];
+    const first = await causeway(args);
     expect(first.code).toBe(0);
     // The worker may take the first step before the answer reads the workflow back.
     const id = /^submitted (\S+) \(cli-staged\): (queued|running|waiting)$/.exec(
@@ -59,15 +47,7 @@ describe('causeway submit', () => {
     );
     expect(rows).toEqual([{ name: 'cli-staged', input: { label: 'submit-1' } }]);
 
-    const repeat = await causewayJson([
-      'submit',
-      'cli-staged',
-      '--input',
-      '{"label":"submit-1"}',
-      '--idempotency-key',
-      'cli-submit-1',
-      ...asAlice(),
-    ]);
+    const repeat = await causewayJson(args);
     expect(repeat.code).toBe(0);
     expect(repeat.json).toEqual({
       submitWorkflow: {
@@ -111,7 +91,7 @@ describe('causeway status', () => {
 
     const running = await causeway(['status', leased, '--url', url()]);
     const [wait] = tableRows(running.stdout, 'STEP');
-    expect(wait?.slice(2)).toEqual(['leased', '1/3', '-', server().holder, '-']);
+    expect(wait?.slice(2)).toEqual(['leased', '1/3', '-', holder(), '-']);
 
     const queued = await causeway(['status', stranded, '--url', url()]);
     const [orphan] = tableRows(queued.stdout, 'STEP');
