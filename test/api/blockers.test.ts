@@ -1,12 +1,10 @@
-import { type CausewayDatabase, createReadModel } from '@causeway/engine';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { publishNote } from '../../examples/publish-note/workflow';
 import { blockerWorkflows, openAllGates } from '../engine/fixtures/blocker-workflows';
 import { useTestDatabase } from '../helpers/database';
 import { setDatabaseClockOffset, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
+import { countingReadModel } from './counting-read-model';
 import { data, startApi } from './helpers';
 
 /**
@@ -23,11 +21,6 @@ beforeAll(async () => {
   await setup.close();
 });
 afterEach(openAllGates);
-
-const pools: Kysely<CausewayDatabase>[] = [];
-afterAll(async () => {
-  await Promise.all(pools.map((db) => db.destroy()));
-});
 
 interface BlockerData {
   readonly taskId: string;
@@ -121,19 +114,10 @@ describe('blockers in GraphQL', () => {
   });
 
   it('reads the blockers of a page of workflows in the same statements for 5 or 20', async () => {
-    const statements: string[] = [];
-    const db = new Kysely<CausewayDatabase>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url(), max: 4 }) }),
-      log(event) {
-        const text = event.query.sql;
-        if (text.includes('pg_sequence_last_value') || text.includes('id <= ')) return;
-        statements.push(text);
-      },
-    });
-    pools.push(db);
+    const { readModel, statements } = countingReadModel(url());
     const api = await startApi(url(), {
       engine: { workflows },
-      api: { readModel: createReadModel(db) },
+      api: { readModel },
     });
     // A live worker for another queue, so the registry is read too.
     await api.engine.startWorker({ queues: ['blk-first'], concurrency: 1 });

@@ -1,20 +1,10 @@
-/**
- * Events over GraphQL (R37–R39, R42): the `sendEvent` mutation completes waiting tasks and
- * answers them, needs an operator token (the operator becomes the actor), is idempotent by
- * clientMutationId and by idempotencyKey, refuses bad input with the engine's code and writes
- * nothing; a task shows what it waits for (`waitingFor`) and the events it received
- * (`events`, batched: no N+1); an event step's definition shows its event; the transitions
- * subscription streams the wait's edges. A real server and real PostgreSQL.
- */
-import { type CausewayDatabase, createReadModel } from '@causeway/engine';
 import { event, workflow } from '@causeway/workflow';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
+import { countingReadModel } from './counting-read-model';
 import { aliceToken, data, gql, startApi, type TestApi, wsClient, wsSubscribe } from './helpers';
 
 const database = useTestDatabase();
@@ -53,13 +43,6 @@ const keyless = workflow({ name: 'api-keyless', input: z.object({ id: z.string()
   .build();
 
 const workflows = [review, ping, keyless];
-
-/** Pools a test opened itself (the statement-counting read model). */
-const pools: Kysely<CausewayDatabase>[] = [];
-afterEach(async () => {
-  await Promise.all(pools.map((db) => db.destroy()));
-  pools.length = 0;
-});
 
 const sendEvent = `mutation($name: String!, $key: String!, $payload: JSON!, $idem: String, $cmid: String) {
   sendEvent(name: $name, key: $key, payload: $payload, idempotencyKey: $idem, clientMutationId: $cmid) {
@@ -425,19 +408,10 @@ describe('waits and event steps in queries', () => {
   });
 
   it('a page of tasks with their waits and events costs the same few queries for 10 or 100 (no N+1)', async () => {
-    const statements: string[] = [];
-    const db = new Kysely<CausewayDatabase>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url(), max: 4 }) }),
-      log(entry) {
-        const text = entry.query.sql;
-        if (text.includes('pg_sequence_last_value') || text.includes('id <= ')) return;
-        statements.push(text);
-      },
-    });
-    pools.push(db);
+    const { readModel, statements } = countingReadModel(url());
     const api = await startApi(url(), {
       engine: { workflows },
-      api: { readModel: createReadModel(db) },
+      api: { readModel },
     });
     await api.engine.submitMany(
       Array.from({ length: 80 }, (_, n) => ({ name: 'api-ping', input: { n } })),

@@ -1,10 +1,8 @@
-import { type CausewayDatabase, createReadModel } from '@causeway/engine';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { publishNote } from '../../examples/publish-note/workflow';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
+import { countingReadModel } from './counting-read-model';
 import { doomed } from './fixtures/workflows';
 import { data, gql, startApi } from './helpers';
 
@@ -15,29 +13,9 @@ async function freshDatabase(): Promise<string> {
   databases.push(database);
   return database.url;
 }
-const pools: Kysely<CausewayDatabase>[] = [];
-afterEach(async () => {
-  await Promise.all(pools.map((db) => db.destroy()));
-  pools.length = 0;
-});
 afterAll(async () => {
   await Promise.all(databases.map((database) => database.drop()));
 });
-
-/** A read model whose SQL statements are counted (the stream's own polling excluded). */
-function countingReadModel(url: string) {
-  const statements: string[] = [];
-  const db = new Kysely<CausewayDatabase>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 4 }) }),
-    log(event) {
-      const text = event.query.sql;
-      if (text.includes('pg_sequence_last_value') || text.includes('id <= ')) return;
-      statements.push(text);
-    },
-  });
-  pools.push(db);
-  return { readModel: createReadModel(db), statements };
-}
 
 type Page = {
   workflows: {

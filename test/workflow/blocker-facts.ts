@@ -9,6 +9,7 @@ import {
   type TaskState,
   type Transition,
 } from '@causeway/workflow';
+import { taskSnapshot } from './task-snapshots';
 
 /**
  * Blocker inputs for the pure decision's tests, written as small changes to one ordinary
@@ -59,19 +60,7 @@ export function task(
     lastEdge: edge('submitted'),
     sending: [],
     ...rest,
-    snapshot: {
-      state,
-      attempt: 0,
-      effectStarted: false,
-      evidence: null,
-      replayCount: 0,
-      runAt: now,
-      deadlineAt: null,
-      lastErrorCategory: null,
-      lastError: null,
-      waitTimeoutAt: null,
-      ...snapshot,
-    },
+    snapshot: taskSnapshot(now, { state, ...snapshot }),
   };
 }
 

@@ -7,6 +7,7 @@ import {
   type TaskSnapshot,
 } from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
+import { taskSnapshot } from './task-snapshots';
 
 const now = new Date('2026-03-01T10:00:00.000Z');
 const worker: Actor = { kind: 'worker', name: 'host/41/boot1' };
@@ -19,19 +20,7 @@ const policy: RetryPolicy = {
 };
 
 function task(overrides: Partial<TaskSnapshot> = {}): TaskSnapshot {
-  return {
-    state: 'queued',
-    attempt: 0,
-    effectStarted: false,
-    evidence: null,
-    replayCount: 0,
-    runAt: now,
-    deadlineAt: null,
-    lastErrorCategory: null,
-    lastError: null,
-    waitTimeoutAt: null,
-    ...overrides,
-  };
+  return taskSnapshot(now, overrides);
 }
 
 function decide(snapshot: TaskSnapshot, event: TaskEvent, options: Partial<RetryPolicy> = {}) {

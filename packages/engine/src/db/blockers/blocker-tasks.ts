@@ -23,17 +23,22 @@ export interface TaskWithLastEdge {
 export interface BlockerTaskRead {
   readonly workflows: ReadonlyMap<string, BlockerWorkflow>;
   readonly tasks: readonly TaskWithLastEdge[];
-  /** Database time of the read (R11). */
-  readonly now: Date;
+  /** Database time of the read (R11); null when no workflow was found. */
+  readonly now: Date | null;
 }
 
-type EdgeColumns = { [Key in keyof TransitionTable as `e_${Key & string}`]: unknown };
+/** The latest edge's columns, prefixed: all null when the task has none (or is terminal). */
+type EdgeColumns = {
+  [Key in keyof Selectable<TransitionTable> as `e_${Key & string}`]:
+    | Selectable<TransitionTable>[Key]
+    | null;
+};
 
 /**
  * The workflows `ids` with their tasks, and each non-terminal task's latest edge, in one
  * statement: the workflows by primary key, their tasks by the (workflow_id, step) index, and
- * each latest edge by a backward scan of the workflow's log index that stops at the task's
- * last row. Unknown ids are simply absent.
+ * each latest edge through the log's (workflow_id, id) index, which holds only the rows of
+ * that workflow. Unknown ids are simply absent.
  */
 export async function blockerTaskRead(db: Db, ids: readonly string[]): Promise<BlockerTaskRead> {
   const wanted = onlyUuids(ids);
@@ -70,13 +75,23 @@ export async function blockerTaskRead(db: Db, ids: readonly string[]): Promise<B
       lastEdge: row.e_id === null ? null : transitionFromRow(edgeOf(row)),
     });
   }
-  return { workflows, tasks, now: now ?? new Date(Number.NaN) };
+  return { workflows, tasks, now };
 }
 
 function edgeOf(row: EdgeColumns): Selectable<TransitionTable> {
-  return Object.fromEntries(
-    Object.entries(row)
-      .filter(([key]) => key.startsWith('e_'))
-      .map(([key, value]) => [key.slice(2), value]),
-  ) as unknown as Selectable<TransitionTable>;
+  return {
+    id: row.e_id,
+    workflow_id: row.e_workflow_id,
+    task_id: row.e_task_id,
+    step: row.e_step,
+    from_state: row.e_from_state,
+    to_state: row.e_to_state,
+    reason: row.e_reason,
+    error_category: row.e_error_category,
+    error_summary: row.e_error_summary,
+    actor: row.e_actor,
+    attempt: row.e_attempt,
+    at: row.e_at,
+    detail: row.e_detail,
+  } as Selectable<TransitionTable>;
 }

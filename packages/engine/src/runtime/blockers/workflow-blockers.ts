@@ -42,6 +42,7 @@ export async function readBlockers(
   if (ids.length === 0) return new Map();
   const read = await inOneSnapshot(db, async (tx) => {
     const { workflows, tasks, now } = await blockerTaskRead(tx, ids);
+    if (now === null) return null;
     const open = tasks.filter(({ task }) => !isTerminalTaskState(task.state));
     const dueQueues = open
       .filter(
@@ -62,6 +63,7 @@ export async function readBlockers(
     );
     return { workflows, tasks, open, now, loads, workers, outbox };
   });
+  if (read === null) return new Map();
   const registered: RegisteredWorker[] = read.workers.map((worker) => ({
     holder: worker.holder,
     queues: worker.queues,
