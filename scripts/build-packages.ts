@@ -4,8 +4,9 @@
  *
  * Why this shape: the sources import each other extensionless (`./actors`), which Node's ESM
  * loader refuses, so a plain `tsc` emit would not run. esbuild (already in the tree for tsx)
- * bundles each package's `src/index.ts` into one ESM `dist/index.js` for Node 20, every bare
- * import (dependencies, the other `@causeway/*` packages, `node:` builtins) left external.
+ * bundles each package's `src/index.ts` into one ESM `dist/index.js` for Node 20 (and a
+ * `src/bin.ts`, an executable such as `causeway`, into `dist/bin.js`), every bare import
+ * (dependencies, the other `@causeway/*` packages, `node:` builtins) left external.
  * Declarations come from tsc (see declarations.ts). The workspace itself keeps running from
  * source: package.json `exports` point at `src/index.ts`, and `publishConfig` swaps in `dist/`
  * when pnpm packs.
@@ -86,19 +87,24 @@ function relocateAssets(pkg: PackageToBuild): esbuild.Plugin {
   };
 }
 
+/** `src/index.ts`, and `src/bin.ts` where a package has an executable (its `publishConfig.bin`). */
 async function bundle(pkg: PackageToBuild): Promise<void> {
-  await esbuild.build({
-    entryPoints: [join(pkg.dir, 'src', 'index.ts')],
-    outfile: join(pkg.dir, 'dist', 'index.js'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    sourcemap: true,
-    logLevel: 'warning',
-    plugins: [relocateAssets(pkg)],
-  });
+  const entries = existsSync(join(pkg.dir, 'src', 'bin.ts')) ? ['index', 'bin'] : ['index'];
+  for (const entry of entries) {
+    await esbuild.build({
+      entryPoints: [join(pkg.dir, 'src', `${entry}.ts`)],
+      outfile: join(pkg.dir, 'dist', `${entry}.js`),
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      sourcemap: true,
+      logLevel: 'warning',
+      plugins: [relocateAssets(pkg)],
+      ...(entry === 'bin' ? { banner: { js: '#!/usr/bin/env node' } } : {}),
+    });
+  }
 }
 
 function pack(pkg: PackageToBuild, destination: string): string {

@@ -1,8 +1,8 @@
 /**
- * The packages as a user gets them: `pnpm run pack:all` builds and packs the three tarballs,
- * an application in a temp folder outside the workspace installs them with npm, then
+ * The packages as a user gets them: `pnpm run pack:all` builds and packs the tarballs, an
+ * application in a temp folder outside the workspace installs them with npm, then
  * - runs `fixtures/app.mjs` on plain Node (no tsx, no loader): a two-step workflow on this
- *   file's database, and the GraphQL API asked about it;
+ *   file's database, the GraphQL API asked about it, and the installed `causeway` bin too;
  * - type-checks `fixtures/app.ts` with `tsc --noEmit`, moduleResolution nodenext.
  * It needs the npm registry (npm install) and takes about a minute.
  */
@@ -59,7 +59,7 @@ beforeAll(async () => {
     return version;
   };
   const tarballs: Record<string, string> = {};
-  for (const folder of ['workflow', 'engine', 'api']) {
+  for (const folder of ['workflow', 'engine', 'api', 'cli']) {
     const { name, version } = await manifest(join(repoRoot, 'packages', folder));
     const file = join(
       repoRoot,
@@ -144,6 +144,11 @@ describe('the packed packages, installed outside the workspace', () => {
         ],
       },
     ]);
+    expect(result.cli).toEqual({
+      exitCode: 0,
+      state: 'SUCCEEDED',
+      steps: ['compose:SUCCEEDED', 'deliver:SUCCEEDED'],
+    });
     expect(result.api).toEqual({
       createApiServer: 'function',
       queryType: 'Query',

@@ -1,0 +1,19 @@
+import type { CommandSpec } from '../command';
+import { blockerCommands } from './blockers';
+import { eventCommands } from './events';
+import { scheduleCommands } from './schedules';
+import { taskCommands } from './tasks';
+import { watchCommands } from './watch';
+import { workerCommands } from './workers';
+import { workflowCommands } from './workflows';
+
+/** Every command, in the order `causeway --help` lists them. */
+export const commands: readonly CommandSpec[] = [
+  ...workflowCommands,
+  ...blockerCommands,
+  ...taskCommands,
+  ...eventCommands,
+  ...scheduleCommands,
+  ...workerCommands,
+  ...watchCommands,
+];
