@@ -186,10 +186,11 @@ export function setUpActions(options) {
     // One id per opening: a double submit is answered once by the API, not done twice.
     form.dataset.clientMutationId = crypto.randomUUID();
     dialog.showModal();
-    const first = form.querySelector(
-      'input:not([type=hidden]):placeholder-shown, textarea:placeholder-shown, input:not([type=hidden]), textarea',
-    );
-    if (first instanceof HTMLElement) first.focus();
+    // The first field still to fill takes the focus (the event's name and key come filled in).
+    const fields = /** @type {(HTMLInputElement | HTMLTextAreaElement)[]} */ ([
+      ...form.querySelectorAll('input:not([type=hidden]), textarea'),
+    ]);
+    (fields.find((field) => field.value === '') ?? fields[0])?.focus();
   };
 
   for (const form of document.querySelectorAll('dialog form[data-mutation]')) {

@@ -49,7 +49,7 @@ function announce(text) {
     line.textContent =
       pending.length <= 3
         ? pending.join('. ')
-        : `${pending.length} changes; the latest: ${pending.at(-1)}`;
+        : `${pending.slice(0, 2).join('. ')}; and ${pending.length - 2} more changes`;
     announcements.append(line);
     while (announcements.childElementCount > 5) announcements.firstElementChild?.remove();
     pending = [];
@@ -85,7 +85,7 @@ if (mode === 'workflows' || mode === 'workflow') {
         // The list shows workflows' states: their own edges are the ones that change it.
         if (transition.taskId !== null) return;
         announce(
-          `Workflow ${transition.workflowId.slice(0, 8)} ${words(transition.from)} → ${words(transition.to)} (${reason})`,
+          `Workflow ${transition.workflowId.slice(-8)} ${words(transition.from)} → ${words(transition.to)} (${reason})`,
         );
       } else {
         const what = transition.step ?? 'workflow';
