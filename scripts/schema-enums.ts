@@ -1,4 +1,10 @@
-import { errorCategories, reasonCodes, taskStates, workflowStates } from '@causeway/workflow';
+import {
+  blockerCodes,
+  errorCategories,
+  reasonCodes,
+  taskStates,
+  workflowStates,
+} from '@causeway/workflow';
 
 /** The schema's enums that are the domain's closed sets, in UPPER_SNAKE (docs/rules.md). */
 export const domainEnums: Readonly<Record<string, readonly string[]>> = Object.freeze({
@@ -6,6 +12,7 @@ export const domainEnums: Readonly<Record<string, readonly string[]>> = Object.f
   WorkflowState: workflowStates,
   ReasonCode: reasonCodes,
   ErrorCategory: errorCategories,
+  BlockerCode: blockerCodes,
 });
 
 /**

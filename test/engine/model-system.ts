@@ -20,6 +20,7 @@ import type { EngineContext } from '../../packages/engine/src/runtime/context';
 import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-events';
 import { Notifier } from '../../packages/engine/src/runtime/notifier';
 import { recordReceipt } from '../../packages/engine/src/runtime/operations/operations';
+import { WorkerRegistry } from '../../packages/engine/src/runtime/registry/worker-registry';
 import { Sweeper } from '../../packages/engine/src/runtime/sweep/sweeper';
 import type { LogRow } from './model-state';
 import { leaseMs, modelWorkflows, sweeperHolder } from './model-workflows';
@@ -69,6 +70,12 @@ export function createShared(url: string, engine: Engine): Shared {
       pollIntervalMs: 1_000,
       // Never subscribed to, so it never connects.
       notifier: new Notifier(url, logger, 'causeway_wakeup'),
+      // Never joined: the model runs no worker.
+      registry: new WorkerRegistry(engine.db, sweeperHolder, definitions, logger, {
+        heartbeatMs: 5_000,
+        ageOutMs: 30_000,
+        appVersion: null,
+      }),
       channels: new Map(),
     },
   };

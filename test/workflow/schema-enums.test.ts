@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { errorCategories, reasonCodes, taskStates, workflowStates } from '@causeway/workflow';
+import {
+  blockerCodes,
+  errorCategories,
+  reasonCodes,
+  taskStates,
+  workflowStates,
+} from '@causeway/workflow';
 import { buildSchema, GraphQLEnumType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { renderSchemaWithDomainEnums } from '../../scripts/schema-enums';
@@ -19,6 +25,7 @@ describe('schema.graphql enums mirror the domain', () => {
     ['WorkflowState', workflowStates],
     ['ReasonCode', reasonCodes],
     ['ErrorCategory', errorCategories],
+    ['BlockerCode', blockerCodes],
   ] as const)('%s has exactly the domain values in UPPER_SNAKE', (name, values) => {
     expect(enumValues(name)).toEqual(values.map((value) => value.toUpperCase()));
   });

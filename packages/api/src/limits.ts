@@ -53,6 +53,11 @@ const listSizes: Readonly<Record<string, number>> = {
   'SendEventPayload.tasks': 10,
   'Query.schedules': 20,
   'Schedule.history': 20,
+  'Workflow.blockers': 10,
+  'Query.workers': 20,
+  'Worker.queues': 5,
+  'Worker.workflows': 10,
+  'WorkerWorkflow.steps': 10,
 };
 
 function tooComplex(

@@ -5,7 +5,7 @@ import type {
   TaskRecord,
   WorkflowRecord,
 } from '@causeway/engine';
-import type { Transition } from '@causeway/workflow';
+import type { Blocker, Transition, WorkflowDefinition } from '@causeway/workflow';
 import DataLoader from 'dataloader';
 
 /**
@@ -19,11 +19,16 @@ export interface Loaders {
   readonly transitionsByWorkflow: DataLoader<string, readonly Transition[]>;
   readonly outboxByTask: DataLoader<string, readonly OutboxMessageRecord[]>;
   readonly eventsByTask: DataLoader<string, readonly StoredEvent[]>;
+  /** Each workflow's blockers: one read for every workflow of a page. */
+  readonly blockersByWorkflow: DataLoader<string, readonly Blocker[]>;
 }
 
 const maxBatchSize = 1_000;
 
-export function createLoaders(readModel: ReadModel): Loaders {
+export function createLoaders(
+  readModel: ReadModel,
+  definitions: ReadonlyMap<string, WorkflowDefinition>,
+): Loaders {
   return {
     workflow: new DataLoader(
       async (ids) => {
@@ -67,6 +72,13 @@ export function createLoaders(readModel: ReadModel): Loaders {
       },
       { maxBatchSize },
     ),
+    blockersByWorkflow: new DataLoader(
+      async (ids) => {
+        const found = await readModel.blockersByWorkflowIds(ids, definitions);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
   };
 }
 
@@ -78,4 +90,5 @@ export function clearLoaders(loaders: Loaders): void {
   loaders.transitionsByWorkflow.clearAll();
   loaders.outboxByTask.clearAll();
   loaders.eventsByTask.clearAll();
+  loaders.blockersByWorkflow.clearAll();
 }

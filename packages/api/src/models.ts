@@ -6,10 +6,12 @@ import type {
   StoredEvent,
   TaskAnswer,
   TaskRecord,
+  WorkerView,
   WorkflowFilter,
   WorkflowRecord,
 } from '@causeway/engine';
 import type {
+  Blocker,
   EventWait,
   RetryPolicy,
   Transition,
@@ -84,6 +86,10 @@ export interface Models extends ModelMap {
     readonly schedule: ScheduleView;
     readonly changed: boolean;
   };
+  readonly Blocker: Blocker;
+  readonly Worker: WorkerView;
+  readonly WorkerQueue: WorkerView['queues'][number];
+  readonly WorkerWorkflow: WorkerView['workflows'][number];
   readonly TriggerSchedulePayload: {
     readonly clientMutationId: string | null;
     readonly schedule: ScheduleView;

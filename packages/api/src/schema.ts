@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createSchema } from 'graphql-yoga';
 import type { ApiContext } from './context';
 import type { ApiResolvers } from './models';
+import { blockerResolvers } from './resolvers/blockers';
 import { enumResolvers } from './resolvers/enums';
 import { eventResolvers } from './resolvers/events';
 import { mutationResolvers } from './resolvers/mutations';
@@ -24,6 +25,7 @@ export const resolvers: ApiResolvers = {
   ...mutationResolvers,
   ...scheduleResolvers,
   ...eventResolvers,
+  ...blockerResolvers,
   ...subscriptionResolvers,
 };
 

@@ -143,7 +143,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       }
       return {
         operator,
-        loaders: createLoaders(readModel),
+        loaders: createLoaders(readModel, services.definitions),
         services,
         signal: fromSocket !== undefined ? undefined : initial.request.signal,
       };

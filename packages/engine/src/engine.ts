@@ -1,29 +1,21 @@
 import {
+  type Blocker,
   type Explanation,
-  explain,
-  receiptAwaitingState,
   type ScheduleDefinition,
-  type Transition,
   type WorkflowDefinition,
   workflowRegistry,
 } from '@causeway/workflow';
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { registerPool } from './db/direct';
 import { migrateToLatest } from './db/migrate';
 import { wakeupChannel } from './db/notify-channels';
-import { outboxListByTasks } from './db/outbox/outbox-queries';
 import { usePreparedStatements } from './db/prepared-statements';
-import {
-  taskListByWorkflows,
-  transitionListByWorkflow,
-  workflowGet,
-} from './db/reads/record-reads';
-import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
 import { EngineError } from './errors';
 import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
+import { readBlockers } from './runtime/blockers/workflow-blockers';
 import type { EngineContext } from './runtime/context';
 import {
   type EventToSend,
@@ -53,6 +45,13 @@ import {
   submitMany,
 } from './runtime/operations/submit';
 import type { Channel } from './runtime/outbox/delivery-channels';
+import {
+  explainWorkflow,
+  readWorkflowView,
+  type WorkflowView,
+} from './runtime/reads/workflow-reads';
+import { WorkerRegistry } from './runtime/registry/worker-registry';
+import { listWorkers, type WorkerView } from './runtime/registry/worker-views';
 import { engineScheduleContext } from './runtime/schedules/engine-schedules';
 import {
   listSchedules,
@@ -70,6 +69,8 @@ import {
 } from './runtime/schedules/scheduler';
 import { Sweeper } from './runtime/sweep/sweeper';
 import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker/worker';
+
+export type { OutboxView, TaskView, WorkflowView } from './runtime/reads/workflow-reads';
 
 export interface EngineOptions {
   /** Postgres connection string; defaults to the DATABASE_URL environment variable. */
@@ -93,28 +94,17 @@ export interface EngineOptions {
   readonly channels?: readonly Channel[];
   /** Cron schedules (R40), `schedule({...})`: written to the database when the engine starts. */
   readonly schedules?: readonly ScheduleDefinition[];
-}
-
-/** An outbox message of a task (R22): while `pending`, the task is "submitted, sending". */
-export interface OutboxView {
-  readonly id: string;
-  readonly channel: string;
-  readonly state: string;
-  readonly attempts: number;
-  readonly lastError: string | null;
-}
-
-export interface TaskView extends TaskRecord {
-  readonly transitions: readonly Transition[];
-  readonly outbox: readonly OutboxView[];
-  /** Submitted and still being delivered: never shown as failed (R22). */
-  readonly sending: boolean;
-}
-
-export interface WorkflowView extends WorkflowRecord {
-  readonly tasks: readonly TaskView[];
-  /** Workflow-level and task-level rows, in log order. */
-  readonly transitions: readonly Transition[];
+  /** How often the engine's worker registry row is heartbeated while a worker runs. Default 5 s. */
+  readonly workerHeartbeatMs?: number;
+  /**
+   * How long after its last heartbeat a worker counts as gone (blockers then call its leases
+   * stale). Default 30 s: six heartbeats, so a GC pause or a slow statement never makes a live
+   * worker look gone, and the default lease length, so "its worker is gone" and "its lease has
+   * run out" agree. At least twice `workerHeartbeatMs`.
+   */
+  readonly workerAgeOutMs?: number;
+  /** The application's version, shown in the worker registry beside the engine's. */
+  readonly appVersion?: string;
 }
 
 export interface Engine {
@@ -149,6 +139,15 @@ export interface Engine {
   /** The workflow with its tasks, each with its transitions; undefined if unknown. */
   getWorkflow(workflowId: string): Promise<WorkflowView | undefined>;
   explain(workflowId: string): Promise<Explanation>;
+  /**
+   * What blocks each non-terminal task of the workflow right now, in step order (issue 18);
+   * undefined if the workflow is unknown. See docs/blockers.md for the codes and facts.
+   */
+  blockers(workflowId: string): Promise<Blocker[] | undefined>;
+  /** `blockers` of many workflows in one read; unknown ids are absent from the map. */
+  blockersOf(workflowIds: readonly string[]): Promise<ReadonlyMap<string, readonly Blocker[]>>;
+  /** The worker registry, most recent heartbeat first; stale rows only with `includeStale`. */
+  workers(options?: { includeStale?: boolean }): Promise<WorkerView[]>;
   startWorker(options: WorkerOptions): Promise<WorkerHandle>;
   /** Runs one sweeper pass now (tests, tools); returns the edges written. */
   sweep(): Promise<number>;
@@ -181,6 +180,13 @@ export function createEngine(options: EngineOptions): Engine {
   const leaseMs = positive('leaseMs', options.leaseMs ?? 30_000);
   const sweepIntervalMs = positive('sweepIntervalMs', options.sweepIntervalMs ?? 1_000);
   const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
+  const heartbeatMs = positive('workerHeartbeatMs', options.workerHeartbeatMs ?? 5_000);
+  const ageOutMs = positive('workerAgeOutMs', options.workerAgeOutMs ?? 30_000);
+  if (ageOutMs < 2 * heartbeatMs) {
+    throw new RangeError(
+      `workerAgeOutMs (${ageOutMs}) must be at least twice workerHeartbeatMs (${heartbeatMs})`,
+    );
+  }
   const definitions = workflowRegistry(options.workflows as readonly WorkflowDefinition[]);
   // The one-statement claim and settle follow the edge table, or the engine does not start.
   oneStatementPaths();
@@ -193,6 +199,11 @@ export function createEngine(options: EngineOptions): Engine {
   const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
   registerPool(db, pool);
   const notifier = new Notifier(databaseUrl, logger, wakeupChannel);
+  const registry = new WorkerRegistry(db, holder, definitions, logger, {
+    heartbeatMs,
+    ageOutMs,
+    appVersion: options.appVersion ?? null,
+  });
   const context: EngineContext = {
     db,
     definitions,
@@ -204,6 +215,7 @@ export function createEngine(options: EngineOptions): Engine {
     sweepIntervalMs,
     pollIntervalMs,
     notifier,
+    registry,
     channels: new Map((options.channels ?? []).map((channel) => [channel.name, channel])),
   };
   const queueLimits = new Map(Object.entries(options.queues ?? {}));
@@ -272,70 +284,14 @@ export function createEngine(options: EngineOptions): Engine {
       assertOpen();
       return sendEvents(context, events, sendOptions);
     },
-    async getWorkflow(workflowId) {
+    getWorkflow: (workflowId) => readWorkflowView(db, definitions, workflowId),
+    explain: (workflowId) => explainWorkflow(db, workflowId),
+    async blockers(workflowId) {
       assertUuid(workflowId, 'workflow');
-      // One snapshot: the states shown are the ones the history shown ends in (R25).
-      const read = await inOneSnapshot(db, async (tx) => {
-        const workflow = await workflowGet(tx, workflowId);
-        if (workflow === undefined) return undefined;
-        const tasks = await taskListByWorkflows(tx, [workflowId]);
-        const transitions = await transitionListByWorkflow(tx, workflowId);
-        const outbox = await outboxListByTasks(
-          tx,
-          tasks.map((task) => task.id),
-        );
-        return { workflow, tasks, transitions, outbox };
-      });
-      if (read === undefined) return undefined;
-      const { workflow, tasks, transitions, outbox } = read;
-      const order = new Map(
-        definitions.get(workflow.name)?.steps.map((step, index) => [step.name, index]),
-      );
-      return {
-        ...workflow,
-        tasks: tasks
-          .sort((a, b) => (order.get(a.step) ?? 0) - (order.get(b.step) ?? 0))
-          .map((task) => {
-            const messages = outbox
-              .filter((message) => message.taskId === task.id)
-              .map(({ taskId: _taskId, ...message }) => message);
-            return {
-              ...task,
-              transitions: transitions.filter((row) => row.taskId === task.id),
-              outbox: messages,
-              sending:
-                task.state === receiptAwaitingState &&
-                messages.some((message) => message.state === 'pending'),
-            };
-          }),
-        transitions,
-      };
+      return (await readBlockers(db, definitions, [workflowId])).get(workflowId);
     },
-    async explain(workflowId) {
-      assertUuid(workflowId, 'workflow');
-      const read = await inOneSnapshot(db, async (tx) => {
-        if ((await workflowGet(tx, workflowId)) === undefined) return undefined;
-        const transitions = await transitionListByWorkflow(tx, workflowId);
-        const tasks = await taskListByWorkflows(tx, [workflowId]);
-        return { transitions, tasks };
-      });
-      if (read === undefined) {
-        throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
-      }
-      const { transitions, tasks } = read;
-      const notes = tasks.flatMap((task) =>
-        task.cancelAskedAt === null
-          ? []
-          : [
-              {
-                at: task.cancelAskedAt,
-                step: task.step,
-                text: `cancel asked by ${task.cancelAskedBy ?? 'client'} after the submission was accepted: the cancel came too late`,
-              },
-            ],
-      );
-      return explain(transitions, notes);
-    },
+    blockersOf: (workflowIds) => readBlockers(db, definitions, workflowIds),
+    workers: (workersOptions) => listWorkers(db, workersOptions),
     async startWorker(workerOptions) {
       assertOpen();
       // A worker that sweeps also runs the scheduler (R40), unless told not to.
@@ -368,18 +324,6 @@ export function createEngine(options: EngineOptions): Engine {
     runSchedules: () => runSchedulerPass(scheduling),
     close,
   };
-}
-
-/** Several reads that must agree with each other: one read-only repeatable-read snapshot. */
-function inOneSnapshot<T>(
-  db: Kysely<CausewayDatabase>,
-  read: (tx: Transaction<CausewayDatabase>) => Promise<T>,
-): Promise<T> {
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .setAccessMode('read only')
-    .execute(read);
 }
 
 function positive(name: string, value: number): number {

@@ -39,6 +39,7 @@ export {
   httpChannel,
   type OutboxMessage,
 } from './runtime/outbox/delivery-channels';
+export type { WorkerView } from './runtime/registry/worker-views';
 export type {
   ScheduleAnswer,
   ScheduleRequest,

@@ -1,4 +1,4 @@
-import type { Transition, WorkflowState } from '@causeway/workflow';
+import type { Blocker, Transition, WorkflowDefinition, WorkflowState } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
 import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
 import { outboxListByTasks } from './db/outbox/outbox-queries';
@@ -17,6 +17,8 @@ import {
 } from './db/reads/read-queries';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
+import { readBlockers } from './runtime/blockers/workflow-blockers';
+import { listWorkers, type WorkerView } from './runtime/registry/worker-views';
 
 export type { WorkflowKey } from './db/reads/read-queries';
 export type { TaskRecord, WorkflowRecord } from './db/rows';
@@ -73,6 +75,16 @@ export interface ReadModel {
    * row with a smaller id can commit after it was returned (see `TransitionLogReader`).
    */
   transitionLogReader(): TransitionLogReader;
+  /**
+   * Each workflow's blockers (`engine.blockers`), decided with the step policies of
+   * `definitions`: a few indexed statements in one snapshot for any number of workflows.
+   */
+  blockersByWorkflowIds(
+    ids: readonly string[],
+    definitions: ReadonlyMap<string, WorkflowDefinition>,
+  ): Promise<ReadonlyMap<string, readonly Blocker[]>>;
+  /** The worker registry (`engine.workers`). */
+  workers(options?: { readonly includeStale?: boolean }): Promise<WorkerView[]>;
 }
 
 /** An outbox message of a task, as queries show it ("submitted, sending" while pending). */
@@ -120,6 +132,8 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     transitionRange: (range) =>
       transitionListRange(db, { ...range, limit: positiveLimit(range.limit) }),
     transitionLogReader: () => new TransitionLogReader(db),
+    blockersByWorkflowIds: (ids, definitions) => readBlockers(db, definitions, onlyUuids(ids)),
+    workers: (options) => listWorkers(db, options),
   };
 }
 

@@ -1,6 +1,7 @@
 import { parseActor } from './actors';
 import type { ReasonCode } from './machine-table';
 import { scheduleOriginPhrase } from './schedule-origin';
+import { clock, duration, moment } from './time-phrases';
 import type { Transition } from './transition';
 
 /** Something that happened to a task without being an edge (e.g. a cancel that came too late, R14). */
@@ -153,11 +154,6 @@ function compareIds(a: string, b: string): number {
   return 0;
 }
 
-/** HH:MM:SS in UTC: stable whatever the reader's time zone. */
-function clock(at: Date): string {
-  return at.toISOString().slice(11, 19);
-}
-
 /** When a queued row's task is due, from its edge's detail: " (due 09:00:00)", or "". */
 function due(row: Transition): string {
   const runAt = dueAt(row);
@@ -178,19 +174,6 @@ function delayed(row: Transition, after: string): string {
     return runAt === null ? '' : `, due ${clock(runAt)}`;
   }
   return `, due ${clock(runAt)} (delayed ${duration(row.detail.delayMs)} ${after})`;
-}
-
-/** A duration in the largest whole unit that fits: "24 h", "90 min", "1.5 s". */
-function duration(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['min', 60_000],
-    ['s', 1_000],
-  ] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
-  }
-  return ms >= 1_000 ? `${ms / 1_000} s` : `${ms} ms`;
 }
 
 /**
@@ -219,11 +202,4 @@ function waitPhrase(row: Transition): string {
 /** ", waiting again for …" for a replay that made an event step wait again (R39). */
 function waitsAgain(row: Transition): string {
   return row.to === 'waiting' ? `, waiting again for ${waitPhrase(row)}` : '';
-}
-
-/** HH:MM:SS when on the same UTC day as `reference`, else with the weekday and date. */
-function moment(at: Date, reference: Date): string {
-  if (at.toISOString().slice(0, 10) === reference.toISOString().slice(0, 10)) return clock(at);
-  const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][at.getUTCDay()];
-  return `${weekday} ${at.toISOString().slice(0, 10)} ${clock(at)}`;
 }

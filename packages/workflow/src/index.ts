@@ -1,6 +1,16 @@
 export * from './actors';
 export * from './admission';
 export * from './aggregate';
+export * from './blocker-codes';
+export type {
+  BlockerInput,
+  BlockerTask,
+  OutboxSending,
+  QueueLoad,
+  RegisteredWorker,
+} from './blocker-input';
+export type { SweeperThen } from './blocker-outcomes';
+export * from './blockers';
 export * from './claim-outcomes';
 export * from './complete-outcomes';
 export * from './cron';

@@ -15,6 +15,31 @@ export interface Scalars {
   JSON: unknown;
 }
 
+/** GraphQL enum BlockerCode, as the domain's lowercase codes. */
+export type BlockerCode =
+  | 'upstream_pending'
+  | 'not_due'
+  | 'no_worker'
+  | 'queue_full'
+  | 'lease_stale'
+  | 'running'
+  | 'claimable'
+  | 'awaiting_receipt'
+  | 'waiting_for_event'
+  | 'cancel_pending';
+export const blockerCodeGraphQLValues = [
+  'UPSTREAM_PENDING',
+  'NOT_DUE',
+  'NO_WORKER',
+  'QUEUE_FULL',
+  'LEASE_STALE',
+  'RUNNING',
+  'CLAIMABLE',
+  'AWAITING_RECEIPT',
+  'WAITING_FOR_EVENT',
+  'CANCEL_PENDING',
+] as const;
+
 /** GraphQL enum CatchUp, as the domain's lowercase codes. */
 export type CatchUp = 'latest' | 'all' | 'none';
 export const catchUpGraphQLValues = ['LATEST', 'ALL', 'NONE'] as const;
@@ -155,6 +180,7 @@ export const workflowStateGraphQLValues = [
 
 /** Every enum of the schema with its GraphQL values. */
 export const graphQLEnums = {
+  BlockerCode: blockerCodeGraphQLValues,
   CatchUp: catchUpGraphQLValues,
   ErrorCategory: errorCategoryGraphQLValues,
   ReasonCode: reasonCodeGraphQLValues,
@@ -246,12 +272,17 @@ export interface QueryTaskArgs {
   readonly id: Scalars['ID'];
 }
 
+export interface QueryWorkersArgs {
+  readonly includeStale?: Scalars['Boolean'] | null;
+}
+
 export interface SubscriptionTransitionsArgs {
   readonly workflowId?: Scalars['ID'] | null;
   readonly after?: Scalars['ID'] | null;
 }
 
 export type ObjectTypeName =
+  | 'Blocker'
   | 'CancelWorkflowPayload'
   | 'Event'
   | 'EventStepDefinition'
@@ -276,6 +307,9 @@ export type ObjectTypeName =
   | 'Transition'
   | 'TriggerSchedulePayload'
   | 'WaitingFor'
+  | 'Worker'
+  | 'WorkerQueue'
+  | 'WorkerWorkflow'
   | 'Workflow'
   | 'WorkflowConnection'
   | 'WorkflowDefinition'
@@ -286,6 +320,14 @@ export type ModelMap = { readonly [Name in ObjectTypeName]: unknown };
 
 /** Every object field: its arguments and the value its resolver must produce. */
 export interface SchemaFields<M extends ModelMap> {
+  Blocker: {
+    taskId: { args: Record<string, never>; result: Scalars['ID'] };
+    step: { args: Record<string, never>; result: Scalars['String'] };
+    code: { args: Record<string, never>; result: BlockerCode };
+    message: { args: Record<string, never>; result: Scalars['String'] };
+    until: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+    facts: { args: Record<string, never>; result: Scalars['JSON'] };
+  };
   CancelWorkflowPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
     workflowId: { args: Record<string, never>; result: Scalars['ID'] };
@@ -336,6 +378,7 @@ export interface SchemaFields<M extends ModelMap> {
     task: { args: QueryTaskArgs; result: Maybe<M['Task']> };
     definitions: { args: Record<string, never>; result: readonly M['WorkflowDefinition'][] };
     schedules: { args: Record<string, never>; result: readonly M['Schedule'][] };
+    workers: { args: QueryWorkersArgs; result: readonly M['Worker'][] };
   };
   RequeueDeadPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
@@ -432,6 +475,7 @@ export interface SchemaFields<M extends ModelMap> {
     outbox: { args: Record<string, never>; result: readonly M['OutboxMessage'][] };
     waitingFor: { args: Record<string, never>; result: Maybe<M['WaitingFor']> };
     events: { args: Record<string, never>; result: readonly M['Event'][] };
+    blocker: { args: Record<string, never>; result: Maybe<M['Blocker']> };
   };
   TaskOperationPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
@@ -472,6 +516,29 @@ export interface SchemaFields<M extends ModelMap> {
     since: { args: Record<string, never>; result: Scalars['DateTime'] };
     timeoutAt: { args: Record<string, never>; result: Scalars['DateTime'] };
   };
+  Worker: {
+    holder: { args: Record<string, never>; result: Scalars['String'] };
+    host: { args: Record<string, never>; result: Scalars['String'] };
+    pid: { args: Record<string, never>; result: Scalars['Int'] };
+    queues: { args: Record<string, never>; result: readonly M['WorkerQueue'][] };
+    workflows: { args: Record<string, never>; result: readonly M['WorkerWorkflow'][] };
+    version: { args: Record<string, never>; result: Scalars['String'] };
+    engineVersion: { args: Record<string, never>; result: Scalars['String'] };
+    appVersion: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    sweeper: { args: Record<string, never>; result: Scalars['Boolean'] };
+    startedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    heartbeatAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    staleAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    live: { args: Record<string, never>; result: Scalars['Boolean'] };
+  };
+  WorkerQueue: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    slots: { args: Record<string, never>; result: Scalars['Int'] };
+  };
+  WorkerWorkflow: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    steps: { args: Record<string, never>; result: readonly Scalars['String'][] };
+  };
   Workflow: {
     id: { args: Record<string, never>; result: Scalars['ID'] };
     name: { args: Record<string, never>; result: Scalars['String'] };
@@ -483,6 +550,7 @@ export interface SchemaFields<M extends ModelMap> {
     tasks: { args: Record<string, never>; result: readonly M['Task'][] };
     transitions: { args: Record<string, never>; result: readonly M['Transition'][] };
     explanation: { args: Record<string, never>; result: Scalars['String'] };
+    blockers: { args: Record<string, never>; result: readonly M['Blocker'][] };
   };
   WorkflowConnection: {
     edges: { args: Record<string, never>; result: readonly M['WorkflowEdge'][] };

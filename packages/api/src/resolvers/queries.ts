@@ -5,6 +5,7 @@ import { decodeWorkflowCursor, encodeWorkflowCursor } from '../cursor';
 import { ApiError } from '../errors';
 import type { QueryWorkflowsArgs } from '../generated/schema-types';
 import type { ApiResolvers, Models } from '../models';
+import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
 import { stepEventFields, taskEventFields } from './events';
 import { scheduleQueryFields } from './schedules';
 
@@ -26,12 +27,14 @@ export const queryResolvers: Pick<
 > = {
   Query: {
     ...scheduleQueryFields,
+    ...blockerQueryFields,
     workflow: (_root, { id }, context) => context.loaders.workflow.load(id),
     task: (_root, { id }, context) => context.loaders.task.load(id),
     workflows: (_root, args, context) => workflowConnection(args, context),
     definitions: (_root, _args, context) => [...context.services.definitions.values()],
   },
   Workflow: {
+    ...workflowBlockerFields,
     tasks: async (workflow, _args, context) =>
       inStepOrder(
         await context.loaders.tasksByWorkflow.load(workflow.id),
@@ -44,6 +47,7 @@ export const queryResolvers: Pick<
   },
   Task: {
     ...taskEventFields,
+    ...taskBlockerFields,
     workflow: async (task, _args, context) => {
       const workflow = await context.loaders.workflow.load(task.workflowId);
       if (workflow === null) throw new Error(`task ${task.id} has no workflow row`);

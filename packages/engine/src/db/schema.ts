@@ -8,6 +8,7 @@ export interface CausewayDatabase {
   causeway_transitions: TransitionTable;
   causeway_events: EventTable;
   causeway_event_deliveries: EventDeliveryTable;
+  causeway_workers: WorkerTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -95,4 +96,19 @@ export interface EventDeliveryTable {
   task_id: string;
   workflow_id: string;
   delivered_at: Timestamp;
+}
+
+/** The worker registry (0014_workers.sql): one row per engine running workers. */
+export interface WorkerTable {
+  holder: string;
+  host: string;
+  pid: number;
+  queues: ColumnType<readonly { name: string; slots: number }[], string, string>;
+  workflows: ColumnType<readonly { name: string; steps: readonly string[] }[], string, string>;
+  sweeper: boolean;
+  engine_version: string;
+  app_version: string | null;
+  started_at: Timestamp;
+  heartbeat_at: Timestamp;
+  stale_at: Timestamp;
 }

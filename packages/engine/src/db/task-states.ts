@@ -4,6 +4,7 @@ import {
   leaseHoldingStates,
   receiptAwaitingState,
   replayableState,
+  terminalTaskStates,
 } from '@causeway/workflow';
 import { sql } from 'kysely';
 
@@ -24,3 +25,5 @@ export const receiptAwaitingStateSql = sql.lit(receiptAwaitingState);
 export const waitingStateSql = sql.lit(eventWaitingState);
 /** A task an operator may replay. */
 export const replayableStateSql = sql.lit(replayableState);
+/** Terminal states, as a list for `in (…)` / `not in (…)`. */
+export const terminalStatesSql = sql.join(terminalTaskStates.map((state) => sql.lit(state)));

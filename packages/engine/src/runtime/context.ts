@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { ApplyContext } from './decision/event-request';
 import type { Notifier } from './notifier';
 import type { Channel } from './outbox/delivery-channels';
+import type { WorkerRegistry } from './registry/worker-registry';
 
 /** What the runtime parts of one engine share. */
 export interface EngineContext {
@@ -21,6 +22,8 @@ export interface EngineContext {
   readonly sweepIntervalMs: number;
   readonly pollIntervalMs: number;
   readonly notifier: Notifier;
+  /** The engine's row in the worker registry, joined by each worker it starts. */
+  readonly registry: WorkerRegistry;
   /** Outbox channels by name (R22). */
   readonly channels: ReadonlyMap<string, Channel>;
 }

@@ -9,6 +9,7 @@ import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
 import type { EventRequest } from '../decision/event-request';
 import { OutboxDispatcher } from '../outbox/outbox-dispatcher';
+import type { RegistryMember } from '../registry/worker-registry';
 import { ResultWriter } from '../settle/result-writer';
 import { downstreamQueues } from '../step-table';
 import { Sweeper } from '../sweep/sweeper';
@@ -60,7 +61,7 @@ export interface WorkerHandle {
  * A worker: one bounded pool per queue (R32), batch claims with SKIP LOCKED (R8), LISTEN
  * wake-ups plus polling (R5), lease renewal on its own timer (R9, R11), and the sweeper.
  */
-export class Worker implements WorkerHandle {
+export class Worker implements WorkerHandle, RegistryMember {
   /** Attempts executing now. */
   readonly running = new Set<Attempt>();
   /** Each queue's pool, in the order the queues were given. */
@@ -107,6 +108,15 @@ export class Worker implements WorkerHandle {
     }
   }
 
+  /** Each queue's slots, for the worker registry. */
+  get slots(): ReadonlyMap<string, number> {
+    return new Map([...this.pools].map(([queue, pool]) => [queue, pool.limit]));
+  }
+
+  get sweeps(): boolean {
+    return this.sweeper !== null;
+  }
+
   async start(): Promise<void> {
     this.unsubscribe = await this.context.notifier.subscribe((queue) => {
       if (queue === outboxWakeup || queue === '*') this.dispatcher?.wake();
@@ -114,14 +124,16 @@ export class Worker implements WorkerHandle {
         this.pools.get(name)?.announce();
       }
     });
+    // Registered before the first claim: a lease of this holder is never one the registry
+    // does not know.
+    await this.context.registry.join(this);
     for (const pool of this.pools.values()) this.loops.push(this.claimLoop(pool));
     const renewEveryMs = Math.max(50, Math.floor(this.context.leaseMs / 3));
     this.renewTimer = setInterval(() => void this.renewLeases(), renewEveryMs);
     this.sweeper?.start();
     for (const loop of this.background) loop.start();
     this.dispatcher?.start();
-    const limits = Object.fromEntries([...this.pools].map(([queue, pool]) => [queue, pool.limit]));
-    this.context.logger.info({ queues: limits }, 'worker started');
+    this.context.logger.info({ queues: Object.fromEntries(this.slots) }, 'worker started');
   }
 
   stop(options: StopOptions = {}): Promise<void> {
@@ -159,6 +171,8 @@ export class Worker implements WorkerHandle {
     if (this.renewTimer !== null) clearInterval(this.renewTimer);
     this.unsubscribe?.();
     await this.resultWriter.drain();
+    // Only now, with every lease handed back or settled: until here it still renews them.
+    await this.context.registry.leave(this);
     this.context.logger.info('worker stopped');
   }
 

@@ -1,0 +1,45 @@
+import type { QueueLoad } from '@causeway/workflow';
+import { sql } from 'kysely';
+import type { Db } from '../database';
+import { leaseHoldingStatesSql, readyStateSql } from '../task-states';
+
+/**
+ * Each queue's load, one statement for many queues: the leases held in it by holder (through
+ * the partial index on lease-holding rows, which holds only work in flight) and when its oldest
+ * due task became due (the first entry of the partial ready index: the claim's own).
+ */
+export async function queueLoadList(
+  db: Db,
+  queues: readonly string[],
+): Promise<Map<string, QueueLoad>> {
+  const loads = new Map<string, { leasedByHolder: Record<string, number>; oldest: Date | null }>();
+  if (queues.length === 0) return new Map();
+  const { rows } = await sql<{
+    queue: string;
+    oldest_ready_at: Date | null;
+    holder: string | null;
+    leased: number | null;
+  }>`
+    select q.queue, r.oldest_ready_at, l.holder, l.leased
+    from unnest(${[...new Set(queues)]}::text[]) as q(queue)
+    cross join lateral (
+      select min(run_at) as oldest_ready_at from causeway_tasks
+      where state = ${readyStateSql} and queue = q.queue and run_at <= causeway_now()
+    ) as r
+    left join lateral (
+      select lease_holder as holder, count(*)::int as leased from causeway_tasks
+      where state in (${leaseHoldingStatesSql}) and queue = q.queue
+      group by lease_holder
+    ) as l on true`.execute(db);
+  for (const row of rows) {
+    const load = loads.get(row.queue) ?? { leasedByHolder: {}, oldest: row.oldest_ready_at };
+    if (row.holder !== null && row.leased !== null) load.leasedByHolder[row.holder] = row.leased;
+    loads.set(row.queue, load);
+  }
+  return new Map(
+    [...loads].map(([queue, load]) => [
+      queue,
+      { leasedByHolder: load.leasedByHolder, oldestReadyAt: load.oldest },
+    ]),
+  );
+}

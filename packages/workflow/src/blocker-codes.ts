@@ -1,0 +1,168 @@
+import { deepFreeze } from './deep-freeze';
+
+/**
+ * Why a non-terminal task is not moving right now (issue 18): a contract like the reason
+ * codes, one meaning each, forever. docs/blockers.md is generated from `blockerCodeMeanings`.
+ */
+export const blockerCodes = [
+  'upstream_pending',
+  'not_due',
+  'no_worker',
+  'queue_full',
+  'lease_stale',
+  'running',
+  'claimable',
+  'awaiting_receipt',
+  'waiting_for_event',
+  'cancel_pending',
+] as const;
+export type BlockerCode = (typeof blockerCodes)[number];
+
+/** One task's blocker: a stable code, a sentence with the facts, and the facts as data. */
+export interface Blocker {
+  readonly taskId: string;
+  readonly step: string;
+  readonly code: BlockerCode;
+  /** One sentence for an operator, with every fact it rests on (times in UTC). */
+  readonly message: string;
+  /** When it ends by itself if nothing else happens; null when it depends on something else. */
+  readonly until: Date | null;
+  /** The facts as data: the keys `blockerCodeMeanings[code].facts` lists; times as ISO strings. */
+  readonly facts: Readonly<Record<string, unknown>>;
+}
+
+/** What a code means, the facts it carries, and what its `until` is. */
+export interface BlockerCodeMeaning {
+  readonly meaning: string;
+  readonly facts: Readonly<Record<string, string>>;
+  readonly until: string;
+}
+
+/** What the sweeper does when a lease runs out (`then` of `lease_stale` and `cancel_pending`). */
+const sweeperThen =
+  "what the sweeper does when the lease runs out, decided by the machine's own lease-expiry rule (R10): `retry` (queued again), `dead`, `cancel` (the cancel is confirmed: nothing started); null when this process does not define the step";
+const sweeperReason = 'the reason code that edge will carry, e.g. `lease_expired_effect_uncertain`';
+
+export const blockerCodeMeanings: Readonly<Record<BlockerCode, BlockerCodeMeaning>> = deepFreeze({
+  upstream_pending: {
+    meaning:
+      'waits for the steps it runs after; a dead one holds it until an operator replays that step',
+    facts: {
+      upstream: '[{ step, state }]: the steps it runs after that have not succeeded, in step order',
+    },
+    until: 'null: it moves when its upstream steps succeed',
+  },
+  not_due: {
+    meaning: 'queued, but not due until a time: a retry backoff, a delay, a snooze or a start time',
+    facts: {
+      runAt: 'when it becomes due',
+      cause:
+        "`backoff` (after a failure), `delay` (the step's or the submit's `delayMs`), `snooze` (the step asked), `scheduled` (submitted with `runAt`)",
+      errorCategory: 'for `backoff`: the category of the error it retries after',
+      errorSummary: 'for `backoff`: that error in one line',
+      attempt: 'the attempts made so far (for `backoff`: the one that failed)',
+      reason: 'for `snooze`: the reason the step gave',
+      deadlineAt: 'the deadline, when it passes before `runAt` (the task then ends dead)',
+    },
+    until: '`runAt`, or the deadline if that comes first',
+  },
+  no_worker: {
+    meaning:
+      'due, but no live worker both serves its queue and defines its workflow with every step (a worker claims only workflows whose steps it all knows)',
+    facts: {
+      queue: 'its queue',
+      workflow: 'its workflow name',
+      step: 'its step',
+      workers:
+        '[{ holder, queues, workflows }]: every live worker and what it serves (queue names, workflow names)',
+      readySince: 'since when it has been due',
+    },
+    until: 'null: it moves when a worker that can run it starts',
+  },
+  queue_full: {
+    meaning:
+      'due, and every slot of its queue on the live workers that can run it holds a lease (R32)',
+    facts: {
+      queue: 'its queue',
+      workers: 'how many live workers can run it',
+      slots: 'their slots for the queue, together',
+      leased: 'the leases those workers hold in the queue',
+      oldestReadyAt: 'when the oldest due task of the queue became due',
+      readySince: 'since when this task has been due',
+    },
+    until: 'null: it moves when a slot frees up',
+  },
+  lease_stale: {
+    meaning:
+      'leased by a worker that stopped renewing: its holder is not live in the registry, or the lease ran out; the sweeper settles it when the lease expires',
+    facts: {
+      holder: 'the lease holder',
+      heartbeatAt: "the holder's last heartbeat; null when it has no registry row",
+      leaseExpiresAt: 'when the lease runs out (or ran out)',
+      // biome-ignore lint/suspicious/noThenProperty: a fact named by the contract; a string, never callable, so never a thenable.
+      then: sweeperThen,
+      reason: sweeperReason,
+      attempt: 'the attempt that holds the lease',
+    },
+    until: '`leaseExpiresAt`',
+  },
+  running: {
+    meaning: 'leased by a live worker that renews the lease: not blocked, it is running',
+    facts: {
+      holder: 'the lease holder',
+      since: 'when this attempt took the lease',
+      leaseExpiresAt: 'when the lease runs out unless renewed (renewed every third of it)',
+      attempt: 'this attempt',
+      maxAttempts: 'the attempts allowed',
+    },
+    until: 'null: it ends when its handler returns (or its attempt times out)',
+  },
+  claimable: {
+    meaning:
+      'due, and a live worker that can run it has a free slot: the next claim takes it (a wait here that lasts points at failing or skipped claims)',
+    facts: {
+      queue: 'its queue',
+      readySince: 'since when it has been due',
+      freeSlots: 'free slots of the queue on the live workers that can run it',
+    },
+    until: 'null: the next claim takes it',
+  },
+  awaiting_receipt: {
+    meaning:
+      "its effect was submitted externally and the lease released; it waits for the effect's receipt (R23)",
+    facts: {
+      since: 'when the effect was submitted',
+      timeoutAt: 'when the sweeper stops waiting for the receipt',
+      // biome-ignore lint/suspicious/noThenProperty: a fact named by the contract; a string, never callable, so never a thenable.
+      then: "what happens at `timeoutAt`: `retry` or `dead` (the machine's `receipt_timeout` rule)",
+      sending: '[{ channel, attempts, lastError }]: outbox messages still being delivered (R22)',
+    },
+    until: '`timeoutAt`',
+  },
+  waiting_for_event: {
+    meaning: 'an event step waits for its event (R37)',
+    facts: {
+      name: 'the event name',
+      key: 'the key the event must carry; null when the key could not be computed (no event matches)',
+      since: 'when it started waiting',
+      timeoutAt: 'when the wait gives up',
+      // biome-ignore lint/suspicious/noThenProperty: a fact named by the contract; a string, never callable, so never a thenable.
+      then: 'what happens at `timeoutAt`: `succeed` (with its `onTimeout` output) or `dead` (R39)',
+    },
+    until: '`timeoutAt`, or the deadline if that comes first',
+  },
+  cancel_pending: {
+    meaning:
+      'cancel requested while leased; the worker has not reached a boundary yet (R13). Its lease is no longer renewed, so the sweeper settles it when the lease runs out',
+    facts: {
+      holder: 'the lease holder',
+      requestedAt: 'when the cancel was requested',
+      requestedBy: 'who requested it (`client`, `operator:<name>`)',
+      leaseExpiresAt: 'when the lease runs out',
+      // biome-ignore lint/suspicious/noThenProperty: a fact named by the contract; a string, never callable, so never a thenable.
+      then: sweeperThen,
+      reason: sweeperReason,
+    },
+    until: '`leaseExpiresAt`',
+  },
+} satisfies Record<BlockerCode, BlockerCodeMeaning>);

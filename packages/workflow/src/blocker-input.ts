@@ -1,0 +1,117 @@
+import type { Blocker, BlockerCode } from './blocker-codes';
+import type { TaskState } from './machine-table';
+import type { RetryPolicy } from './retry-policy';
+import type { TaskSnapshot } from './task-snapshot';
+import type { Transition } from './transition';
+
+/** What the blocker decision reads of one task, as stored (database time). */
+export interface BlockerTask {
+  readonly id: string;
+  readonly step: string;
+  readonly queue: string;
+  /** The machine's view of the task (state, attempt, effect marker, run_at, deadline…). */
+  readonly snapshot: TaskSnapshot;
+  readonly maxAttempts: number;
+  readonly leaseHolder: string | null;
+  readonly leaseExpiresAt: Date | null;
+  readonly receiptId: string | null;
+  readonly receiptDeadlineAt: Date | null;
+  readonly eventName: string | null;
+  readonly eventKey: string | null;
+  readonly waitSince: Date | null;
+  /** The task's latest edge: the one that put it in its state (null if the log has none). */
+  readonly lastEdge: Transition | null;
+  /** Its outbox messages still being delivered (R22), oldest first. */
+  readonly sending: readonly OutboxSending[];
+}
+
+export interface OutboxSending {
+  readonly channel: string;
+  readonly attempts: number;
+  readonly lastError: string | null;
+}
+
+/** A worker as its registry row tells it: what it serves, and whether it still heartbeats. */
+export interface RegisteredWorker {
+  /** Its lease holder id (host/pid/boot id, R7). */
+  readonly holder: string;
+  /** The queues it claims from, each with its slots (concurrent attempts, R32). */
+  readonly queues: readonly { readonly name: string; readonly slots: number }[];
+  /** The workflows it defines, each with its steps: it claims only tasks of these (all steps). */
+  readonly workflows: readonly { readonly name: string; readonly steps: readonly string[] }[];
+  /** It runs the sweeper (expired leases, deadlines, receipt and wait timeouts). */
+  readonly sweeper: boolean;
+  readonly heartbeatAt: Date;
+  /** Heartbeating within its age-out. */
+  readonly live: boolean;
+}
+
+/** A queue's load: who holds its leases, and how long its due tasks have waited. */
+export interface QueueLoad {
+  /** Leases (running or waiting for a slot) held in the queue, by holder. */
+  readonly leasedByHolder: Readonly<Record<string, number>>;
+  /** When the queue's oldest due task became due; null when none is due. */
+  readonly oldestReadyAt: Date | null;
+}
+
+/** Everything one task's blocker is decided from; the engine reads it in one snapshot. */
+export interface BlockerInput {
+  readonly task: BlockerTask;
+  /**
+   * The steps it runs after (its definition's `after`) with their states, in step order;
+   * null when this process does not define the workflow.
+   */
+  readonly upstream: readonly { readonly step: string; readonly state: TaskState }[] | null;
+  /** Its workflow's name and every step the workflow was submitted with. */
+  readonly workflow: { readonly name: string; readonly steps: readonly string[] };
+  /** The step's policy from its definition; null when this process does not define it. */
+  readonly policy: RetryPolicy | null;
+  /** Every live worker, and the registry rows of the task's lease holder, live or not. */
+  readonly workers: readonly RegisteredWorker[];
+  /** The task's queue. */
+  readonly queue: QueueLoad;
+  /** Database time of the read. */
+  readonly now: Date;
+}
+
+/** A blocker of `input`'s task. */
+export function blockerOf(
+  input: BlockerInput,
+  code: BlockerCode,
+  message: string,
+  until: Date | null,
+  facts: Readonly<Record<string, unknown>>,
+): Blocker {
+  return {
+    taskId: input.task.id,
+    step: input.task.step,
+    code,
+    message: `${input.task.step}: ${message}`,
+    until,
+    facts,
+  };
+}
+
+/** A time as the facts carry it (JSON-ready). */
+export function isoOf(at: Date | null): string | null {
+  return at === null ? null : at.toISOString();
+}
+
+/** The earlier of two times (null counts as never). */
+export function earliest(a: Date | null, b: Date | null): Date | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a.getTime() <= b.getTime() ? a : b;
+}
+
+/** The live workers. */
+export function liveWorkers(input: BlockerInput): readonly RegisteredWorker[] {
+  return input.workers.filter((worker) => worker.live);
+}
+
+/** A clause for when no live worker runs the sweeper, which a timeout or an expiry waits on. */
+export function sweeperAbsence(input: BlockerInput): string {
+  return liveWorkers(input).some((worker) => worker.sweeper)
+    ? ''
+    : '; but no live worker runs the sweeper, so nothing acts on it until one starts';
+}
