@@ -105,6 +105,15 @@ describe('the dashboard in headless Chromium', () => {
       page.locator('g.node[data-step="approval"] text.marker').textContent(),
     ).resolves.toBe('waits for note.approved');
     expect(await page.locator('svg.graph path.edge').count()).toBe(3);
+    // What holds it: the wait, with its facts, and the step behind it.
+    const blockers = page.locator('[data-region="blockers"] li');
+    await blockers.locator('code', { hasText: 'waiting_for_event' }).waitFor(shows);
+    await expect(
+      blockers.evaluateAll((items) => items.map((li) => li.getAttribute('data-code'))),
+    ).resolves.toEqual(['waiting_for_event', 'upstream_pending']);
+    await expect(blockers.first().textContent()).resolves.toContain(
+      'note.approved (key n-approve)',
+    );
     mkdirSync(dirname(screenshotPath), { recursive: true });
     await page.screenshot({ path: screenshotPath });
 

@@ -154,6 +154,9 @@ describe('the dashboard over HTTP', () => {
 
     const active = await get(origin, '/');
     expect(ids(active.text)).toEqual([tick.id, note.id]);
+    // With no worker running, each row says what holds it.
+    expect(active.text).toContain('0 of 1 done; only: no worker');
+    expect(active.text).toContain('0 of 1 done; render: no worker');
     expect(ids((await get(origin, '/?name=tick-report')).text)).toEqual([tick.id]);
     expect(ids((await get(origin, '/?state=succeeded')).text)).toEqual([]);
     expect((await get(origin, '/?state=succeeded')).text).toContain('No workflow is in this state');
@@ -184,6 +187,26 @@ describe('the dashboard over HTTP', () => {
     expect(page.text).toContain('data-dialog="pause-schedule"');
     expect(page.text).toContain('data-dialog="trigger-schedule"');
     expect(page.text).toContain('<dialog id="dialog-pause-schedule"');
+  });
+
+  it('lists the live workers with their queues and the workflows they define', async () => {
+    const api = await startApi(database().url, { engine: { workflows: [fragile, tickWorkflow] } });
+    const origin = new URL(api.url).origin;
+    const none = await get(origin, '/workers');
+    expect(none.response.status).toBe(200);
+    expect(none.text).toContain('No live worker is registered');
+    const worker = await api.engine.startWorker({ concurrency: { default: 2, 'q-schedules': 1 } });
+    const page = await get(origin, '/workers');
+    expect(page.text).toContain(`<tr data-holder="${api.engine.holder}" class="live">`);
+    expect(page.text).toContain('<li>default: 2 slots</li>');
+    expect(page.text).toContain('<li>q-schedules: 1 slot</li>');
+    expect(page.text).toContain('<li>fragile-note <span class="steps">(render)</span></li>');
+    // A clean shutdown leaves the registry: not even the stale list has it.
+    await worker.stop();
+    const withStale = await get(origin, '/workers?stale=1');
+    expect(withStale.response.status).toBe(200);
+    expect(withStale.text).toContain('No worker is registered');
+    expect(withStale.text).not.toContain(api.engine.holder);
   });
 
   it('shows nothing of a server with private reads without a token', async () => {

@@ -5,7 +5,7 @@
 import { actionButton } from './action-dialogs';
 import { code, stateBadge, timeElement } from './format';
 import { html, jsonText, type SafeHtml } from './html';
-import type { TaskData, TransitionData } from './workflow-query';
+import type { BlockerData, TaskData, TransitionData } from './workflow-query';
 import { renderTimeline } from './workflow-timeline';
 
 const terminalTaskStates: readonly string[] = ['SUCCEEDED', 'CANCELLED', 'DEAD'];
@@ -69,6 +69,7 @@ function waitText(task: TaskData, now: Date): SafeHtml | null {
 export function renderTaskDetails(
   task: TaskData,
   transitions: readonly TransitionData[],
+  blocker: BlockerData | undefined,
   now: Date,
 ): SafeHtml {
   const open = !terminalTaskStates.includes(task.state);
@@ -84,6 +85,7 @@ export function renderTaskDetails(
 ${buttons.length === 0 ? '' : html`<p class="actions">${buttons}</p>`}
 <dl class="facts">
   ${item('Task', html`<code>${task.id}</code>`)}
+  ${item('Blocked', blocker === undefined ? null : html`<code class="blocker-code">${code(blocker.code)}</code> — ${blocker.message}`)}
   ${item('Queue', task.queue)}
   ${item('Attempt', `${task.attempt} of ${task.maxAttempts}`)}
   ${item('Replays', task.replayCount === 0 ? null : task.replayCount)}

@@ -6,7 +6,7 @@ import { renderProblem } from './layout';
 
 export const workersQuery = `query DashboardWorkers($includeStale: Boolean) {
   workers(includeStale: $includeStale) {
-    holder host pid version startedAt heartbeatAt live
+    holder host pid version sweeper startedAt heartbeatAt staleAt live
     queues { name slots }
     workflows { name steps }
   }
@@ -17,7 +17,9 @@ interface WorkerData {
   readonly host: string;
   readonly pid: number;
   readonly version: string;
+  readonly sweeper: boolean;
   readonly startedAt: string;
+  readonly staleAt: string;
   readonly heartbeatAt: string;
   readonly live: boolean;
   readonly queues: readonly { readonly name: string; readonly slots: number }[];
@@ -36,8 +38,9 @@ function row(worker: WorkerData, now: Date): SafeHtml {
   <td><ul class="plain">${worker.queues.map((queue) => html`<li>${queue.name}: ${queue.slots} slot${queue.slots === 1 ? '' : 's'}</li>`)}</ul></td>
   <td><ul class="plain">${worker.workflows.map((workflow) => html`<li>${workflow.name} <span class="steps">(${workflow.steps.join(', ')})</span></li>`)}</ul></td>
   <td>${worker.version}</td>
+  <td>${worker.sweeper ? 'yes' : 'no'}</td>
   <td>${timeElement(worker.startedAt, now, 'relative')}</td>
-  <td>${timeElement(worker.heartbeatAt, now, 'relative')}</td>
+  <td>${timeElement(worker.heartbeatAt, now, 'relative')}${worker.live ? '' : html` (stale since ${timeElement(worker.staleAt, now, 'relative')})`}</td>
 </tr>`;
 }
 
@@ -53,7 +56,7 @@ export function renderWorkersPage(
   } else {
     content = html`<div class="scroll" tabindex="0" role="region" aria-label="Workers table"><table class="workers">
 <caption>${includeStale ? 'Every registered worker' : 'Live workers'}, most recent heartbeat first</caption>
-<thead><tr><th scope="col">Holder</th><th scope="col">Status</th><th scope="col">Host</th><th scope="col">Queues</th><th scope="col">Workflows (steps)</th><th scope="col">Version</th><th scope="col">Started</th><th scope="col">Heartbeat</th></tr></thead>
+<thead><tr><th scope="col">Holder</th><th scope="col">Status</th><th scope="col">Host</th><th scope="col">Queues</th><th scope="col">Workflows (steps)</th><th scope="col">Version</th><th scope="col">Sweeps</th><th scope="col">Started</th><th scope="col">Heartbeat</th></tr></thead>
 <tbody>${result.data.workers.map((worker) => row(worker, now))}</tbody>
 </table></div>`;
   }

@@ -44,11 +44,11 @@ function renderBlockers(blockers: readonly BlockerData[], workflow: WorkflowData
   }
   return html`<ul class="blockers">${blockers.map(
     (blocker) => html`<li data-task-id="${blocker.taskId}" data-code="${code(blocker.code)}">
-  <a href="#task-${blocker.taskId}">${blocker.step}</a>: <code class="blocker-code">${code(blocker.code)}</code> — ${blocker.message}${
+  <code class="blocker-code">${code(blocker.code)}</code> ${blocker.message}${
     blocker.until === null
       ? ''
-      : html` <span class="until">(until ${timeElement(blocker.until, now)})</span>`
-  }
+      : html` <span class="until">(ends by itself ${timeElement(blocker.until, now, 'relative')})</span>`
+  } <a href="#task-${blocker.taskId}">details of ${blocker.step}</a>
 </li>`,
   )}</ul>`;
 }
@@ -95,7 +95,7 @@ export function renderWorkflowPage(
 </section>
 <section aria-labelledby="blockers-heading">
   <h2 id="blockers-heading">What blocks it</h2>
-  <div data-region="blockers">${renderBlockers(workflow.blockers ?? [], workflow, now)}</div>
+  <div data-region="blockers">${renderBlockers(workflow.blockers, workflow, now)}</div>
 </section>
 <section aria-labelledby="explanation-heading">
   <h2 id="explanation-heading">Explanation</h2>
@@ -107,7 +107,14 @@ export function renderWorkflowPage(
 </section>
 <section aria-labelledby="tasks-heading">
   <h2 id="tasks-heading">Tasks</h2>
-  <div data-region="tasks">${workflow.tasks.map((task) => renderTaskDetails(task, workflow.transitions, now))}</div>
+  <div data-region="tasks">${workflow.tasks.map((task) =>
+    renderTaskDetails(
+      task,
+      workflow.transitions,
+      workflow.blockers.find((blocker) => blocker.taskId === task.id),
+      now,
+    ),
+  )}</div>
 </section>
 <section aria-labelledby="input-heading">
   <h2 id="input-heading">Input</h2>

@@ -11,6 +11,7 @@ export const workflowQuery = `query DashboardWorkflow($id: ID!) {
       waitingFor { name key since timeoutAt }
       events { id name key payload sentBy receivedAt }
     }
+    blockers { taskId step code message until facts }
   }
   definitions { name steps { name after queue delayMs event { name timeoutMs } } }
 }`;

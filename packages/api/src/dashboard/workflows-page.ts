@@ -42,7 +42,7 @@ function statesOf(state: string): readonly string[] | null | 'invalid' {
 
 export const workflowsQuery = `query DashboardWorkflows($state: [WorkflowState!], $name: String, $first: Int, $after: String) {
   workflows(state: $state, name: $name, first: $first, after: $after) {
-    edges { node { id name state createdAt updatedAt tasks { step state } } }
+    edges { node { id name state createdAt updatedAt tasks { step state } blockers { step code } } }
     pageInfo { hasNextPage endCursor }
   }
   definitions { name }
@@ -58,6 +58,7 @@ export interface WorkflowsData {
         readonly createdAt: string;
         readonly updatedAt: string;
         readonly tasks: readonly { readonly step: string; readonly state: string }[];
+        readonly blockers: readonly { readonly step: string; readonly code: string }[];
       };
     }[];
     readonly pageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };
@@ -112,13 +113,16 @@ function describeFilter(params: WorkflowFilterParams): string {
   return `${params.name === '' ? 'Workflows' : `${params.name} workflows`} ${state}, oldest first`;
 }
 
-/** `2 of 4 done; approval waiting`: how far it got and which steps are at work or stopped. */
-function stepsText(tasks: readonly { readonly step: string; readonly state: string }[]): string {
-  const done = tasks.filter((task) => task.state === 'SUCCEEDED').length;
-  const current = tasks
-    .filter((task) => !['SUCCEEDED', 'PENDING', 'CANCELLED'].includes(task.state))
-    .map((task) => `${task.step} ${task.state.toLowerCase().replaceAll('_', ' ')}`);
-  return `${done} of ${tasks.length} done${current.length === 0 ? '' : `; ${current.join(', ')}`}`;
+/**
+ * `2 of 4 done; approval: waiting for event`: how far it got, and what holds each step that
+ * is not just waiting for the steps before it (the blockers, docs/blockers.md).
+ */
+function stepsText(node: WorkflowsData['workflows']['edges'][number]['node']): string {
+  const done = node.tasks.filter((task) => task.state === 'SUCCEEDED').length;
+  const holding = node.blockers
+    .filter((blocker) => blocker.code !== 'UPSTREAM_PENDING')
+    .map((blocker) => `${blocker.step}: ${blocker.code.toLowerCase().replaceAll('_', ' ')}`);
+  return `${done} of ${node.tasks.length} done${holding.length === 0 ? '' : `; ${holding.join(', ')}`}`;
 }
 
 export function renderWorkflowsPage(
@@ -141,7 +145,7 @@ export function renderWorkflowsPage(
       ({ node }) => html`<tr data-workflow-id="${node.id}">
   <th scope="row"><a href="${workflowHref(node.id)}">${node.name}</a> <span class="id">${shortId(node.id)}</span></th>
   <td>${stateBadge(node.state)}</td>
-  <td>${stepsText(node.tasks)}</td>
+  <td>${stepsText(node)}</td>
   <td>${timeElement(node.createdAt, now, 'relative')}</td>
   <td>${timeElement(node.updatedAt, now, 'relative')}</td>
 </tr>`,
@@ -151,7 +155,7 @@ export function renderWorkflowsPage(
         ? html`<p class="empty">No workflow is ${params.state === 'all' ? 'stored' : 'in this state'}${params.name === '' ? '' : ` with the name ${params.name}`}. New ones appear here as they are submitted.</p>`
         : html`<table class="workflows">
   <caption>${describeFilter(params)}: ${edges.length === 0 ? 'none' : `${edges.length}${pageInfo.hasNextPage ? ' on this page' : ''}`}</caption>
-  <thead><tr><th scope="col">Workflow</th><th scope="col">State</th><th scope="col">Steps</th><th scope="col">Age</th><th scope="col">Last change</th></tr></thead>
+  <thead><tr><th scope="col">Workflow</th><th scope="col">State</th><th scope="col">Steps, and what holds them</th><th scope="col">Age</th><th scope="col">Last change</th></tr></thead>
   <tbody>${rows}</tbody>
 </table>
 <nav class="pages" aria-label="Pages">
