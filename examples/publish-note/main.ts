@@ -13,12 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createEngine, type Engine } from '@causeway/engine';
 import { startPlatform } from '@causeway/example-platform/server.ts';
-import {
-  describeWorkflow,
-  explain,
-  type Transition,
-  workflowMermaid,
-} from '@causeway/workflow';
+import { describeWorkflow, explain, type Transition, workflowMermaid } from '@causeway/workflow';
 import pg from 'pg';
 import { pino } from 'pino';
 import { startEmbeddedPostgres } from '../../scripts/embedded-postgres';

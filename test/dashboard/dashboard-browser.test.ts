@@ -56,8 +56,8 @@ async function waitLive(page: Page): Promise<void> {
 
 describe('the dashboard in headless Chromium', () => {
   it('shows a workflow appear live, its graph, sends its approval and cancels another', async () => {
-    const stack = await startPublishStack(database().url);
     browser = await openBrowser();
+    const stack = await startPublishStack(database().url);
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     const errors = collectErrors(page);
 
