@@ -4,12 +4,12 @@
  * path is a 404), workflow data is shown escaped wherever it lands (input, error, filter),
  * and a server with private reads shows nothing without a token.
  */
-import { defineWorkflow, StepError, schedule, step } from '@causeway/workflow';
+import { defineWorkflow, StepError, step } from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { contentSecurityPolicy } from '../../packages/api/src/dashboard/dashboard';
 import { aliceToken, startApi } from '../api/helpers';
-import { tickWorkflow } from '../engine/fixtures/schedules';
+import { morningDigest, tickWorkflow } from '../engine/fixtures/schedules';
 import { useTestDatabase } from '../helpers/database';
 import { waitFor } from '../helpers/wait-for';
 
@@ -168,15 +168,8 @@ describe('the dashboard over HTTP', () => {
   });
 
   it('renders schedules with their next tick and the pause and trigger buttons', async () => {
-    const digest = schedule({
-      name: 'morning-digest',
-      workflow: tickWorkflow,
-      cron: '0 7 * * *',
-      timezone: 'Europe/Berlin',
-      input: { report: 'digest' },
-    });
     const api = await startApi(database().url, {
-      engine: { workflows: [tickWorkflow], schedules: [digest] },
+      engine: { workflows: [tickWorkflow], schedules: [morningDigest] },
     });
     const origin = new URL(api.url).origin;
     await api.engine.schedules(); // writes the schedule row

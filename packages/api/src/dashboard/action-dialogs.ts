@@ -36,25 +36,18 @@ const hidden = (name: string): ActionField => ({
   required: true,
 });
 
+/** An action on one subject (a workflow or task by `id`, a schedule by `name`), with a reason. */
+const withReason = (
+  mutation: string,
+  subject: 'id' | 'name',
+  title: string,
+  confirm: string,
+): ActionSpec => ({ mutation, title, confirm, fields: [hidden(subject), reason] });
+
 const actions = {
-  'cancel-workflow': {
-    mutation: 'cancelWorkflow',
-    title: 'Cancel workflow',
-    confirm: 'Cancel workflow',
-    fields: [hidden('id'), reason],
-  },
-  'cancel-task': {
-    mutation: 'cancelTask',
-    title: 'Cancel step',
-    confirm: 'Cancel step',
-    fields: [hidden('id'), reason],
-  },
-  'replay-task': {
-    mutation: 'replayTask',
-    title: 'Replay dead step',
-    confirm: 'Replay',
-    fields: [hidden('id'), reason],
-  },
+  'cancel-workflow': withReason('cancelWorkflow', 'id', 'Cancel workflow', 'Cancel workflow'),
+  'cancel-task': withReason('cancelTask', 'id', 'Cancel step', 'Cancel step'),
+  'replay-task': withReason('replayTask', 'id', 'Replay dead step', 'Replay'),
   'send-event': {
     mutation: 'sendEvent',
     title: 'Send event',
@@ -71,25 +64,10 @@ const actions = {
       },
     ],
   },
-  'pause-schedule': {
-    mutation: 'pauseSchedule',
-    title: 'Pause schedule',
-    confirm: 'Pause',
-    fields: [hidden('name'), reason],
-  },
-  'resume-schedule': {
-    mutation: 'resumeSchedule',
-    title: 'Resume schedule',
-    confirm: 'Resume',
-    fields: [hidden('name'), reason],
-  },
-  'trigger-schedule': {
-    mutation: 'triggerSchedule',
-    title: 'Trigger schedule now',
-    confirm: 'Trigger',
-    fields: [hidden('name'), reason],
-  },
-} as const satisfies Record<string, ActionSpec>;
+  'pause-schedule': withReason('pauseSchedule', 'name', 'Pause schedule', 'Pause'),
+  'resume-schedule': withReason('resumeSchedule', 'name', 'Resume schedule', 'Resume'),
+  'trigger-schedule': withReason('triggerSchedule', 'name', 'Trigger schedule now', 'Trigger'),
+} satisfies Record<string, ActionSpec>;
 
 export type ActionKind = keyof typeof actions;
 

@@ -5,10 +5,13 @@
 import { actionButton } from './action-dialogs';
 import { code, stateBadge, timeElement } from './format';
 import { html, jsonText, type SafeHtml } from './html';
-import type { BlockerData, TaskData, TransitionData } from './workflow-query';
+import {
+  type BlockerData,
+  finishedTaskStates,
+  type TaskData,
+  type TransitionData,
+} from './workflow-query';
 import { renderTimeline } from './workflow-timeline';
-
-const terminalTaskStates: readonly string[] = ['SUCCEEDED', 'CANCELLED', 'DEAD'];
 
 function item(term: string, value: SafeHtml | string | number | null): SafeHtml {
   if (value === null || value === '') return html``;
@@ -34,7 +37,7 @@ function actionsOf(task: TaskData): SafeHtml[] {
   }
   if (task.state === 'DEAD')
     buttons.push(actionButton('replay-task', 'Replay', subject, { id: task.id }));
-  if (!terminalTaskStates.includes(task.state)) {
+  if (!finishedTaskStates.includes(task.state)) {
     buttons.push(actionButton('cancel-task', 'Cancel step', subject, { id: task.id }));
   }
   return buttons;
@@ -72,7 +75,7 @@ export function renderTaskDetails(
   blocker: BlockerData | undefined,
   now: Date,
 ): SafeHtml {
-  const open = !terminalTaskStates.includes(task.state);
+  const open = !finishedTaskStates.includes(task.state);
   const own = transitions.filter((row) => row.taskId === task.id);
   const lastError =
     task.lastError === null && task.lastErrorCategory === null

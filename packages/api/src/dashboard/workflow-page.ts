@@ -14,7 +14,7 @@ import { renderTaskDetails } from './task-details';
 import {
   type BlockerData,
   type DefinitionData,
-  terminalWorkflowStates,
+  finishedWorkflowStates,
   type WorkflowData,
   type WorkflowPageData,
 } from './workflow-query';
@@ -40,7 +40,7 @@ function graphSteps(workflow: WorkflowData, definition: DefinitionData | undefin
 
 function renderBlockers(blockers: readonly BlockerData[], workflow: WorkflowData, now: Date) {
   if (blockers.length === 0) {
-    return html`<p>${terminalWorkflowStates.includes(workflow.state) ? 'Finished: nothing blocks it.' : 'No blockers.'}</p>`;
+    return html`<p>${finishedWorkflowStates.includes(workflow.state) ? 'Finished: nothing blocks it.' : 'No blockers.'}</p>`;
   }
   return html`<ul class="blockers">${blockers.map(
     (blocker) => html`<li data-task-id="${blocker.taskId}" data-code="${code(blocker.code)}">
@@ -54,7 +54,7 @@ function renderBlockers(blockers: readonly BlockerData[], workflow: WorkflowData
 }
 
 function renderSummary(workflow: WorkflowData, now: Date): SafeHtml {
-  const cancellable = !terminalWorkflowStates.includes(workflow.state);
+  const cancellable = !finishedWorkflowStates.includes(workflow.state);
   return html`<h1><span class="workflow-name">${workflow.name}</span> ${stateBadge(workflow.state)}</h1>
 <dl class="facts">
   <dt>Workflow</dt><dd><code>${workflow.id}</code></dd>

@@ -1,4 +1,5 @@
 /** The one GraphQL read behind a workflow's page, and the shape of its answer. */
+import { terminalTaskStates, terminalWorkflowStates } from '@causeway/workflow';
 
 export const workflowQuery = `query DashboardWorkflow($id: ID!) {
   workflow(id: $id) {
@@ -114,4 +115,10 @@ export interface WorkflowPageData {
   readonly definitions: readonly DefinitionData[];
 }
 
-export const terminalWorkflowStates: readonly string[] = ['SUCCEEDED', 'CANCELLED', 'DEAD'];
+/** The terminal states as GraphQL spells them (UPPER_SNAKE). */
+export const finishedWorkflowStates: readonly string[] = terminalWorkflowStates.map((state) =>
+  state.toUpperCase(),
+);
+export const finishedTaskStates: readonly string[] = terminalTaskStates.map((state) =>
+  state.toUpperCase(),
+);

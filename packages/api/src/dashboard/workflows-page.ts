@@ -1,20 +1,12 @@
 /** `/`: the workflows, filtered by state and name, oldest first (the API's order), live. */
+import { isTerminalWorkflowState, workflowStates } from '@causeway/workflow';
 import { shortId, stateBadge, timeElement, workflowHref } from './format';
 import type { ReadResult } from './graphql-reads';
 import { html, type SafeHtml } from './html';
 import { renderProblem } from './layout';
 
-export const workflowStates = [
-  'queued',
-  'running',
-  'waiting',
-  'cancel_requested',
-  'succeeded',
-  'cancelled',
-  'dead',
-] as const;
 /** The states an on-call engineer asks about: not finished. The list shows these by default. */
-const activeStates = ['queued', 'running', 'waiting', 'cancel_requested'] as const;
+const activeStates = workflowStates.filter((state) => !isTerminalWorkflowState(state));
 
 export const pageSize = 50;
 
