@@ -1,0 +1,317 @@
+import {
+  type BlockerCode,
+  type BlockerInput,
+  blockerCodeMeanings,
+  decideBlocker,
+  defaultBackoff,
+  errorCategories,
+  findEdgeRule,
+  isTerminalTaskState,
+  type RegisteredWorker,
+  reasonCodes,
+  type TaskState,
+  taskStates,
+} from '@causeway/workflow';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { propertyParameters, timeoutForRuns } from './arbitraries';
+import { at, edge, now, task } from './blocker-facts';
+
+/**
+ * Properties of the blocker decision over arbitrary facts: one blocker exactly for each
+ * non-terminal task, a code its state allows, the facts its code documents (JSON-ready), a
+ * sentence without holes, and the worker arithmetic and lease liveness as an independent
+ * oracle states them.
+ */
+const codesByState: Readonly<
+  Record<Exclude<TaskState, 'succeeded' | 'cancelled' | 'dead'>, readonly BlockerCode[]>
+> = {
+  pending: ['upstream_pending'],
+  queued: ['not_due', 'no_worker', 'queue_full', 'claimable'],
+  leased: ['running', 'lease_stale'],
+  cancel_requested: ['cancel_pending', 'lease_stale'],
+  awaiting_receipt: ['awaiting_receipt'],
+  waiting: ['waiting_for_event'],
+};
+
+const holders = ['w1', 'w2', 'w3'] as const;
+const day = 86_400_000;
+const time = fc.integer({ min: -3 * day, max: 3 * day }).map(at);
+const maybe = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: null });
+
+/** Mostly workers that can claim the task (the interesting arithmetic), some that cannot. */
+const registered: fc.Arbitrary<RegisteredWorker> = fc.record({
+  holder: fc.constantFrom(...holders),
+  queues: fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.integer({ min: 1, max: 3 }).map((slots) => [
+        { name: 'io', slots },
+        { name: 'cpu', slots },
+      ]),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.uniqueArray(
+        fc.record({ name: fc.constantFrom('io', 'cpu'), slots: fc.integer({ min: 1, max: 3 }) }),
+        { selector: (queue) => queue.name, maxLength: 2 },
+      ),
+    },
+  ),
+  workflows: fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.constant([
+        { name: 'note', steps: ['render', 'publish'] },
+        { name: 'digest', steps: ['render', 'publish'] },
+      ]),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.uniqueArray(
+        fc.record({
+          name: fc.constantFrom('note', 'digest'),
+          steps: fc.subarray(['render', 'publish']),
+        }),
+        { selector: (workflow) => workflow.name, maxLength: 2 },
+      ),
+    },
+  ),
+  sweeper: fc.boolean(),
+  heartbeatAt: time,
+  live: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(true) },
+    { weight: 1, arbitrary: fc.constant(false) },
+  ),
+});
+
+const facts: fc.Arbitrary<BlockerInput> = fc
+  .record({
+    state: fc.constantFrom(...taskStates),
+    attempt: fc.integer({ min: 0, max: 4 }),
+    maxAttempts: fc.integer({ min: 1, max: 4 }),
+    effectStarted: fc.boolean(),
+    evidence: maybe(fc.constant('ev-1')),
+    runAt: maybe(time),
+    deadlineAt: maybe(time),
+    waitTimeoutAt: maybe(time),
+    leaseHolder: maybe(fc.constantFrom(...holders, 'ghost')),
+    leaseExpiresAt: maybe(time),
+    receiptDeadlineAt: maybe(time),
+    eventKey: maybe(fc.constant('k1')),
+    lastEdge: maybe(
+      fc.record({
+        reason: fc.constantFrom(...reasonCodes),
+        at: time,
+        category: maybe(fc.constantFrom(...errorCategories)),
+        detail: fc.constantFrom(
+          null,
+          { delayMs: 3_600_000 },
+          { reason: 'later' },
+          { operatorReason: 'why' },
+          { evidence: 'ev-1' },
+        ),
+        actor: fc.constantFrom('client', 'operator:alice', 'worker:w1', 'weird-actor'),
+      }),
+    ),
+    sending: fc.array(
+      fc.record({
+        channel: fc.constant('platform'),
+        attempts: fc.integer({ min: 0, max: 5 }),
+        lastError: maybe(fc.constant('HTTP 503')),
+      }),
+      { maxLength: 2 },
+    ),
+    queue: fc.constantFrom('io', 'cpu'),
+    step: fc.constantFrom('render', 'publish'),
+    workflow: fc.record({
+      name: fc.constantFrom('note', 'digest'),
+      steps: fc.constantFrom([], ['render'], ['render', 'publish']),
+    }),
+    upstream: maybe(
+      fc.array(
+        fc.record({ step: fc.constantFrom('a', 'b', 'c'), state: fc.constantFrom(...taskStates) }),
+        { maxLength: 3 },
+      ),
+    ),
+    policy: maybe(
+      fc.record({
+        maxAttempts: fc.integer({ min: 1, max: 4 }),
+        reentrant: fc.boolean(),
+        timeoutMs: fc.integer({ min: 1, max: day }),
+        wait: maybe(
+          fc.record({
+            timeoutMs: fc.integer({ min: 1, max: day }),
+            succeedsOnTimeout: fc.boolean(),
+          }),
+        ),
+      }),
+    ),
+    workers: fc.uniqueArray(registered, { selector: (worker) => worker.holder, maxLength: 3 }),
+    leased: fc.record({
+      w1: fc.integer({ min: 0, max: 4 }),
+      w2: fc.integer({ min: 0, max: 4 }),
+      w3: fc.integer({ min: 0, max: 4 }),
+    }),
+    oldestReadyAt: maybe(time),
+  })
+  .map((drawn) => ({
+    task: task(drawn.state, {
+      step: drawn.step,
+      queue: drawn.queue,
+      maxAttempts: drawn.maxAttempts,
+      leaseHolder: drawn.leaseHolder,
+      leaseExpiresAt: drawn.leaseExpiresAt,
+      receiptId: 'r-1',
+      receiptDeadlineAt: drawn.receiptDeadlineAt,
+      eventName: drawn.state === 'waiting' ? 'note.approved' : null,
+      eventKey: drawn.eventKey,
+      waitSince: drawn.state === 'waiting' ? at(-60_000) : null,
+      lastEdge:
+        drawn.lastEdge === null
+          ? null
+          : edge(drawn.lastEdge.reason, {
+              at: drawn.lastEdge.at,
+              errorCategory: drawn.lastEdge.category,
+              errorSummary: drawn.lastEdge.category === null ? null : 'it failed',
+              detail: drawn.lastEdge.detail,
+              actor: drawn.lastEdge.actor,
+            }),
+      sending: drawn.sending,
+      snapshot: {
+        attempt: drawn.attempt,
+        effectStarted: drawn.effectStarted,
+        evidence: drawn.evidence,
+        runAt: drawn.runAt,
+        deadlineAt: drawn.deadlineAt,
+        waitTimeoutAt: drawn.waitTimeoutAt,
+      },
+    }),
+    upstream: drawn.upstream,
+    workflow: drawn.workflow,
+    policy:
+      drawn.policy === null
+        ? null
+        : { ...drawn.policy, backoff: defaultBackoff, deadlineMs: null, delayMs: null },
+    workers: drawn.workers,
+    queue: { leasedByHolder: drawn.leased, oldestReadyAt: drawn.oldestReadyAt },
+    now,
+  }));
+
+/** The oracle's reading of the claim rule: workers that can claim the task, and their free slots. */
+function claimers(input: BlockerInput): { able: RegisteredWorker[]; free: number } {
+  const needed = input.workflow.steps.length > 0 ? input.workflow.steps : [input.task.step];
+  const able = input.workers.filter(
+    (worker) =>
+      worker.live &&
+      worker.queues.some((queue) => queue.name === input.task.queue) &&
+      worker.workflows.some(
+        (defined) =>
+          defined.name === input.workflow.name &&
+          needed.every((step) => defined.steps.includes(step)),
+      ),
+  );
+  const free = able.reduce((total, worker) => {
+    const slots = worker.queues.find((queue) => queue.name === input.task.queue)?.slots ?? 0;
+    return total + Math.max(0, slots - (input.queue.leasedByHolder[worker.holder] ?? 0));
+  }, 0);
+  return { able, free };
+}
+
+describe('decideBlocker over arbitrary facts', () => {
+  it(
+    'gives exactly the non-terminal tasks one blocker, with a code its state allows and documented, JSON-ready facts',
+    () => {
+      fc.assert(
+        fc.property(facts, (input) => {
+          const blocker = decideBlocker(input);
+          const { state } = input.task.snapshot;
+          if (isTerminalTaskState(state)) {
+            expect(blocker).toBeNull();
+            return;
+          }
+          if (blocker === null) throw new Error('a non-terminal task has no blocker');
+          expect(codesByState[state as keyof typeof codesByState]).toContain(blocker.code);
+          expect(blocker.taskId).toBe(input.task.id);
+          expect(blocker.message.startsWith(`${input.task.step}: `)).toBe(true);
+          expect(blocker.message).not.toMatch(/undefined|NaN|Invalid Date|\[object/);
+          const documented = Object.keys(blockerCodeMeanings[blocker.code].facts);
+          for (const key of Object.keys(blocker.facts)) expect(documented).toContain(key);
+          expect(JSON.parse(JSON.stringify(blocker.facts))).toEqual(blocker.facts);
+          if (blocker.until !== null) expect(Number.isNaN(blocker.until.getTime())).toBe(false);
+        }),
+        propertyParameters(),
+      );
+    },
+    timeoutForRuns(2),
+  );
+
+  it(
+    'a queued task is not due until its run_at; a due one is claimable exactly when a worker able to claim it has a free slot',
+    () => {
+      fc.assert(
+        fc.property(facts, (drawn) => {
+          const input = {
+            ...drawn,
+            task: { ...drawn.task, snapshot: { ...drawn.task.snapshot, state: 'queued' as const } },
+          };
+          const blocker = decideBlocker(input);
+          const { runAt, deadlineAt } = input.task.snapshot;
+          if (runAt !== null && runAt > now) {
+            expect(blocker?.code).toBe('not_due');
+            const until = deadlineAt !== null && deadlineAt <= runAt ? deadlineAt : runAt;
+            expect(blocker?.until).toEqual(until);
+            return;
+          }
+          const { able, free } = claimers(input);
+          const expected =
+            able.length === 0 ? 'no_worker' : free === 0 ? 'queue_full' : 'claimable';
+          expect(blocker?.code).toBe(expected);
+          if (expected === 'claimable') expect(blocker?.facts.freeSlots).toBe(free);
+          if (expected === 'queue_full') expect(blocker?.facts.workers).toBe(able.length);
+        }),
+        propertyParameters(),
+      );
+    },
+    timeoutForRuns(2),
+  );
+
+  it(
+    'a lease is stale unless its holder is live and it has not run out; the sweeper outcome is an edge the table gives the sweeper',
+    () => {
+      fc.assert(
+        fc.property(
+          facts,
+          fc.constantFrom('leased', 'cancel_requested' as const),
+          (drawn, state) => {
+            const input = {
+              ...drawn,
+              task: { ...drawn.task, snapshot: { ...drawn.task.snapshot, state } },
+            };
+            const blocker = decideBlocker(input);
+            const { leaseHolder, leaseExpiresAt } = input.task;
+            const live =
+              input.workers.some((worker) => worker.holder === leaseHolder && worker.live) &&
+              leaseExpiresAt !== null &&
+              leaseExpiresAt > now;
+            expect(blocker?.code).toBe(
+              live ? (state === 'leased' ? 'running' : 'cancel_pending') : 'lease_stale',
+            );
+            if (blocker?.code === 'running') return;
+            const then = blocker?.facts.then;
+            if (input.policy === null) {
+              expect(then).toBeNull();
+              return;
+            }
+            const to = { retry: 'queued', dead: 'dead', cancel: 'cancelled' }[then as string];
+            expect(to, String(then)).toBeDefined();
+            const reason = blocker?.facts.reason as (typeof reasonCodes)[number];
+            expect(findEdgeRule(state, to as TaskState, reason, 'sweeper')).toBeDefined();
+          },
+        ),
+        propertyParameters(),
+      );
+    },
+    timeoutForRuns(2),
+  );
+});
