@@ -13,18 +13,13 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createEngine, type Engine } from '@causeway/engine';
 import { startPlatform } from '@causeway/example-platform/server.ts';
-import {
-  describeWorkflow,
-  type ErrorCategory,
-  explain,
-  type Transition,
-  workflowMermaid,
-} from '@causeway/workflow';
+import { describeWorkflow, explain, type Transition, workflowMermaid } from '@causeway/workflow';
 import pg from 'pg';
 import { pino } from 'pino';
 import { startEmbeddedPostgres } from '../../scripts/embedded-postgres';
 import { type Approval, sendApproval } from './approvals';
 import { digestEveryMinute, noteDigest } from './digest';
+import { recordPlatformReceipts } from './platform-receipts';
 import { serveApi } from './serve';
 import { platformChannel, publishNoteWithPlatform } from './with-platform';
 
@@ -46,22 +41,7 @@ const databaseUrl =
 let engine: Engine | undefined;
 const platform = await startPlatform({
   endpoints: { requestReview: { receipt: { delayMs: 300 } } },
-  callback: async (receipt) => {
-    if (engine === undefined || receipt.reference === null) return;
-    const answer = await engine.recordReceipt(
-      receipt.reference,
-      receipt.outcome === 'ok'
-        ? { ok: true }
-        : {
-            ok: false,
-            category: (receipt.category ?? 'invalid_argument') as ErrorCategory,
-            message: receipt.message ?? 'rejected',
-          },
-    );
-    // A receipt that beat its own edge into awaiting_receipt: make the platform deliver again.
-    if (!answer.changed && answer.state === 'leased')
-      throw new Error('task is not awaiting its receipt yet');
-  },
+  callback: recordPlatformReceipts(() => engine),
 });
 // Editors have days to approve; the demo's wait for the approval that never comes is short.
 const approvalTimeoutMs = 6_000;

@@ -35,7 +35,7 @@ export interface ServeApiOptions {
 }
 
 export interface ServedApi {
-  /** The GraphQL endpoint (HTTP: queries, mutations, SSE; GraphiQL in development). */
+  /** The GraphQL endpoint (HTTP: queries, mutations, SSE; GraphiQL in development). The dashboard is at `/`. */
   readonly url: string;
   /** The same endpoint for graphql-ws. */
   readonly wsUrl: string;
@@ -71,6 +71,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const banner = [
     `GraphQL API: ${url}${mode === 'development' ? ' (GraphiQL: open it in a browser)' : ''}`,
     `  subscriptions: SSE on the same URL, graphql-ws on ${wsUrl}`,
+    `Dashboard: ${new URL('/', url).href}`,
     demoToken === null
       ? `  operators: ${operators.map((operator) => operator.name).join(', ')} (mutations need Authorization: Bearer <token>)`
       : `  mutations need a token: Authorization: Bearer ${demoToken} (operator "demo", this run only)`,

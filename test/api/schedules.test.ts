@@ -6,24 +6,21 @@
  */
 import { readFileSync } from 'node:fs';
 import { scheduleEventKinds } from '@causeway/engine';
-import { catchUpModes, schedule } from '@causeway/workflow';
+import { catchUpModes } from '@causeway/workflow';
 import { buildSchema, GraphQLEnumType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { scheduledWorkflows, setDatabaseTime, tickWorkflow } from '../engine/fixtures/schedules';
+import {
+  morningDigest,
+  scheduledWorkflows,
+  setDatabaseTime,
+  tickWorkflow,
+} from '../engine/fixtures/schedules';
 import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
 import { aliceToken, bobToken, data, gql, startApi } from './helpers';
 
 const database = useTestDatabase();
 const url = () => database().url;
-
-const digest = schedule({
-  name: 'morning-digest',
-  workflow: tickWorkflow,
-  cron: '0 7 * * *',
-  timezone: 'Europe/Berlin',
-  input: { report: 'digest' },
-});
 
 const listing = `query {
   schedules {
@@ -58,7 +55,7 @@ interface Listed {
 describe('schedules over GraphQL', () => {
   it('lists schedules and pauses, triggers and resumes them as the token operator', async () => {
     const api = await startApi(url(), {
-      engine: { workflows: [tickWorkflow], schedules: [digest] },
+      engine: { workflows: [tickWorkflow], schedules: [morningDigest] },
     });
     // Migrated; the schedule is written at its first use, on the moved clock.
     await setDatabaseTime(url(), new Date('2027-06-01T04:00:00Z'));
@@ -131,7 +128,7 @@ describe('schedules over GraphQL', () => {
 
   it('needs a token, answers stable codes, and remembers a clientMutationId', async () => {
     const api = await startApi(url(), {
-      engine: { workflows: [tickWorkflow], schedules: [digest] },
+      engine: { workflows: [tickWorkflow], schedules: [morningDigest] },
     });
     const workflows = async () => (await scheduledWorkflows(url(), 'morning-digest')).length;
     const events = async () =>

@@ -164,6 +164,10 @@ describe('the packed packages, installed outside the workspace', () => {
           },
         },
       },
+      dashboard: [
+        { status: 200, type: 'text/html; charset=utf-8', size: true },
+        { status: 200, type: 'text/javascript; charset=utf-8', size: true },
+      ],
     });
   }, 120_000);
 

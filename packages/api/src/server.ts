@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import { WebSocketServer } from 'ws';
 import { loadOperators, type OperatorConfig, operatorDirectory } from './auth';
 import type { ApiContext, ApiServices } from './context';
+import { createDashboard } from './dashboard/dashboard';
 import { ApiError, toGraphQLError, withoutSuggestions } from './errors';
 import { defaultQueryLimits, type QueryLimits, queryLimitsRule } from './limits';
 import { createLoaders } from './loaders';
@@ -167,10 +168,12 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const httpServer = createServer((request, response) => {
     void handleHttp(request, response);
   });
+  const dashboard = createDashboard({ yoga, feed, endpoint, logger });
   const handleHttp = async (request: IncomingMessage, response: ServerResponse) => {
     if (metrics !== null && request.url?.split('?')[0] === metrics.path) {
       return metrics.handle(request, response);
     }
+    if (dashboard.handles(request)) return dashboard.serve(request, response);
     if (request.method === 'POST' || request.method === 'PUT' || request.method === 'PATCH') {
       const body = await readBody(request, maxBodyBytes);
       if (body === 'too-large') {

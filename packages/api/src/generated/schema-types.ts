@@ -436,6 +436,7 @@ export interface SchemaFields<M extends ModelMap> {
     queue: { args: Record<string, never>; result: Scalars['String'] };
     retryPolicy: { args: Record<string, never>; result: M['RetryPolicy'] };
     event: { args: Record<string, never>; result: Maybe<M['EventStepDefinition']> };
+    delayMs: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
   };
   StepEdge: {
     from: { args: Record<string, never>; result: Scalars['String'] };

@@ -85,6 +85,7 @@ export const queryResolvers: Pick<
   StepDefinition: {
     ...stepEventFields,
     retryPolicy: (step) => step.policy,
+    delayMs: (step) => step.policy.delayMs,
   },
   StepEdge: {},
   RetryPolicy: {

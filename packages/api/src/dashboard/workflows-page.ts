@@ -1,0 +1,161 @@
+/** `/`: the workflows, filtered by state and name, oldest first (the API's order), live. */
+import { isTerminalWorkflowState, workflowStates } from '@causeway/workflow';
+import { shortId, stateBadge, timeElement, workflowHref } from './format';
+import type { ReadResult } from './graphql-reads';
+import { html, type SafeHtml } from './html';
+import { renderProblem } from './layout';
+
+/** The states an on-call engineer asks about: not finished. The list shows these by default. */
+const activeStates = workflowStates.filter((state) => !isTerminalWorkflowState(state));
+
+export const pageSize = 50;
+
+export interface WorkflowFilterParams {
+  /** `active`, `all` or one state. */
+  readonly state: string;
+  readonly name: string;
+  readonly after: string | null;
+}
+
+export function filterParams(search: URLSearchParams): WorkflowFilterParams {
+  return {
+    state: search.get('state') ?? 'active',
+    name: (search.get('name') ?? '').trim(),
+    after: search.get('after') || null,
+  };
+}
+
+/** The `state` argument for the filter, or null when the filter names no state. */
+function statesOf(state: string): readonly string[] | null | 'invalid' {
+  if (state === 'all') return null;
+  if (state === 'active') return activeStates.map((value) => value.toUpperCase());
+  return (workflowStates as readonly string[]).includes(state) ? [state.toUpperCase()] : 'invalid';
+}
+
+export const workflowsQuery = `query DashboardWorkflows($state: [WorkflowState!], $name: String, $first: Int, $after: String) {
+  workflows(state: $state, name: $name, first: $first, after: $after) {
+    edges { node { id name state createdAt updatedAt tasks { step state } blockers { step code } } }
+    pageInfo { hasNextPage endCursor }
+  }
+  definitions { name }
+}`;
+
+export interface WorkflowsData {
+  readonly workflows: {
+    readonly edges: readonly {
+      readonly node: {
+        readonly id: string;
+        readonly name: string;
+        readonly state: string;
+        readonly createdAt: string;
+        readonly updatedAt: string;
+        readonly tasks: readonly { readonly step: string; readonly state: string }[];
+        readonly blockers: readonly { readonly step: string; readonly code: string }[];
+      };
+    }[];
+    readonly pageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };
+  };
+  readonly definitions: readonly { readonly name: string }[];
+}
+
+/** The GraphQL variables for a filter, or null when the filter is not one the page offers. */
+export function workflowsVariables(params: WorkflowFilterParams): Record<string, unknown> | null {
+  const states = statesOf(params.state);
+  if (states === 'invalid') return null;
+  return {
+    state: states,
+    name: params.name === '' ? null : params.name,
+    first: pageSize,
+    after: params.after,
+  };
+}
+
+function filterForm(params: WorkflowFilterParams, names: readonly string[]): SafeHtml {
+  const option = (value: string, label: string) =>
+    html`<option value="${value}"${value === params.state ? html` selected` : ''}>${label}</option>`;
+  return html`<form class="filters" method="get" action="/" role="search" aria-label="Filter workflows">
+  <p class="field"><label for="filter-state">State</label>
+  <select id="filter-state" name="state">
+    ${option('active', 'active (not finished)')}
+    ${option('all', 'all states')}
+    ${workflowStates.map((state) => option(state, state.replaceAll('_', ' ')))}
+  </select></p>
+  <p class="field"><label for="filter-name">Workflow name</label>
+  <input id="filter-name" name="name" type="text" list="workflow-names" value="${params.name}" spellcheck="false" placeholder="any"></p>
+  <datalist id="workflow-names">${names.map((name) => html`<option value="${name}"></option>`)}</datalist>
+  <p class="buttons"><button type="submit">Filter</button> <a href="/">Reset</a></p>
+</form>`;
+}
+
+function pageLink(params: WorkflowFilterParams, after: string | null): string {
+  const search = new URLSearchParams();
+  search.set('state', params.state);
+  if (params.name !== '') search.set('name', params.name);
+  if (after !== null) search.set('after', after);
+  return `/?${search.toString()}`;
+}
+
+function describeFilter(params: WorkflowFilterParams): string {
+  const state =
+    params.state === 'active'
+      ? 'not finished'
+      : params.state === 'all'
+        ? 'in any state'
+        : params.state.replaceAll('_', ' ');
+  return `${params.name === '' ? 'Workflows' : `${params.name} workflows`} ${state}, oldest first`;
+}
+
+/**
+ * `2 of 4 done; approval: waiting for event`: how far it got, and what holds each step that
+ * is not just waiting for the steps before it (the blockers, docs/blockers.md).
+ */
+function stepsText(node: WorkflowsData['workflows']['edges'][number]['node']): string {
+  const done = node.tasks.filter((task) => task.state === 'SUCCEEDED').length;
+  const holding = node.blockers
+    .filter((blocker) => blocker.code !== 'UPSTREAM_PENDING')
+    .map((blocker) => `${blocker.step}: ${blocker.code.toLowerCase().replaceAll('_', ' ')}`);
+  return `${done} of ${node.tasks.length} done${holding.length === 0 ? '' : `; ${holding.join(', ')}`}`;
+}
+
+export function renderWorkflowsPage(
+  params: WorkflowFilterParams,
+  result: ReadResult<WorkflowsData> | null,
+  now: Date,
+): SafeHtml {
+  const names = result?.ok ? result.data.definitions.map((definition) => definition.name) : [];
+  let content: SafeHtml;
+  if (result === null) {
+    content = renderProblem(
+      'BAD_USER_INPUT',
+      `the state filter ${JSON.stringify(params.state)} is not one of this page's`,
+    );
+  } else if (!result.ok) {
+    content = renderProblem(result.error.code, result.error.message);
+  } else {
+    const { edges, pageInfo } = result.data.workflows;
+    const rows = edges.map(
+      ({ node }) => html`<tr data-workflow-id="${node.id}">
+  <th scope="row"><a href="${workflowHref(node.id)}">${node.name}</a> <span class="id">${shortId(node.id)}</span></th>
+  <td>${stateBadge(node.state)}</td>
+  <td>${stepsText(node)}</td>
+  <td>${timeElement(node.createdAt, now, 'relative')}</td>
+  <td>${timeElement(node.updatedAt, now, 'relative')}</td>
+</tr>`,
+    );
+    content =
+      edges.length === 0 && params.after === null
+        ? html`<p class="empty">No workflow is ${params.state === 'all' ? 'stored' : 'in this state'}${params.name === '' ? '' : ` with the name ${params.name}`}. New ones appear here as they are submitted.</p>`
+        : html`<table class="workflows">
+  <caption>${describeFilter(params)}: ${edges.length === 0 ? 'none' : `${edges.length}${pageInfo.hasNextPage ? ' on this page' : ''}`}</caption>
+  <thead><tr><th scope="col">Workflow</th><th scope="col">State</th><th scope="col">Steps, and what holds them</th><th scope="col">Age</th><th scope="col">Last change</th></tr></thead>
+  <tbody>${rows}</tbody>
+</table>
+<nav class="pages" aria-label="Pages">
+  ${params.after === null ? '' : html`<a href="${pageLink(params, null)}">First page</a>`}
+  ${pageInfo.hasNextPage && pageInfo.endCursor !== null ? html`<a href="${pageLink(params, pageInfo.endCursor)}">Next page</a>` : ''}
+</nav>`;
+  }
+  return html`<h1>Workflows</h1>
+${filterForm(params, names)}
+<section data-region="workflows" aria-label="Workflow list">${content}</section>`;
+}
