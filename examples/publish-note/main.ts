@@ -134,6 +134,13 @@ ids.push(trigger.workflow.id);
 console.log(
   `triggered ${digestEveryMinute.name} as operator "demo": workflow ${trigger.workflow.id}\n`,
 );
+const labels = new Map(ids.map((id, index) => [id, `wf${index + 1}`]));
+// What holds each workflow right now (the dashboard's and `causeway why`'s answer).
+for (const id of ids) {
+  for (const blocker of (await engine.blockers(id)) ?? []) {
+    console.log(`why ${labels.get(id)}: ${blocker.code} — ${blocker.message}`);
+  }
+}
 const approvals: Approval[] = [
   { noteId: note('a'), editor: 'ada', verdict: 'approved' },
   { noteId: note('e'), editor: 'ada', verdict: 'approved' },
@@ -141,7 +148,6 @@ const approvals: Approval[] = [
 
 // Print each workflow's new transitions as they land, until every workflow has settled.
 const printed = new Set<string>();
-const labels = new Map(ids.map((id, index) => [id, `wf${index + 1}`]));
 for (;;) {
   let settled = 0;
   for (const id of ids) {

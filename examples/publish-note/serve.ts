@@ -72,6 +72,8 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
     `GraphQL API: ${url}${mode === 'development' ? ' (GraphiQL: open it in a browser)' : ''}`,
     `  subscriptions: SSE on the same URL, graphql-ws on ${wsUrl}`,
     `Dashboard: ${new URL('/', url).href}`,
+    `Metrics (Prometheus): ${new URL('/metrics', url).href}`,
+    `CLI: pnpm exec causeway status|why|watch|workers …${url === 'http://127.0.0.1:4000/graphql' ? '' : ` --url ${url}`} (CAUSEWAY_TOKEN for mutations)`,
     demoToken === null
       ? `  operators: ${operators.map((operator) => operator.name).join(', ')} (mutations need Authorization: Bearer <token>)`
       : `  mutations need a token: Authorization: Bearer ${demoToken} (operator "demo", this run only)`,
