@@ -6,7 +6,8 @@
  * live work: workflows waiting for events, tasks leased by a busy worker, tasks ready in a full
  * queue and in a queue no worker serves. Timed first with no history, then again after
  * `--history` finished workflows are written, so the second set and the ratios show what the
- * history costs. Medians and p95 in milliseconds.
+ * history costs. Medians and p95 in milliseconds. `--keep` leaves the database for a look at
+ * the plans (DATABASE_URL only: an embedded server is deleted on exit).
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -24,6 +25,7 @@ const { values } = parseArgs({
   options: {
     history: { type: 'string', default: '1000000' },
     samples: { type: 'string', default: '40' },
+    keep: { type: 'boolean', default: false },
   },
 });
 const history = Number(values.history);
@@ -63,15 +65,21 @@ const engine = createEngine({
 });
 await engine.migrate();
 const worker = await engine.startWorker({ queues: ['busy'], concurrency: 4 });
-const api = createApiServer({
-  engine,
-  workflows: [awaited, busy, unserved, noop],
-  operators: [{ name: 'bench', token: 'bench-token-0123456789abcdef' }],
-  databaseUrl: url,
-  logger,
-});
-const { url: graphqlUrl } = await api.listen({ port: 0, host: '127.0.0.1' });
-const origin = new URL(graphqlUrl).origin;
+// The API server starts again after the history is written, as it would have been running
+// while the history grew: its log reader (metrics) starts at the log's end, not 6,000,000
+// rows behind it.
+const startApi = async () => {
+  const api = createApiServer({
+    engine,
+    workflows: [awaited, busy, unserved, noop],
+    operators: [{ name: 'bench', token: 'bench-token-0123456789abcdef' }],
+    databaseUrl: url,
+    logger,
+  });
+  const { url: graphqlUrl } = await api.listen({ port: 0, host: '127.0.0.1' });
+  return { api, graphqlUrl, origin: new URL(graphqlUrl).origin };
+};
+let faceApi = await startApi();
 
 const waitingIds: string[] = [];
 for (let i = 0; i < 50; i += 1) {
@@ -82,12 +90,12 @@ for (let i = 0; i < 10; i += 1) await engine.submit('face-unserved', { i });
 await sleep(1_000); // the busy worker leases its four
 
 async function get(path: string): Promise<void> {
-  const response = await fetch(`${origin}${path}`);
+  const response = await fetch(`${faceApi.origin}${path}`);
   const body = await response.text();
   if (response.status !== 200) throw new Error(`${path}: ${response.status} ${body.slice(0, 200)}`);
 }
 async function why(id: string): Promise<void> {
-  const response = await fetch(graphqlUrl, {
+  const response = await fetch(faceApi.graphqlUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -132,6 +140,7 @@ async function timeAll(): Promise<Record<string, Timing>> {
 }
 
 const empty = await timeAll();
+await faceApi.api.close();
 const pool = new pg.Pool({ connectionString: url, max: 1 });
 const seeded = now();
 for (let done = 0; done < history; done += 100_000) {
@@ -140,6 +149,7 @@ for (let done = 0; done < history; done += 100_000) {
 await pool.query('vacuum analyze');
 await checkpoint(pool);
 console.log(`wrote ${history} finished workflows in ${((now() - seeded) / 1000).toFixed(0)} s`);
+faceApi = await startApi();
 const full = await timeAll();
 
 const f = (n: number) => n.toFixed(1);
@@ -156,8 +166,9 @@ for (const name of Object.keys(faces)) {
 }
 release();
 await pool.end();
-await api.close();
+await faceApi.api.close();
 await worker.stop({ drainMs: 5_000 });
 await engine.close();
-await server.dropDatabase('bench_operator_face');
+if (values.keep) console.log(`kept ${url}`);
+else await server.dropDatabase('bench_operator_face');
 await server.stop();
