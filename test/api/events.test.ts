@@ -44,10 +44,10 @@ const keyless = workflow({ name: 'api-keyless', input: z.object({ id: z.string()
 
 const workflows = [review, ping, keyless];
 
-const sendEvent = `mutation($name: String!, $key: String!, $payload: JSON!, $idem: String, $cmid: String) {
-  sendEvent(name: $name, key: $key, payload: $payload, idempotencyKey: $idem, clientMutationId: $cmid) {
+const sendEvent = `mutation($name: String!, $key: String!, $payload: JSON!, $idem: String, $reason: String, $cmid: String) {
+  sendEvent(name: $name, key: $key, payload: $payload, idempotencyKey: $idem, reason: $reason, clientMutationId: $cmid) {
     clientMutationId eventId receivedAt deduplicated
-    tasks { id workflowId step state waitingFor { name } events { id name key payload sentBy receivedAt } }
+    tasks { id workflowId step state waitingFor { name } events { id name key payload sentBy reason receivedAt } }
   }
 }`;
 type Sent = {
@@ -62,7 +62,7 @@ type Sent = {
 
 const taskQuery = `query($id: ID!) { task(id: $id) {
   id state waitingFor { name key since timeoutAt }
-  events { id name key payload sentBy receivedAt }
+  events { id name key payload sentBy reason receivedAt }
   transitions { from to reason actor detail }
 } }`;
 type TaskAnswer = {
@@ -70,7 +70,14 @@ type TaskAnswer = {
     id: string;
     state: string;
     waitingFor: { name: string; key: string | null; since: string; timeoutAt: string } | null;
-    events: { id: string; name: string; key: string; payload: unknown; sentBy: string }[];
+    events: {
+      id: string;
+      name: string;
+      key: string;
+      payload: unknown;
+      sentBy: string;
+      reason: string | null;
+    }[];
     transitions: { from: string | null; to: string; reason: string; actor: string }[];
   };
 };
@@ -138,7 +145,8 @@ describe('sendEvent over GraphQL', () => {
     expect(parent.workflow.explanation).toContain('waiting for note.approved (key n1)');
 
     const payload = { editor: 'ada', approved: true };
-    const response = await send(api, { name: 'note.approved', key: 'n1', payload });
+    const reason = 'read it: "ready" to publish';
+    const response = await send(api, { name: 'note.approved', key: 'n1', payload, reason });
     expect(response.status).toBe(200);
     const answer = (response.body.data as Sent).sendEvent;
     expect(answer).toMatchObject({ clientMutationId: null, deduplicated: false });
@@ -149,6 +157,7 @@ describe('sendEvent over GraphQL', () => {
       key: 'n1',
       payload,
       sentBy: 'operator:alice',
+      reason,
       receivedAt: answer.receivedAt,
     };
     expect(answer.tasks).toEqual([
@@ -169,8 +178,16 @@ describe('sendEvent over GraphQL', () => {
       to: 'SUCCEEDED',
       reason: 'EVENT_RECEIVED',
       actor: 'operator:alice',
-      detail: { eventId: answer.eventId },
+      detail: { eventId: answer.eventId, operatorReason: reason },
     });
+    const explained = await data<{ workflow: { explanation: string } }>(
+      api.url,
+      'query($id: ID!) { workflow(id: $id) { explanation } }',
+      { variables: { id: workflowId } },
+    );
+    expect(explained.workflow.explanation).toContain(
+      `approval: event received by alice: "${reason}" (event ${answer.eventId})`,
+    );
     // Downstream reads the payload; other tasks have no events.
     const worker = await api.engine.startWorker({ concurrency: 1 });
     await waitFor(async () => (await api.engine.getWorkflow(workflowId))?.state === 'succeeded');
@@ -249,13 +266,24 @@ describe('sendEvent over GraphQL', () => {
     expect(again).toEqual({ ...sent, deduplicated: true });
     expect(await counts()).toEqual(afterSent);
 
+    // A repeat with another reason answers the first send; the first's reason stays.
+    const reasoned = { name: 'ping.all', key: 'all', payload: {}, idem: 'reasoned' };
+    await send(api, { ...reasoned, reason: 'the first words' });
+    const afterReasoned = await counts();
+    const reworded = await send(api, { ...reasoned, reason: 'other words' });
+    expect(reworded.body.data?.sendEvent).toMatchObject({ deduplicated: true });
+    expect(await counts()).toEqual(afterReasoned);
+    expect(
+      await query(url(), "select reason from causeway_events where idempotency_key = 'reasoned'"),
+    ).toEqual([{ reason: 'the first words' }]);
+
     // An event nobody waits for is stored and kept for later waiters.
     const early = (await send(api, { name: 'note.approved', key: 'later', payload: verdict })).body
       .data?.sendEvent;
     expect(early).toMatchObject({ deduplicated: false, tasks: [] });
     expect(await counts()).toMatchObject({
-      events: (afterSent?.events as number) + 1,
-      deliveries: afterSent?.deliveries,
+      events: (afterReasoned?.events as number) + 1,
+      deliveries: afterReasoned?.deliveries,
     });
   });
 
@@ -312,6 +340,18 @@ describe('sendEvent over GraphQL', () => {
         { name: 'ping.all', key: 'other', payload: {}, idem: 'taken' },
         'CONFLICT',
         'conflict',
+      ],
+      [
+        'long reason',
+        { name: 'note.approved', key: 'bad', payload: ok, reason: 'r'.repeat(1_001) },
+        'BAD_USER_INPUT',
+        undefined,
+      ],
+      [
+        'unstorable reason',
+        { name: 'note.approved', key: 'bad', payload: ok, reason: 'nul \u0000' },
+        'BAD_USER_INPUT',
+        'invalid_request',
       ],
       [
         'long clientMutationId',

@@ -57,6 +57,7 @@ describe('usage errors exit 2 and change nothing', () => {
     [['status', 'a', 'b'], /status takes at most 1 argument/],
     [['status', unknownId, '--bogus'], /Unknown option '--bogus'/],
     [['replay', unknownId], /replay needs --reason <text>/],
+    [['send-event', 'cli.approved', 'no-reason'], /send-event needs --reason <text>/],
     [['submit', 'cli-staged', '--input', '{nope'], /--input is not JSON/],
     [['submit', 'cli-staged', '--input', '{}', '--input-file', 'x.json'], /not both/],
     [['watch', '--after', 'yesterday'], /--after wants a transition id/],

@@ -161,7 +161,7 @@ describe('causeway explain', () => {
 });
 
 describe('causeway send-event', () => {
-  it('completes the step waiting for its name and key; --json lists the tasks it completed', async () => {
+  it('completes the step waiting for its name and key with the reason; --json lists the tasks it completed', async () => {
     const id = await submitted(url(), 'cli-staged', { label: 'event-1' });
     await workflowReaches(db(), id, 'waiting');
     const { code, json } = await causewayJson([
@@ -170,6 +170,8 @@ describe('causeway send-event', () => {
       'event-1',
       '--payload',
       '{"by":"ada"}',
+      '--reason',
+      'proofread twice',
       ...asAlice(),
     ]);
     expect(code).toBe(0);
@@ -183,12 +185,19 @@ describe('causeway send-event', () => {
       },
     });
     await workflowReaches(db(), id, 'succeeded');
-    const stored = await query<{ actor: string }>(
+    const stored = await query<{ actor: string; reason: string }>(
       db(),
-      "select actor from causeway_transitions where task_id = $1 and reason = 'event_received'",
+      `select actor, detail->>'operatorReason' as reason from causeway_transitions
+        where task_id = $1 and reason = 'event_received'`,
       [approval?.id],
     );
-    expect(stored).toEqual([{ actor: 'operator:alice' }]);
+    expect(stored).toEqual([{ actor: 'operator:alice', reason: 'proofread twice' }]);
+    const event = await query<{ sent_by: string; reason: string }>(
+      db(),
+      'select sent_by, reason from causeway_events where id = $1',
+      [(json as { sendEvent: { eventId: string } }).sendEvent.eventId],
+    );
+    expect(event).toEqual([{ sent_by: 'operator:alice', reason: 'proofread twice' }]);
 
     const nobody = await causeway([
       'send-event',
@@ -196,10 +205,28 @@ describe('causeway send-event', () => {
       'nobody-waits',
       '--payload',
       '{"by":"grace"}',
+      '--reason',
+      'ahead of the review',
       ...asAlice(),
     ]);
     expect(nobody.code).toBe(0);
     expect(nobody.stdout).toMatch(/no step waits for it yet: kept for later waiters/);
+  });
+
+  it('refuses a reason over 1,000 characters (exit 2, BAD_USER_INPUT) and stores nothing', async () => {
+    const count = () => query(db(), 'select count(*)::int as n from causeway_events');
+    const before = await count();
+    const run = await causewayJson([
+      'send-event',
+      'cli.approved',
+      'too-long',
+      '--reason',
+      'x'.repeat(1_001),
+      ...asAlice(),
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.json).toMatchObject({ error: { kind: 'usage', code: 'BAD_USER_INPUT' } });
+    expect(await count()).toEqual(before);
   });
 });
 

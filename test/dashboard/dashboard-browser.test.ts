@@ -2,10 +2,11 @@
  * The dashboard end to end in headless Chromium (Debian's `chromium`, driven by
  * playwright-core), against a real server, engine, worker and platform running publish-note:
  * the list shows a workflow submitted after it loaded, without a reload; its page shows the
- * step graph; the approval is sent through the page's form with the operator token, and the
- * timeline shows the edge with the operator as actor; another workflow is cancelled through
- * the page, by keyboard. Along the way it saves the workflow page's screenshot that the README
- * shows (docs/images/dashboard-workflow.png).
+ * step graph; the approval is sent through the page's form with the operator token and a
+ * reason (required there), which is stored on the event, and the timeline, the explanation and
+ * the step's events show the edge with the operator as actor and the reason; another workflow
+ * is cancelled through the page, by keyboard. Along the way it saves the workflow page's
+ * screenshot that the README shows (docs/images/dashboard-workflow.png).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -14,6 +15,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aliceToken } from '../api/helpers';
 import { useTestDatabase } from '../helpers/database';
+import { query } from '../helpers/engine';
 import { startPublishStack } from './fixtures/publish-stack';
 
 const database = useTestDatabase();
@@ -23,6 +25,7 @@ const screenshotPath = fileURLToPath(
 );
 /** Each wait for something the page must show; far above what it takes, far below the test's. */
 const shows = { timeout: 20_000 };
+const approvalReason = 'read it twice, "looks good" <ok>';
 
 let browser: Browser | null = null;
 afterEach(async () => {
@@ -127,6 +130,7 @@ describe('the dashboard in headless Chromium', () => {
     await dialog
       .locator('textarea[name="payload"]')
       .fill('{"editor":"alice","verdict":"approved"}');
+    await dialog.locator('textarea[name="reason"]').fill(approvalReason);
     await dialog.locator('button.confirm').click();
     await dialog.locator('[data-error]', { hasText: 'UNAUTHENTICATED' }).waitFor(shows);
     const stillWaiting = await stack.engine.getWorkflow(approved.workflow.id);
@@ -141,9 +145,28 @@ describe('the dashboard in headless Chromium', () => {
     await dialog
       .locator('textarea[name="payload"]')
       .fill('{"editor":"alice","verdict":"approved"}');
+    // The reason is required, as for every action: the form does not go out without one.
+    const reasonField = dialog.locator('textarea[name="reason"]');
+    await expect(reasonField.inputValue()).resolves.toBe('');
+    await dialog.locator('button.confirm').click();
+    await expect(
+      reasonField.evaluate((e) => (e as HTMLTextAreaElement).validity.valueMissing),
+    ).resolves.toBe(true);
+    expect(await dialog.isVisible()).toBe(true);
+    await reasonField.fill(approvalReason);
     await dialog.locator('button.confirm').click();
     await page.locator('#outcome', { hasText: 'completed: approval succeeded' }).waitFor(shows);
     expect(await dialog.isVisible()).toBe(false);
+    // Stored on the event, with the operator as its sender.
+    const events = await query<{ sent_by: string; reason: string | null }>(
+      database().url,
+      `select e.sent_by, e.reason from causeway_events as e
+         join causeway_event_deliveries as d on d.event_id = e.id
+         join causeway_tasks as t on t.id = d.task_id
+        where t.workflow_id = $1`,
+      [approved.workflow.id],
+    );
+    expect(events).toEqual([{ sent_by: 'operator:alice', reason: approvalReason }]);
 
     // 5. The edge appears in the timeline with the operator as its actor; the workflow goes on.
     const received = page
@@ -151,11 +174,26 @@ describe('the dashboard in headless Chromium', () => {
       .first();
     await received.waitFor(shows);
     await expect(received.locator('td.actor').textContent()).resolves.toBe('operator:alice');
+    // The reason shows on the edge, in the explanation and in the step's events received.
+    await expect(received.locator('code.detail').textContent()).resolves.toContain(
+      JSON.stringify({ operatorReason: approvalReason }).slice(1, -1),
+    );
+    await page
+      .locator('[data-region="explanation"]', {
+        hasText: `approval: event received by alice: "${approvalReason}"`,
+      })
+      .waitFor(shows);
+    await expect(approval.locator('table.events td.event-reason').textContent()).resolves.toBe(
+      approvalReason,
+    );
     await page.locator('[data-region="summary"] h1 .state-succeeded').waitFor(shows);
     const settled = await stack.engine.getWorkflow(approved.workflow.id);
-    expect(
-      settled?.transitions.filter((row) => row.reason === 'event_received').map((row) => row.actor),
-    ).toEqual(['operator:alice', 'operator:alice']); // the step's edge and the workflow's
+    const receivedEdges = settled?.transitions.filter((row) => row.reason === 'event_received');
+    // The step's edge and the workflow's; the step's carries the reason.
+    expect(receivedEdges?.map((row) => row.actor)).toEqual(['operator:alice', 'operator:alice']);
+    expect(receivedEdges?.find((row) => row.step === 'approval')?.detail?.operatorReason).toBe(
+      approvalReason,
+    );
 
     // 6. Cancel the other one through its page, by keyboard, with a reason.
     await page.locator('nav a', { hasText: 'Workflows' }).click();

@@ -21,6 +21,8 @@ export interface ModelEvent {
   readonly idempotencyKey: string | null;
   /** Who sent it: the edges that deliver it are theirs (R24). */
   readonly sender: Actor;
+  /** The sender's reason, or null: the edges that deliver it carry it (R38). */
+  readonly reason: string | null;
   /** The database time the engine's answer says it was received at. */
   readonly receivedAt: Date;
   /** Its place in the run's sequence of acceptances and events. */

@@ -15,7 +15,8 @@
  * that does not wait yet (the event is kept; the step takes it when it starts waiting);
  * `unmatched` a key nobody waits for; `duplicate` an earlier event of the run again, with its
  * idempotency key if it had one; `conflict` an earlier key for another event key; `invalid` a
- * payload the ping's schema refuses. By a client or an operator, with or without a key.
+ * payload the ping's schema refuses. By a client or an operator, with or without a key; an
+ * operator gives a reason (a new one each send: a repeat must keep the first send's, R38).
  *
  * `WaitGivesUpCommand` lines up what independent commands rarely do: a wait reaches its
  * timeout and the sweeper ends it (R39), its event arrives afterwards (kept: nobody waits),
@@ -85,12 +86,14 @@ export class SendEventCommand extends ModelCommand {
     const { name, key, payload, idempotencyKey } = planned;
     label = `${label} = ${name} ${key}${idempotencyKey === null ? '' : ` [${idempotencyKey}]`}`;
     const sender: Actor = this.operator ? { kind: 'operator', name: 'erin' } : { kind: 'client' };
+    const reason = this.operator ? `because ${model.events.events.length}` : null;
     const before = await system.now();
     let answer: unknown;
     try {
       answer = await system.engine.sendEvent(name, key, payload, {
         ...(idempotencyKey === null ? {} : { idempotencyKey }),
         ...(this.operator ? { operator: 'erin' } : {}),
+        ...(reason === null ? {} : { reason }),
       });
     } catch (error) {
       if (!(error instanceof EngineError)) throw error;
@@ -133,6 +136,7 @@ export class SendEventCommand extends ModelCommand {
       payload,
       idempotencyKey,
       sender,
+      reason,
       receivedAt: sent.receivedAt,
     });
     // The send's transaction time: its rows' (nothing is decided by time without rows).
@@ -153,9 +157,17 @@ export class SendEventCommand extends ModelCommand {
     );
     const expected = inLogOrder(waiting, rows).flatMap(({ taskId }) =>
       rowsOf(
-        model.apply(taskId, { type: 'event_received', actor: sender, eventId: event.id }, clock, {
-          output: payload,
-        }),
+        model.apply(
+          taskId,
+          {
+            type: 'event_received',
+            actor: sender,
+            eventId: event.id,
+            ...(reason === null ? {} : { reason }),
+          },
+          clock,
+          { output: payload },
+        ),
       ),
     );
     expected.push(...model.completeKeptWaits(clock, rows));

@@ -275,7 +275,12 @@ export class EngineModel {
         if (wait === null) continue;
         const kept = this.events.firstMatch(wait.name, wait.key, workflow.acceptedSeq);
         if (kept === undefined) continue;
-        const event: TaskEvent = { type: 'event_received', actor: kept.sender, eventId: kept.id };
+        const event: TaskEvent = {
+          type: 'event_received',
+          actor: kept.sender,
+          eventId: kept.id,
+          ...(kept.reason === null ? {} : { reason: kept.reason }),
+        };
         const outcome = this.apply(taskId, event, clock, { output: kept.payload });
         if (outcome.kind === 'applied') rows.push(...outcome.rows);
       }

@@ -79,6 +79,6 @@ export const reasonOption: Readonly<Record<string, OptionSpec>> = {
     type: 'string',
     value: 'text',
     required: true,
-    description: 'why, in your words: kept on the transition or schedule history',
+    description: 'why, in your words: kept on the transitions, the event or the schedule history',
   },
 };

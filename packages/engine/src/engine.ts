@@ -124,7 +124,8 @@ export interface Engine {
   recordReceipt(taskId: string, outcome: ReceiptOutcome): Promise<TaskAnswer>;
   /**
    * Stores an event and completes every task waiting for it in the same transaction (R38);
-   * kept for steps that start waiting later. Idempotent by `idempotencyKey`.
+   * kept for steps that start waiting later. Idempotent by `idempotencyKey`. `reason` (the
+   * sender's words) is kept on the event and on the edges it completes.
    */
   sendEvent(
     name: string,
@@ -273,13 +274,14 @@ export function createEngine(options: EngineOptions): Engine {
     replayTask: (taskId, request) => replayTask(context, taskId, request),
     requeueDead: (request) => requeueDead(context, request),
     recordReceipt: (taskId, outcome) => recordReceipt(context, taskId, outcome),
-    async sendEvent(name, key, payload, { idempotencyKey, ...sendOptions } = {}) {
+    async sendEvent(name, key, payload, { idempotencyKey, reason, ...sendOptions } = {}) {
       assertOpen();
       const event = {
         name,
         key,
         payload,
         ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+        ...(reason === undefined ? {} : { reason }),
       };
       const [answer] = await sendEvents(context, [event], sendOptions);
       return answer as SendEventAnswer;

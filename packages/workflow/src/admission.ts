@@ -103,7 +103,7 @@ export function idempotencyKeyProblem(key: unknown, maxLength: number): string |
   if (key.length === 0) return 'the idempotency key is empty';
   if (key.length > maxLength)
     return `the idempotency key is ${key.length} characters, over the limit of ${maxLength}`;
-  const unstorable = unstorableReason(key);
+  const unstorable = textStorageProblem(key);
   if (unstorable !== null) return `the idempotency key has ${unstorable}`;
   return null;
 }
@@ -128,7 +128,7 @@ function findUnstorableString(
   path: (string | number)[],
 ): { why: string; path: (string | number)[] } | null {
   if (typeof value === 'string') {
-    const why = unstorableReason(value);
+    const why = textStorageProblem(value);
     return why === null ? null : { why, path };
   }
   if (Array.isArray(value)) {
@@ -140,7 +140,7 @@ function findUnstorableString(
   }
   if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) {
-      const keyReason = unstorableReason(key);
+      const keyReason = textStorageProblem(key);
       if (keyReason !== null) return { why: `${keyReason} in a key`, path: [...path, key] };
       const found = findUnstorableString(item, [...path, key]);
       if (found !== null) return found;
@@ -149,8 +149,11 @@ function findUnstorableString(
   return null;
 }
 
-/** JSONB rejects `\u0000`, and lone UTF-16 surrogates have no UTF-8 form. */
-function unstorableReason(text: string): string | null {
+/**
+ * Why Postgres cannot store this text, or null: JSONB and text reject `\u0000`, and lone
+ * UTF-16 surrogates have no UTF-8 form.
+ */
+export function textStorageProblem(text: string): string | null {
   if (text.includes('\u0000')) return 'a NUL character (\\u0000)';
   if (!text.isWellFormed()) return 'a lone UTF-16 surrogate';
   return null;

@@ -122,7 +122,7 @@ function describe(row: Transition): string {
       `snoozed until ${typeof row.detail?.runAt === 'string' ? clock(new Date(row.detail.runAt)) : '?'}${typeof row.detail?.reason === 'string' ? `: ${row.detail.reason}` : ''} (the attempt is not counted)`,
     event_awaited: () => `upstream steps succeeded, waiting for ${waitPhrase(row)}`,
     event_received: () =>
-      `event received${by}${typeof row.detail?.eventId === 'string' ? ` (${row.detail.eventId})` : ''}: succeeded with its payload`,
+      `event received${by}${operatorReason(row)}${typeof row.detail?.eventId === 'string' ? ` (event ${row.detail.eventId})` : ''}, succeeded with its payload`,
     event_timeout: () =>
       row.to === 'dead'
         ? 'no event came before the wait gave up: dead'

@@ -51,8 +51,16 @@ export type TaskEvent =
    * for its event (the sweeper, its actor, ends it).
    */
   | { readonly type: 'deadline_passed'; readonly actor: Actor }
-  /** The event an event step waits for arrived (R38); `eventId` names the stored event. */
-  | { readonly type: 'event_received'; readonly actor: Actor; readonly eventId: string }
+  /**
+   * The event an event step waits for arrived (R38); `eventId` names the stored event and
+   * `reason` is its sender's, kept on the edge's detail like an operator's reason.
+   */
+  | {
+      readonly type: 'event_received';
+      readonly actor: Actor;
+      readonly eventId: string;
+      readonly reason?: string;
+    }
   /** An event step's wait reached its timeout (R39). */
   | { readonly type: 'wait_timeout'; readonly actor: Actor }
   | {

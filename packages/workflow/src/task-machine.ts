@@ -228,7 +228,9 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
 
     case 'event_received':
       if (task.state !== 'waiting') return notApplicable(task, event.type);
-      return choose('succeeded', 'event_received', { detail: { eventId: event.eventId } });
+      return choose('succeeded', 'event_received', {
+        detail: { eventId: event.eventId, ...requesterReason(event.reason).detail },
+      });
 
     case 'wait_timeout':
       return decideWaitTimeout(input);

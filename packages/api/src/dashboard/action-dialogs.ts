@@ -62,6 +62,7 @@ const actions = {
         required: true,
         hint: 'What the waiting step receives; its schema may refuse it. The event is kept with your operator name as sender.',
       },
+      reason,
     ],
   },
   'pause-schedule': withReason('pauseSchedule', 'name', 'Pause schedule', 'Pause'),

@@ -56,10 +56,10 @@ function outboxTable(task: TaskData): SafeHtml {
 function eventsTable(task: TaskData, now: Date): SafeHtml {
   if (task.events.length === 0) return html``;
   return html`<h4>Events received</h4>
-<table class="events"><thead><tr><th scope="col">Event</th><th scope="col">Key</th><th scope="col">Sent by</th><th scope="col">Received</th><th scope="col">Payload</th></tr></thead>
+<table class="events"><thead><tr><th scope="col">Event</th><th scope="col">Key</th><th scope="col">Sent by</th><th scope="col">Reason</th><th scope="col">Received</th><th scope="col">Payload</th></tr></thead>
 <tbody>${task.events.map(
     (event) =>
-      html`<tr><td>${event.name} <span class="id">${event.id}</span></td><td>${event.key}</td><td class="actor">${event.sentBy}</td><td>${timeElement(event.receivedAt, now)}</td><td><code>${JSON.stringify(event.payload)}</code></td></tr>`,
+      html`<tr><td>${event.name} <span class="id">${event.id}</span></td><td>${event.key}</td><td class="actor">${event.sentBy}</td><td class="event-reason">${event.reason ?? ''}</td><td>${timeElement(event.receivedAt, now)}</td><td><code>${JSON.stringify(event.payload)}</code></td></tr>`,
   )}</tbody></table>`;
 }
 

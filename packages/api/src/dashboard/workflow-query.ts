@@ -10,7 +10,7 @@ export const workflowQuery = `query DashboardWorkflow($id: ID!) {
       lastErrorCategory lastError progress replayCount output evidence sending
       outbox { id channel state attempts lastError }
       waitingFor { name key since timeoutAt }
-      events { id name key payload sentBy receivedAt }
+      events { id name key payload sentBy reason receivedAt }
     }
     blockers { taskId step code message until facts }
   }
@@ -46,6 +46,7 @@ export interface EventData {
   readonly key: string;
   readonly payload: unknown;
   readonly sentBy: string;
+  readonly reason: string | null;
   readonly receivedAt: string;
 }
 

@@ -236,6 +236,7 @@ export interface MutationSendEventArgs {
   readonly key: Scalars['String'];
   readonly payload: Scalars['JSON'];
   readonly idempotencyKey?: Scalars['String'] | null;
+  readonly reason?: Scalars['String'] | null;
   readonly clientMutationId?: Scalars['String'] | null;
 }
 
@@ -341,6 +342,7 @@ export interface SchemaFields<M extends ModelMap> {
     key: { args: Record<string, never>; result: Scalars['String'] };
     payload: { args: Record<string, never>; result: Scalars['JSON'] };
     sentBy: { args: Record<string, never>; result: Scalars['String'] };
+    reason: { args: Record<string, never>; result: Maybe<Scalars['String']> };
     receivedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
   };
   EventStepDefinition: {

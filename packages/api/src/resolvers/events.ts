@@ -1,7 +1,7 @@
 import type { TaskRecord } from '@causeway/engine';
 import type { ApiContext } from '../context';
 import type { ApiResolvers, Models } from '../models';
-import { operatorOf, remembered } from './operator-mutations';
+import { operatorOf, optionalReason, remembered } from './operator-mutations';
 
 /**
  * Events (R37–R39, R42): the `sendEvent` mutation, the engine's `sendEvent` run as the operator
@@ -12,11 +12,13 @@ import { operatorOf, remembered } from './operator-mutations';
 export const eventMutationFields: Pick<ApiResolvers['Mutation'], 'sendEvent'> = {
   sendEvent: (_root, args, context) =>
     remembered(context, 'sendEvent', args, async () => {
+      optionalReason(args.reason);
       const answer = await context.services.engine.sendEvent(args.name, args.key, args.payload, {
         operator: operatorOf(context),
         ...(args.idempotencyKey === null || args.idempotencyKey === undefined
           ? {}
           : { idempotencyKey: args.idempotencyKey }),
+        ...(args.reason === null || args.reason === undefined ? {} : { reason: args.reason }),
       });
       return {
         clientMutationId: args.clientMutationId ?? null,

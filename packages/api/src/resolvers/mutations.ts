@@ -3,7 +3,7 @@ import type { ApiContext } from '../context';
 import { ApiError } from '../errors';
 import type { ApiResolvers } from '../models';
 import { eventMutationFields } from './events';
-import { operatorOf, remembered } from './operator-mutations';
+import { operatorOf, optionalReason, remembered } from './operator-mutations';
 import { scheduleMutationFields } from './schedules';
 
 /**
@@ -129,14 +129,6 @@ export const mutationResolvers: Pick<
   },
   RequeueDeadPayload: {},
 };
-
-function optionalReason(reason: string | null | undefined): void {
-  if (reason !== null && reason !== undefined && reason.length > 1_000) {
-    throw new ApiError('BAD_USER_INPUT', 'reason is at most 1,000 characters', {
-      argument: 'reason',
-    });
-  }
-}
 
 async function present(context: ApiContext, workflowId: string) {
   const workflow = await context.loaders.workflow.load(workflowId);

@@ -45,3 +45,12 @@ function stableJson(value: unknown): string {
       : item,
   );
 }
+
+/** An optional `reason` argument over the engine's limit is the argument's fault. */
+export function optionalReason(reason: string | null | undefined): void {
+  if (reason !== null && reason !== undefined && reason.length > 1_000) {
+    throw new ApiError('BAD_USER_INPUT', 'reason is at most 1,000 characters', {
+      argument: 'reason',
+    });
+  }
+}

@@ -1,4 +1,4 @@
-import type { CommandSpec } from '../command';
+import { type CommandSpec, reasonOption } from '../command';
 import { code } from '../format';
 import { graphqlRequest } from '../graphql-client';
 import { jsonOption, jsonOptions } from '../json-input';
@@ -28,12 +28,13 @@ const sendEvent: CommandSpec = {
       value: 'key',
       description: 'a repeat with the same key (per event name) stores nothing again',
     },
+    ...reasonOption,
   },
   async run(invocation) {
     const data = await graphqlRequest<SendEventAnswer>(
       invocation.endpoint,
-      `mutation CausewaySendEvent($name: String!, $key: String!, $payload: JSON!, $idempotencyKey: String) {
-        sendEvent(name: $name, key: $key, payload: $payload, idempotencyKey: $idempotencyKey) {
+      `mutation CausewaySendEvent($name: String!, $key: String!, $payload: JSON!, $idempotencyKey: String, $reason: String) {
+        sendEvent(name: $name, key: $key, payload: $payload, idempotencyKey: $idempotencyKey, reason: $reason) {
           eventId receivedAt deduplicated tasks { id workflowId step state }
         }
       }`,
@@ -42,6 +43,7 @@ const sendEvent: CommandSpec = {
         key: invocation.requiredArg('key'),
         payload: jsonOption(invocation, 'payload', {}),
         idempotencyKey: invocation.option('idempotency-key') ?? null,
+        reason: invocation.requiredOption('reason'),
       },
     );
     const answer = data.sendEvent;

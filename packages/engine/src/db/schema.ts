@@ -88,6 +88,8 @@ export interface EventTable {
   payload: Json;
   idempotency_key: string | null;
   sent_by: string;
+  /** The sender's reason (R38), or null; at most 1,000 characters. */
+  reason: string | null;
   received_at: Timestamp;
 }
 

@@ -24,8 +24,8 @@ const mutations = {
   replayTask: `mutation DashboardReplayTask($id: ID!, $reason: String!, $clientMutationId: String) {
     replayTask(id: $id, reason: $reason, clientMutationId: $clientMutationId) { result { taskId state changed reason refusal message } }
   }`,
-  sendEvent: `mutation DashboardSendEvent($name: String!, $key: String!, $payload: JSON!, $clientMutationId: String) {
-    sendEvent(name: $name, key: $key, payload: $payload, clientMutationId: $clientMutationId) { eventId deduplicated tasks { id step state } }
+  sendEvent: `mutation DashboardSendEvent($name: String!, $key: String!, $payload: JSON!, $reason: String, $clientMutationId: String) {
+    sendEvent(name: $name, key: $key, payload: $payload, reason: $reason, clientMutationId: $clientMutationId) { eventId deduplicated tasks { id step state } }
   }`,
   pauseSchedule: `mutation DashboardPauseSchedule($name: String!, $reason: String!, $clientMutationId: String) {
     pauseSchedule(name: $name, reason: $reason, clientMutationId: $clientMutationId) { changed schedule { name } }

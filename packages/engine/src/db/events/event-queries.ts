@@ -14,6 +14,8 @@ export interface StoredEvent {
   readonly payload: unknown;
   readonly idempotencyKey: string | null;
   readonly sentBy: string;
+  /** The sender's reason, or null when they gave none. */
+  readonly reason: string | null;
   readonly receivedAt: Date;
 }
 
@@ -24,6 +26,7 @@ interface EventRow {
   payload: unknown;
   idempotency_key: string | null;
   sent_by: string;
+  reason: string | null;
   received_at: Date;
 }
 
@@ -34,6 +37,7 @@ const eventFromRow = (row: EventRow): StoredEvent => ({
   payload: row.payload,
   idempotencyKey: row.idempotency_key,
   sentBy: row.sent_by,
+  reason: row.reason,
   receivedAt: row.received_at,
 });
 
@@ -60,7 +64,7 @@ export async function eventListByIdempotencyKeys(
 ): Promise<StoredEvent[]> {
   if (pairs.length === 0) return [];
   const { rows } = await sql<EventRow>`
-    select e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.received_at
+    select e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.reason, e.received_at
     from unnest(${pairs.map((pair) => pair.name)}::text[],
       ${pairs.map((pair) => pair.idempotencyKey)}::text[]) as v(name, idempotency_key)
     join causeway_events as e on e.name = v.name and e.idempotency_key = v.idempotency_key`.execute(
@@ -92,12 +96,15 @@ export async function eventInsertWithWaiters(
   }>`
     with now as materialized (select causeway_statement_now() as at),
     inserted as (
-      insert into causeway_events (id, name, key, payload, idempotency_key, sent_by, received_at)
-      select v.id, v.name, v.key, v.payload::jsonb, v.idempotency_key, v.sent_by, (select at from now)
+      insert into causeway_events
+        (id, name, key, payload, idempotency_key, sent_by, reason, received_at)
+      select v.id, v.name, v.key, v.payload::jsonb, v.idempotency_key, v.sent_by, v.reason,
+        (select at from now)
       from unnest(${events.map((event) => event.id)}::uuid[], ${events.map((event) => event.name)}::text[],
           ${events.map((event) => event.key)}::text[], ${events.map((event) => event.payloadJson)}::text[],
-          ${events.map((event) => event.idempotencyKey)}::text[], ${events.map((event) => event.sentBy)}::text[])
-          with ordinality as v(id, name, key, payload, idempotency_key, sent_by, position)
+          ${events.map((event) => event.idempotencyKey)}::text[], ${events.map((event) => event.sentBy)}::text[],
+          ${events.map((event) => event.reason)}::text[])
+          with ordinality as v(id, name, key, payload, idempotency_key, sent_by, reason, position)
       order by v.position
       returning 1
     ),
@@ -143,13 +150,13 @@ export async function eventFindFirstMatches(
 ): Promise<{ taskId: string; event: StoredEvent }[]> {
   if (waits.length === 0) return [];
   const { rows } = await sql<EventRow & { task_id: string }>`
-    select v.task_id, e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.received_at
+    select v.task_id, e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.reason, e.received_at
     from unnest(${waits.map((wait) => wait.taskId)}::uuid[],
       ${waits.map((wait) => wait.workflowId)}::uuid[], ${waits.map((wait) => wait.name)}::text[],
       ${waits.map((wait) => wait.key)}::text[]) as v(task_id, workflow_id, name, key)
     join causeway_workflows as w on w.id = v.workflow_id
     cross join lateral (
-      select id, name, key, payload, idempotency_key, sent_by, received_at from causeway_events
+      select id, name, key, payload, idempotency_key, sent_by, reason, received_at from causeway_events
       where name = v.name and key = v.key and received_at >= w.created_at
       order by received_at, id
       limit 1
@@ -193,7 +200,7 @@ export async function eventListByTaskIds(
 ): Promise<(StoredEvent & { readonly taskId: string })[]> {
   if (taskIds.length === 0) return [];
   const { rows } = await sql<EventRow & { task_id: string }>`
-    select d.task_id, e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.received_at
+    select d.task_id, e.id, e.name, e.key, e.payload, e.idempotency_key, e.sent_by, e.reason, e.received_at
     from causeway_event_deliveries as d join causeway_events as e on e.id = d.event_id
     where d.task_id = any(${[...taskIds]}::uuid[])
     order by d.task_id, d.delivered_at, e.id`.execute(db);

@@ -39,6 +39,7 @@ export async function storedEventRequests(
               type: 'event_received' as const,
               actor: parseActor(event.sentBy),
               eventId: event.id,
+              ...(event.reason === null ? {} : { reason: event.reason }),
             },
             extra: { outputJson },
           },

@@ -24,7 +24,7 @@ import { EngineError } from '../../errors';
 import type { EngineContext } from '../context';
 import { decideAndWrite } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
-import { requesterActor } from '../operations/operations';
+import { requesterActor, requesterReasonText } from '../operations/operations';
 
 /** One event of a `sendEvents` batch. */
 export interface EventToSend {
@@ -33,12 +33,20 @@ export interface EventToSend {
   readonly payload: unknown;
   /** A repeat with the same key (for this event name) answers the first send, writing nothing. */
   readonly idempotencyKey?: string;
+  /**
+   * Why it is sent, in the sender's words (at most 1,000 characters; blank is none): kept on
+   * the event and on the edges it completes (`detail.operatorReason`). A repeat keeps the
+   * first send's.
+   */
+  readonly reason?: string;
 }
 
 export interface SendEventOptions {
   readonly idempotencyKey?: string;
   /** Who sends it: an operator by name, or (by default) a client. */
   readonly operator?: string;
+  /** See `EventToSend.reason`. */
+  readonly reason?: string;
 }
 
 /** A task an event completed, as it is after the send. */
@@ -63,6 +71,7 @@ interface Checked {
   readonly key: string;
   readonly payloadJson: string;
   readonly idempotencyKey: string | null;
+  readonly reason: string | null;
 }
 
 const stepsByEngine = new WeakMap<EngineContext, ReturnType<typeof eventStepsByName>>();
@@ -131,7 +140,14 @@ function checkOne(
   if (keyProblem !== null) {
     throw new EngineError('invalid_idempotency_key', `${keyProblem}${where}`, details);
   }
-  return { name: event.name, key: event.key, payloadJson: admission.payloadJson, idempotencyKey };
+  const reason = requesterReasonText({ reason: event.reason }, { where, details }) ?? null;
+  return {
+    name: event.name,
+    key: event.key,
+    payloadJson: admission.payloadJson,
+    idempotencyKey,
+    reason,
+  };
 }
 
 async function sendInTransaction(
@@ -193,7 +209,12 @@ async function sendInTransaction(
     requests.push({
       taskId: task.taskId,
       workflowId: task.workflowId,
-      event: { type: 'event_received', actor: options.actor, eventId: event.id },
+      event: {
+        type: 'event_received',
+        actor: options.actor,
+        eventId: event.id,
+        ...(event.reason === null ? {} : { reason: event.reason }),
+      },
       extra: { outputJson },
     });
   }

@@ -8,6 +8,7 @@ import {
   receiptAwaitingState,
   type TaskEvent,
   type TaskState,
+  textStorageProblem,
   type WorkflowState,
 } from '@causeway/workflow';
 import {
@@ -303,10 +304,24 @@ export function assertUuid(id: string, what: 'task' | 'workflow'): void {
   }
 }
 
-function requesterReasonText(requester: Requester): string | undefined {
-  if (requester.reason === undefined) return undefined;
-  if (typeof requester.reason !== 'string' || requester.reason.length > 1_000) {
-    throw new EngineError('invalid_request', 'a reason must be at most 1,000 characters');
+/**
+ * The requester's optional reason, trimmed (blank: none). Refused with `invalid_request` when
+ * it is not text, over 1,000 characters, or text Postgres cannot store. `where` and `details`
+ * place the refusal (an event of a batch).
+ */
+export function requesterReasonText(
+  requester: Pick<Requester, 'reason'>,
+  place: { readonly where?: string; readonly details?: Record<string, unknown> } = {},
+): string | undefined {
+  const reason: unknown = requester.reason;
+  if (reason === undefined) return undefined;
+  const refuse = (problem: string) =>
+    new EngineError('invalid_request', `${problem}${place.where ?? ''}`, place.details);
+  if (typeof reason !== 'string' || reason.length > 1_000) {
+    throw refuse('a reason must be at most 1,000 characters');
   }
-  return requester.reason.trim() === '' ? undefined : requester.reason.trim();
+  const unstorable = textStorageProblem(reason);
+  if (unstorable !== null) throw refuse(`a reason cannot hold ${unstorable}`);
+  const text = reason.trim();
+  return text === '' ? undefined : text;
 }
