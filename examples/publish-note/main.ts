@@ -135,9 +135,11 @@ console.log(
   `triggered ${digestEveryMinute.name} as operator "demo": workflow ${trigger.workflow.id}\n`,
 );
 const labels = new Map(ids.map((id, index) => [id, `wf${index + 1}`]));
-// What holds each workflow right now (the dashboard's and `causeway why`'s answer).
+// What holds each workflow right now (the dashboard's and `causeway why`'s answer), without
+// the steps that only wait for the step shown.
 for (const id of ids) {
-  for (const blocker of (await engine.blockers(id)) ?? []) {
+  const blockers = (await engine.blockers(id)) ?? [];
+  for (const blocker of blockers.filter((b) => b.code !== 'upstream_pending')) {
     console.log(`why ${labels.get(id)}: ${blocker.code} — ${blocker.message}`);
   }
 }
