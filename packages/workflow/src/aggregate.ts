@@ -1,4 +1,5 @@
 import {
+  nonTerminalTaskStates,
   type TaskState,
   taskStates,
   terminalTaskStates,
@@ -19,10 +20,6 @@ export interface AggregationRule {
   readonly state: WorkflowState;
   readonly when: readonly ChildCondition[];
 }
-
-const nonTerminalTaskStates = taskStates.filter(
-  (state) => !(terminalTaskStates as readonly TaskState[]).includes(state),
-);
 
 /**
  * The parent's state as a function of its children's states, as data: rows are evaluated top

@@ -30,6 +30,11 @@ export const terminalTaskStates = [
 ] as const satisfies readonly TaskState[];
 export type TerminalTaskState = (typeof terminalTaskStates)[number];
 
+/** The states a task can still leave without an operator: every state but the terminal ones. */
+export const nonTerminalTaskStates: readonly TaskState[] = Object.freeze(
+  taskStates.filter((state) => !(terminalTaskStates as readonly TaskState[]).includes(state)),
+);
+
 /** Workflow (parent) states. Always computed from the children, never set directly. */
 export const workflowStates = [
   'queued',

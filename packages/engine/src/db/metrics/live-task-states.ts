@@ -1,11 +1,6 @@
-import { type TaskState, taskStates, terminalTaskStates } from '@causeway/workflow';
+import { nonTerminalTaskStates, type TaskState } from '@causeway/workflow';
 import { sql } from 'kysely';
 import type { CountedGroup } from './counted-group';
-
-/** The states a task can still leave without an operator: the ones the metrics count live. */
-export const liveTaskStates: readonly TaskState[] = Object.freeze(
-  taskStates.filter((state) => !(terminalTaskStates as readonly TaskState[]).includes(state)),
-);
 
 /** Live tasks of a state and queue, aged since the longest-standing entered the state. */
 export type TaskStateCount = CountedGroup<{ readonly state: TaskState; readonly queue: string }>;
@@ -18,7 +13,7 @@ export type TaskStateCount = CountedGroup<{ readonly state: TaskState; readonly 
  * sets it, renewals and checkpoints do not.
  */
 export const taskStateCountsSql = sql.join(
-  liveTaskStates.map(
+  nonTerminalTaskStates.map(
     (state) => sql`
       select ${sql.lit(state)}::text as state, queue, count(*)::int as count,
              extract(epoch from causeway_now() - min(updated_at))::float8 as oldest_seconds

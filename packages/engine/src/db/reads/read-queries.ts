@@ -1,6 +1,10 @@
-import { isTerminalWorkflowState, type Transition, type WorkflowState } from '@causeway/workflow';
+import {
+  isTerminalWorkflowState,
+  nonTerminalTaskStates,
+  type Transition,
+  type WorkflowState,
+} from '@causeway/workflow';
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { liveTaskStates } from '../metrics/live-task-states';
 import {
   type TaskRecord,
   taskFromRow,
@@ -45,7 +49,7 @@ export function onlyUuids(ids: readonly string[]): string[] {
  * table keeps no state index (updates stay HOT, migration 0007).
  */
 const withLiveTask = sql<boolean>`id = any(array(${sql.join(
-  liveTaskStates.map(
+  nonTerminalTaskStates.map(
     (state) => sql`select workflow_id from causeway_tasks where state = ${sql.lit(state)}`,
   ),
   sql` union all `,
