@@ -12,6 +12,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The long reliability scenarios run under `pnpm test:reliability` (vitest.reliability.config.ts);
+    // each has a short version in test/reliability/ that runs here.
+    exclude: ['**/node_modules/**', 'test/reliability/long/**'],
     // One PostgreSQL server per run (embedded unless DATABASE_URL is set).
     globalSetup: ['test/helpers/global-setup.ts'],
     // Tests hit a real database; waitFor() defaults to 5 s so its clearer error comes first.
