@@ -21,6 +21,7 @@ export * from './edge-effects';
 export * from './edge-lookup';
 export * from './error-categories';
 export * from './event-admission';
+export * from './event-outcomes';
 export * from './event-step';
 export * from './explain';
 export * from './machine-choice';

@@ -29,3 +29,11 @@ export interface SettleEdgePlan {
   readonly presenceMasks: readonly number[];
   readonly presenceStates: readonly string[];
 }
+
+/** The edge an event takes from a waiting task, as the one-statement send writes it. */
+export interface EventEdgePlan {
+  readonly eventFrom: string;
+  readonly eventTo: string;
+  readonly eventReason: string;
+  readonly eventEffects: EdgeEffects;
+}

@@ -30,3 +30,10 @@ export function isRetryableDatabaseError(error: unknown): boolean {
   const message = (error as { message?: unknown }).message;
   return typeof message === 'string' && /Connection terminated|connection timeout/i.test(message);
 }
+
+/** A unique constraint refused a row (23505), e.g. an idempotency key stored concurrently. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505'
+  );
+}

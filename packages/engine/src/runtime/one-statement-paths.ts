@@ -1,20 +1,22 @@
 import {
   deriveClaimOutcomes,
   deriveCompleteOutcomes,
+  deriveEventOutcomes,
   type EdgeRule,
   promotionRule,
   taskEdges,
   taskStates,
 } from '@causeway/workflow';
-import type { ClaimEdgePlan, SettleEdgePlan } from '../db/edge-plans';
+import type { ClaimEdgePlan, EventEdgePlan, SettleEdgePlan } from '../db/edge-plans';
 
 export interface OneStatementPaths {
   readonly claim: ClaimEdgePlan;
   readonly settle: SettleEdgePlan;
+  readonly send: EventEdgePlan;
 }
 
 /**
- * Derives both one-statement paths from the machine and the edge table `rules`, or throws an
+ * Derives the one-statement paths (claim, settle, send) from the machine and the edge table `rules`, or throws an
  * error that says which edge cannot be written by one statement and why. The engine does this
  * at start: a table the statements cannot follow stops it there instead of silently
  * switching them off.
@@ -30,6 +32,12 @@ export function deriveOneStatementPaths(rules: readonly EdgeRule[] = taskEdges):
   if (!complete.ok) {
     throw new Error(
       `Causeway cannot derive its one-statement settle from the edge table: ${complete.reason}`,
+    );
+  }
+  const event = deriveEventOutcomes(rules);
+  if (!event.ok) {
+    throw new Error(
+      `Causeway cannot derive its one-statement send from the edge table: ${event.reason}`,
     );
   }
   const { rule, reason, parentAfter } = claim.outcomes;
@@ -57,6 +65,12 @@ export function deriveOneStatementPaths(rules: readonly EdgeRule[] = taskEdges):
       stateOrder: [...taskStates],
       presenceMasks: [...parentByPresence.keys()],
       presenceStates: [...parentByPresence.values()],
+    },
+    send: {
+      eventFrom: event.outcomes.from,
+      eventTo: event.outcomes.to,
+      eventReason: event.outcomes.reason,
+      eventEffects: event.outcomes.rule,
     },
   };
 }

@@ -2,13 +2,14 @@ import type { Selectable } from 'kysely';
 import type { ClaimEdgePlan, SettleEdgePlan } from '../edge-plans';
 import type { TaskRecord } from '../rows';
 import type { TaskTable } from '../schema';
+import type { StepColumns } from './promotion-sql';
 
 /**
  * What a one-statement settle of `complete` results may do: the edges, their rows' effects
  * and the aggregation, read off the machine and the edge table (`SettleEdgePlan`), the
  * engine's definitions, and the results themselves.
  */
-export interface SettleStatementPlan extends SettleEdgePlan {
+export interface SettleStatementPlan extends SettleEdgePlan, StepColumns {
   /**
    * The results, in request order; each must be its batch's only request for its workflow
    * (the caller leaves the others to the full decision, which applies them in request order).
@@ -27,12 +28,6 @@ export interface SettleStatementPlan extends SettleEdgePlan {
   /** The lease holder every result was produced under, and its actor string. */
   readonly holder: string;
   readonly actor: string;
-  /** Steps this engine defines: workflow name, step, its direct upstream steps (JSON), order. */
-  readonly stepNames: readonly string[];
-  readonly stepSteps: readonly string[];
-  readonly stepAfter: readonly string[];
-  readonly stepUpstream: readonly string[];
-  readonly stepOrder: readonly number[];
   /**
    * Steps a result makes ready that this worker leases in the same statement, per queue at
    * most `limits` (empty: none). Only where the claim edge leaves the parent as it is and the

@@ -14,6 +14,7 @@ import { taskColumns } from '../locked-runs';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import { leasedTaskFromRow, taskFromRow } from '../rows';
 import type { TaskTable } from '../schema';
+import { parentUpdateCte, promotionCtes, stepCte } from './promotion-sql';
 import type { ChainedRow, SettledResultRow, SettleStatementPlan } from './settle-plan';
 
 /**
@@ -93,15 +94,7 @@ export async function taskSettleInOneStatement(
       order by id
       for update
     ),
-    step as materialized (
-      select * from unnest(
-        ${constantArrayLiteral(plan.stepNames)}::text[],
-        ${constantArrayLiteral(plan.stepSteps)}::text[],
-        ${constantArrayLiteral(plan.stepAfter)}::jsonb[],
-        ${constantArrayLiteral(plan.stepUpstream)}::jsonb[],
-        ${constantArrayLiteral(plan.stepOrder)}::integer[]
-      ) as s(name, step, after, upstream, ord)
-    ),
+    ${stepCte(plan)},
     cause as materialized (
       select r.task_id, r.workflow_id, r.output, r.position, r.epoch, t.step,
         t.state as from_state, t.attempt, e.to_state, e.reason, w.name,
@@ -126,36 +119,7 @@ export async function taskSettleInOneStatement(
       from locked_task as t
       join cause as c on c.workflow_id = t.workflow_id
     ),
-    -- A pending step is promoted when each of its upstream steps has succeeded: counted with
-    -- joins (linear in the batch) rather than a correlated subquery per pending step.
-    promoted as materialized (
-      select a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
-      from after_cause as a
-      join step as s on s.name = a.name and s.step = a.step
-      left join lateral jsonb_array_elements_text(s.after) as u(step) on true
-      left join after_cause as done
-        on done.workflow_id = a.workflow_id and done.step = u.step
-          and done.state = ${sql.lit(plan.upstreamState)}
-      where a.state = ${sql.lit(plan.promoteFrom)}
-      group by a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
-      having count(u.step) = count(done.id)
-    ),
-    parent as materialized (
-      select c.workflow_id, c.parent_before, g.state as parent_after
-      from cause as c
-      join (
-        select a.workflow_id,
-          bit_or(1 << (array_position(${constantArrayLiteral(plan.stateOrder)}::text[],
-            case when p.id is null then a.state else ${plan.promoteTo} end) - 1)) as mask
-        from after_cause as a
-        left join promoted as p on p.id = a.id
-        group by a.workflow_id
-      ) as m on m.workflow_id = c.workflow_id
-      join unnest(
-        ${constantArrayLiteral(plan.presenceMasks)}::integer[],
-        ${constantArrayLiteral(plan.presenceStates)}::text[]
-      ) as g(mask, state) on g.mask = m.mask
-    ),
+    ${promotionCtes(plan)},
     -- Promoted steps this worker leases at once, per queue up to its limit, in result order:
     -- only where the claim leaves the parent as the promotion left it (so no parent edge is
     -- due for the claim) and the deadline has not passed (that claim ends the task instead).
@@ -207,13 +171,7 @@ export async function taskSettleInOneStatement(
       returning t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, t.lease_epoch,
         t.deadline_at, t.evidence, t.checkpoints, p.chained, p.position, p.ord, p.upstream
     ),
-    workflow_update as (
-      update causeway_workflows as w set state = p.parent_after, updated_at = clock.now
-      from parent as p, clock
-      where w.id = p.workflow_id and p.parent_after <> p.parent_before
-        and w.state = p.parent_before
-      returning w.id
-    ),
+    ${parentUpdateCte},
     log_insert as (
       insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
         reason, error_category, error_summary, actor, attempt, at, detail)

@@ -7,7 +7,6 @@ import {
   eventStepsByName,
   formatActor,
   idempotencyKeyProblem,
-  type TaskState,
 } from '@causeway/workflow';
 import type { Transaction } from 'kysely';
 import {
@@ -25,6 +24,10 @@ import type { EngineContext } from '../context';
 import { decideAndWrite } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 import { requesterActor, requesterReasonText } from '../operations/operations';
+import type { DeliveredTask, SendEventAnswer } from './event-answers';
+import { type CheckedEvent, sendInOneStatement } from './one-statement-send';
+
+export type { DeliveredTask, SendEventAnswer } from './event-answers';
 
 /** One event of a `sendEvents` batch. */
 export interface EventToSend {
@@ -49,32 +52,12 @@ export interface SendEventOptions {
   readonly reason?: string;
 }
 
-/** A task an event completed, as it is after the send. */
-export interface DeliveredTask {
-  readonly taskId: string;
-  readonly workflowId: string;
-  readonly step: string;
-  readonly state: TaskState;
-}
+type Checked = CheckedEvent;
 
-export interface SendEventAnswer {
-  readonly eventId: string;
-  readonly receivedAt: Date;
-  /** True when an event with this idempotency key was stored before: nothing was written. */
-  readonly deduplicated: boolean;
-  /** The tasks the event completed (for a repeat: so far, at its send or later). */
-  readonly tasks: readonly DeliveredTask[];
-}
-
-interface Checked {
-  readonly name: string;
-  readonly key: string;
-  readonly payloadJson: string;
-  readonly idempotencyKey: string | null;
-  readonly reason: string | null;
-}
-
-const stepsByEngine = new WeakMap<EngineContext, ReturnType<typeof eventStepsByName>>();
+const stepsByEngine = new WeakMap<
+  ReadonlyMap<string, unknown>,
+  ReturnType<typeof eventStepsByName>
+>();
 const maxRounds = 8;
 
 /** A wait started after the first look; the send starts again, locking its workflow too. */
@@ -87,28 +70,35 @@ class WaitersMoved extends Error {
 /**
  * Stores events and, in the same transaction, completes every task waiting for them (R38),
  * answering in order. Every event is checked before anything is written; one refused event
- * refuses the batch with a stable code. Lock order: the waiters' workflows (id order), then
- * the (name, key) locks; a wait that appears between the two starts the transaction again
- * with its workflow, so no transaction holding a key lock ever waits for a workflow lock.
+ * refuses the batch with a stable code. The common case is one statement
+ * (`sendInOneStatement`); whatever it cannot decide goes to the transaction path.
  */
 export async function sendEvents(
   context: EngineContext,
   events: readonly EventToSend[],
   options: { readonly operator?: string } = {},
 ): Promise<SendEventAnswer[]> {
-  let steps = stepsByEngine.get(context);
-  if (steps === undefined) {
-    steps = eventStepsByName(context.definitions.values());
-    stepsByEngine.set(context, steps);
-  }
-  const known = steps;
-  const checked = events.map((event, index) =>
-    checkOne(known, event, events.length > 1 ? index : null),
-  );
+  const checked = checkedEvents(context, events);
   const actor = requesterActor(
     options.operator === undefined ? {} : { operator: options.operator },
   );
   if (checked.length === 0) return [];
+  const inOne = await sendInOneStatement(context.db, context.definitions, checked, actor);
+  if (inOne !== null) return inOne;
+  return sendEventsInFull(context, checked, actor);
+}
+
+/**
+ * The transaction path of `sendEvents`: every case, decided by the full decision. Lock order:
+ * the waiters' workflows (id order), then the (name, key) locks; a wait that appears between
+ * the two starts the transaction again with its workflow, so no transaction holding a key
+ * lock ever waits for a workflow lock.
+ */
+export async function sendEventsInFull(
+  context: EngineContext,
+  checked: readonly Checked[],
+  actor: Actor,
+): Promise<SendEventAnswer[]> {
   let extraWorkflows: readonly string[] = [];
   for (let round = 1; ; round += 1) {
     try {
@@ -121,6 +111,20 @@ export async function sendEvents(
       else if (!isRetryableDatabaseError(error)) throw error;
     }
   }
+}
+
+/** Checks every event of a batch (R38, R34), throwing the first refusal's stable code. */
+export function checkedEvents(
+  context: Pick<EngineContext, 'definitions'>,
+  events: readonly EventToSend[],
+): CheckedEvent[] {
+  let steps = stepsByEngine.get(context.definitions);
+  if (steps === undefined) {
+    steps = eventStepsByName(context.definitions.values());
+    stepsByEngine.set(context.definitions, steps);
+  }
+  const known = steps;
+  return events.map((event, index) => checkOne(known, event, events.length > 1 ? index : null));
 }
 
 function checkOne(
