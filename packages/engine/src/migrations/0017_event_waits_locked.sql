@@ -5,9 +5,9 @@
 -- The locks are taken in the order of the same text the transaction path sorts by
 -- (name, newline, key), so the two paths never wait for each other in a cycle. 'waiting' is
 -- the predicate of the partial index causeway_tasks_waiting (0013): a literal here lets the
--- function's cached plan use it.
+-- function's cached plan use it. Each wait comes with the index of its pair in the arrays (1-based).
 create function causeway_event_waits_locked(names text[], keys text[])
-returns table (task_id uuid, workflow_id uuid)
+returns table (task_id uuid, workflow_id uuid, pair_index integer)
 language plpgsql volatile
 as $$
 begin
@@ -19,7 +19,7 @@ begin
   -- hash-join every wait instead.
   for i in 1 .. coalesce(array_length(names, 1), 0) loop
     return query
-      select t.id, t.workflow_id from causeway_tasks as t
+      select t.id, t.workflow_id, i from causeway_tasks as t
       where t.state = 'waiting' and t.event_name = names[i] and t.event_key = keys[i];
   end loop;
 end

@@ -5,7 +5,7 @@ import { executeDirect } from '../direct';
 import { effectAssignments, setList, valueSql } from '../edge-assignments';
 import type { EventEdgePlan, SettleEdgePlan } from '../edge-plans';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
-import { parentUpdateCte, promotionCtes, type StepColumns, stepCte } from '../settle/promotion-sql';
+import { parentUpdateCte, type StepColumns, stepCte } from '../settle/promotion-sql';
 
 type PromotionPlan = Omit<
   SettleEdgePlan,
@@ -113,12 +113,17 @@ export async function eventSendInOneStatement(
           join sent as s on e.name = s.name and e.idempotency_key = s.idempotency_key
         ) as ok
     ),
+    -- Each locked task with its workflow's columns, so nothing below joins the two: joins of
+    -- one statement's CTEs are planned from row estimates of one or ten, and a nested loop
+    -- over a thousand rows on each side is a million comparisons.
     locked_task as materialized (
-      select id, workflow_id, step, queue, state, attempt, deadline_at, event_name, event_key
-      from causeway_tasks
-      where workflow_id = any(array(select id from locked_workflow)) and (select ok from whole)
-      order by id
-      for update
+      select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, t.deadline_at,
+        t.event_name, t.event_key, w.name, w.state as parent_before, w.created_at
+      from causeway_tasks as t
+      join locked_workflow as w on w.id = t.workflow_id
+      where (select ok from whole)
+      order by t.id
+      for update of t
     ),
     ${stepCte(plan)},
     event_step as materialized (
@@ -128,25 +133,61 @@ export async function eventSendInOneStatement(
         ${constantArrayLiteral(plan.eventStepEvents)}::text[]
       ) as es(name, step, event)
     ),
+    -- The waits these events reach, by the position of their event, then checked in \`cause\`:
+    -- joined on single keys with no filter, so that no row estimate of one turns a join into a
+    -- loop over every pair.
+    matched as materialized (
+      select t.id as task_id, t.workflow_id, t.step, t.state as from_state, t.attempt,
+        t.name, t.parent_before, t.created_at, s.name as event_name, s.id as event_id,
+        s.output, s.detail, s.position as event_position
+      from waiter as wt
+      join locked_task as t on t.id = wt.task_id
+      join sent as s on s.position = wt.pair_index
+    ),
     cause as materialized (
-      select t.id as task_id, t.workflow_id, t.step, t.attempt, s.id as event_id, s.output,
-        s.detail, s.position as event_position, w.name, w.state as parent_before,
-        row_number() over (order by t.id) as position
-      from locked_task as t
-      join locked_workflow as w on w.id = t.workflow_id
-      join sent as s on s.name = t.event_name and s.key = t.event_key
-      join event_step as es on es.name = w.name and es.step = t.step and es.event = s.name
+      select m.*, row_number() over (order by m.task_id) as position
+      from matched as m
+      join event_step as es on es.name = m.name and es.step = m.step and es.event = m.event_name
       cross join clock
       -- A wait of a workflow accepted after the event never matches it (R37).
-      where t.state = ${plan.eventFrom} and w.created_at <= clock.now
+      where m.from_state = ${plan.eventFrom} and m.created_at <= clock.now
     ),
+    -- Every task of those workflows as it is after the edge, with what its workflow's log
+    -- rows need from the cause (one per workflow: \`whole\`).
     after_cause as materialized (
-      select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.deadline_at, c.name,
+      select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.name, c.parent_before,
+        c.step as cause_step, c.position as cause_position,
         case when t.id = c.task_id then ${plan.eventTo} else t.state end as state
       from locked_task as t
       join cause as c on c.workflow_id = t.workflow_id
     ),
-    ${promotionCtes(plan)},
+    promoted as materialized (
+      select a.id, a.workflow_id, a.step, a.queue, a.attempt, a.cause_position, s.ord
+      from after_cause as a
+      join step as s on s.name = a.name and s.step = a.step
+      left join lateral jsonb_array_elements_text(s.after) as u(step) on true
+      left join after_cause as done
+        on done.workflow_id = a.workflow_id and done.step = u.step
+          and done.state = ${sql.lit(plan.upstreamState)}
+      where a.state = ${sql.lit(plan.promoteFrom)}
+      group by a.id, a.workflow_id, a.step, a.queue, a.attempt, a.cause_position, s.ord
+      having count(u.step) = count(done.id)
+    ),
+    parent as materialized (
+      select m.workflow_id, m.parent_before, m.cause_step, m.cause_position, g.state as parent_after
+      from (
+        select a.workflow_id, a.parent_before, a.cause_step, a.cause_position,
+          bit_or(1 << (array_position(${constantArrayLiteral(plan.stateOrder)}::text[],
+            case when a.id = any(array(select id from promoted)) then ${plan.promoteTo}
+              else a.state end) - 1)) as mask
+        from after_cause as a
+        group by a.workflow_id, a.parent_before, a.cause_step, a.cause_position
+      ) as m
+      join unnest(
+        ${constantArrayLiteral(plan.presenceMasks)}::integer[],
+        ${constantArrayLiteral(plan.presenceStates)}::text[]
+      ) as g(mask, state) on g.mask = m.mask
+    ),
     event_insert as (
       insert into causeway_events
         (id, name, key, payload, idempotency_key, sent_by, reason, received_at)
@@ -164,8 +205,10 @@ export async function eventSendInOneStatement(
         output = c.output::jsonb,
         updated_at = clock.now
       from cause as c, clock
-      -- Conditional on the state it was read with (R1).
-      where t.id = c.task_id and t.state = ${plan.eventFrom}
+      -- Conditional on the state it was read with (R1). The column, not the constant: with a
+      -- constant the planner may scan every task in that state (and join them all to the
+      -- events) instead of probing the primary key for each.
+      where t.id = c.task_id and t.state = c.from_state
       returning t.id, t.workflow_id, t.step, t.state, c.event_position
     ),
     promoted_update as (
@@ -197,14 +240,13 @@ export async function eventSendInOneStatement(
         union all
         select p.workflow_id, p.id, p.step, ${sql.lit(plan.promoteFrom)}, ${plan.promoteTo},
           ${plan.promoteReason}, ${plan.promoteActor},
-          ${valueSql(promoteAssignments, 'attempt', sql`p.attempt`)}, null, c.position, 1, p.ord
+          ${valueSql(promoteAssignments, 'attempt', sql`p.attempt`)}, null, p.cause_position, 1,
+          p.ord
         from promoted as p
-        join cause as c on c.workflow_id = p.workflow_id
         union all
-        select c.workflow_id, null, null, pa.parent_before, pa.parent_after, ${plan.eventReason},
-          ${plan.actor}, 0, jsonb_build_object('step', c.step), c.position, 2, 0
+        select pa.workflow_id, null, null, pa.parent_before, pa.parent_after, ${plan.eventReason},
+          ${plan.actor}, 0, jsonb_build_object('step', pa.cause_step), pa.cause_position, 2, 0
         from parent as pa
-        join cause as c on c.workflow_id = pa.workflow_id
         where pa.parent_after <> pa.parent_before
       ) as v, clock
       order by position, rank, ord

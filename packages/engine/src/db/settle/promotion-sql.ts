@@ -1,58 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
 import { constantArrayLiteral } from '../array-literal';
-import type { SettleEdgePlan } from '../edge-plans';
-
-/**
- * The CTEs that follow an edge in the one-statement settle and send alike: the steps the
- * promotion rule makes ready, and the parent's new state. They read the statement's own CTEs
- * by name: `cause` (one row per workflow: `workflow_id`, `parent_before`), `after_cause`
- * (every task of those workflows as it is after the edge: `id`, `workflow_id`, `step`,
- * `queue`, `attempt`, `deadline_at`, `name`, `state`) and `step` (the engine's steps: `name`,
- * `step`, `after`, `upstream`, `ord`).
- */
-export function promotionCtes(
-  plan: Pick<
-    SettleEdgePlan,
-    | 'upstreamState'
-    | 'promoteFrom'
-    | 'promoteTo'
-    | 'stateOrder'
-    | 'presenceMasks'
-    | 'presenceStates'
-  >,
-): RawBuilder<unknown> {
-  return sql`
-    -- A pending step is promoted when each of its upstream steps has succeeded: counted with
-    -- joins (linear in the batch) rather than a correlated subquery per pending step.
-    promoted as materialized (
-      select a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
-      from after_cause as a
-      join step as s on s.name = a.name and s.step = a.step
-      left join lateral jsonb_array_elements_text(s.after) as u(step) on true
-      left join after_cause as done
-        on done.workflow_id = a.workflow_id and done.step = u.step
-          and done.state = ${sql.lit(plan.upstreamState)}
-      where a.state = ${sql.lit(plan.promoteFrom)}
-      group by a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
-      having count(u.step) = count(done.id)
-    ),
-    parent as materialized (
-      select c.workflow_id, c.parent_before, g.state as parent_after
-      from cause as c
-      join (
-        select a.workflow_id,
-          bit_or(1 << (array_position(${constantArrayLiteral(plan.stateOrder)}::text[],
-            case when p.id is null then a.state else ${plan.promoteTo} end) - 1)) as mask
-        from after_cause as a
-        left join promoted as p on p.id = a.id
-        group by a.workflow_id
-      ) as m on m.workflow_id = c.workflow_id
-      join unnest(
-        ${constantArrayLiteral(plan.presenceMasks)}::integer[],
-        ${constantArrayLiteral(plan.presenceStates)}::text[]
-      ) as g(mask, state) on g.mask = m.mask
-    )`;
-}
 
 /** The engine's steps, as the `step` CTE the promotion reads. */
 export interface StepColumns {

@@ -14,7 +14,7 @@ import { taskColumns } from '../locked-runs';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import { leasedTaskFromRow, taskFromRow } from '../rows';
 import type { TaskTable } from '../schema';
-import { parentUpdateCte, promotionCtes, stepCte } from './promotion-sql';
+import { parentUpdateCte, stepCte } from './promotion-sql';
 import type { ChainedRow, SettledResultRow, SettleStatementPlan } from './settle-plan';
 
 /**
@@ -119,7 +119,36 @@ export async function taskSettleInOneStatement(
       from locked_task as t
       join cause as c on c.workflow_id = t.workflow_id
     ),
-    ${promotionCtes(plan)},
+    -- A pending step is promoted when each of its upstream steps has succeeded: counted with
+    -- joins (linear in the batch) rather than a correlated subquery per pending step.
+    promoted as materialized (
+      select a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
+      from after_cause as a
+      join step as s on s.name = a.name and s.step = a.step
+      left join lateral jsonb_array_elements_text(s.after) as u(step) on true
+      left join after_cause as done
+        on done.workflow_id = a.workflow_id and done.step = u.step
+          and done.state = ${sql.lit(plan.upstreamState)}
+      where a.state = ${sql.lit(plan.promoteFrom)}
+      group by a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, s.ord, s.upstream
+      having count(u.step) = count(done.id)
+    ),
+    parent as materialized (
+      select c.workflow_id, c.parent_before, g.state as parent_after
+      from cause as c
+      join (
+        select a.workflow_id,
+          bit_or(1 << (array_position(${constantArrayLiteral(plan.stateOrder)}::text[],
+            case when p.id is null then a.state else ${plan.promoteTo} end) - 1)) as mask
+        from after_cause as a
+        left join promoted as p on p.id = a.id
+        group by a.workflow_id
+      ) as m on m.workflow_id = c.workflow_id
+      join unnest(
+        ${constantArrayLiteral(plan.presenceMasks)}::integer[],
+        ${constantArrayLiteral(plan.presenceStates)}::text[]
+      ) as g(mask, state) on g.mask = m.mask
+    ),
     -- Promoted steps this worker leases at once, per queue up to its limit, in result order:
     -- only where the claim leaves the parent as the promotion left it (so no parent edge is
     -- due for the claim) and the deadline has not passed (that claim ends the task instead).
