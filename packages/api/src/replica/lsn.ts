@@ -4,8 +4,9 @@
  */
 const lsnPattern = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/;
 
-/** The byte position of an LSN, or null when the text is not one. */
-export function parseLsn(text: string): bigint | null {
+/** The byte position of an LSN, or null when there is none or the text is not one. */
+export function parseLsn(text: string | null): bigint | null {
+  if (text === null) return null;
   const match = lsnPattern.exec(text.trim());
   if (match === null) return null;
   return (BigInt(`0x${match[1]}`) << 32n) | BigInt(`0x${match[2]}`);

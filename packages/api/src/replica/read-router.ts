@@ -63,7 +63,7 @@ export class ReadRouter {
    */
   async afterWrite(operator: string | null): Promise<string | null> {
     const { lsn } = await this.options.primary.walPosition();
-    const position = lsn === null ? null : parseLsn(lsn);
+    const position = parseLsn(lsn);
     if (position === null) return null;
     if (operator !== null && position > (this.lastWrite.get(operator) ?? 0n)) {
       this.lastWrite.set(operator, position);
@@ -103,8 +103,7 @@ export class ReadRouter {
   private refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
-        const { lsn } = await this.options.replica.walPosition();
-        const position = lsn === null ? null : parseLsn(lsn);
+        const position = parseLsn((await this.options.replica.walPosition()).lsn);
         if (position !== null && position > this.replayed) this.replayed = position;
         if (!this.healthy) this.options.logger.info('the read replica answers; queries read it');
         this.healthy = true;

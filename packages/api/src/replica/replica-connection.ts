@@ -60,8 +60,7 @@ export function connectReplica(
       // The replica first: the primary's later position can only make the lag look larger.
       const replica = await readModel.walPosition();
       const written = await primary.walPosition();
-      const replayed = replica.lsn === null ? 0n : (parseLsn(replica.lsn) ?? 0n);
-      const behind = (written.lsn === null ? 0n : (parseLsn(written.lsn) ?? 0n)) - replayed;
+      const behind = (parseLsn(written.lsn) ?? 0n) - (parseLsn(replica.lsn) ?? 0n);
       const bytes = behind > 0n ? Number(behind) : 0;
       const seconds =
         bytes === 0 || replica.replayedAt === null
