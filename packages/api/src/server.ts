@@ -21,6 +21,8 @@ import { defaultQueryLimits, type QueryLimits, queryLimitsRule } from './limits'
 import { createLoaders } from './loaders';
 import { MetricsEndpoint, type MetricsOptions } from './metrics/metrics-endpoint';
 import { MutationMemo } from './mutation-memo';
+import { connectReplica, type ReplicaOptions } from './replica/replica-connection';
+import { replicaPlugin } from './replica/replica-plugin';
 import { buildApiSchema } from './schema';
 import { TransitionFeed } from './transition-feed';
 import { attachWebSocketServer } from './websocket';
@@ -39,6 +41,11 @@ export interface ApiServerOptions {
   readonly databaseUrl?: string;
   /** Reads for queries and streams. Default: `createReadModel(engine.db)`. */
   readonly readModel?: ReadModel;
+  /**
+   * A streaming read replica: queries (and the dashboard's pages) read it once it has replayed
+   * what their client wrote; mutations, subscriptions and the metrics stay on the primary.
+   */
+  readonly replica?: ReplicaOptions;
   /**
    * `development` enables GraphiQL, introspection and field suggestions; `production` (the
    * default unless NODE_ENV=development) turns them off.
@@ -91,10 +98,13 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     throw new Error('createApiServer needs databaseUrl or DATABASE_URL for its LISTEN connection');
   }
   const readModel = options.readModel ?? createReadModel(options.engine.db);
+  const replica =
+    options.replica === undefined ? null : connectReplica(options.replica, readModel, logger);
   const feed = new TransitionFeed({
     readModel,
     databaseUrl,
     logger,
+    trackWalPosition: replica !== null,
     ...(options.feed?.pollIntervalMs === undefined
       ? {}
       : { pollIntervalMs: options.feed.pollIntervalMs }),
@@ -146,12 +156,17 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       }
       return {
         operator,
+        reads: readModel,
         loaders: createLoaders(readModel, services.definitions),
         services,
         signal: fromSocket !== undefined ? undefined : initial.request.signal,
       };
     },
-    plugins: [limitsPlugin(limits, production), operatorPlugin(mapError)],
+    plugins: [
+      limitsPlugin(limits, production),
+      operatorPlugin(mapError),
+      ...(replica === null ? [] : [replicaPlugin(replica.router, services.definitions, logger)]),
+    ],
   });
 
   const metrics =
@@ -164,6 +179,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
           publicReads,
           logger,
           metrics: options.metrics ?? {},
+          ...(replica === null ? {} : { replicaLag: () => replica.lag() }),
         });
   const httpServer = createServer((request, response) => {
     void handleHttp(request, response);
@@ -219,6 +235,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         // Whatever is still open after the subscriptions ended is cut.
         setTimeout(() => httpServer.closeAllConnections(), 1_000).unref();
       });
+      await replica?.close();
     })();
     return closing;
   };
@@ -233,6 +250,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     async listen(listenOptions = {}) {
       await feed.start();
       await metrics?.start();
+      await replica?.start();
       await new Promise<void>((resolve, reject) => {
         httpServer.once('error', reject);
         httpServer.listen(listenOptions.port ?? 4000, listenOptions.host ?? '127.0.0.1', () => {

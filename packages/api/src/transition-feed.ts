@@ -19,6 +19,11 @@ export interface TransitionFeedOptions {
   readonly batchSize?: number;
   /** Rows a subscriber may have waiting before it is dropped with SUBSCRIPTION_OVERFLOW. Default 10,000. */
   readonly maxBuffered?: number;
+  /**
+   * Note the primary's WAL position after each read that found rows (`readAfter`), so pages
+   * refreshed because of a row can ask a read replica for at least that state.
+   */
+  readonly trackWalPosition?: boolean;
 }
 
 /**
@@ -43,6 +48,7 @@ export class TransitionFeed {
   private failures = 0;
   private started: Promise<void> | null = null;
   private readerStarted = false;
+  private walPosition: string | null = null;
   closed = false;
 
   constructor(private readonly options: TransitionFeedOptions) {
@@ -68,6 +74,14 @@ export class TransitionFeed {
   /** The id up to which every row has been offered to subscribers. */
   get position(): bigint {
     return this.reader.position;
+  }
+
+  /**
+   * The primary's WAL position read after the rows offered so far were read (null when not
+   * tracked): a replica that replayed it shows every row offered.
+   */
+  get readAfter(): string | null {
+    return this.walPosition;
   }
 
   get subscriberCount(): number {
@@ -139,6 +153,10 @@ export class TransitionFeed {
         this.readAgain = false;
         for (;;) {
           const rows = await this.reader.read(this.batchSize);
+          if (rows.length > 0 && this.options.trackWalPosition === true) {
+            // Before the rows go out: a subscriber may read the pages they change at once.
+            this.walPosition = (await this.options.readModel.walPosition()).lsn;
+          }
           for (const row of rows) {
             for (const subscription of this.subscribers) subscription.offer(row);
           }

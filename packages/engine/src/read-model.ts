@@ -17,6 +17,7 @@ import {
   workflowListByIds,
   workflowPageRead,
 } from './db/reads/read-queries';
+import { type WalPosition, walPositionRead } from './db/replication/wal-position';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
 import { readBlockers } from './runtime/blockers/workflow-blockers';
@@ -34,6 +35,7 @@ export type {
 } from './db/metrics/metrics-snapshot';
 export type { TransitionEdge } from './db/metrics/transition-edges';
 export type { WorkflowKey } from './db/reads/read-queries';
+export type { WalPosition } from './db/replication/wal-position';
 export type { TaskRecord, WorkflowRecord } from './db/rows';
 export type { CausewayDatabase } from './db/schema';
 
@@ -102,6 +104,8 @@ export interface ReadModel {
   ): Promise<ReadonlyMap<string, readonly Blocker[]>>;
   /** The worker registry (`engine.workers`). */
   workers(options?: { readonly includeStale?: boolean }): Promise<WorkerView[]>;
+  /** Where this server stands in the WAL: insert position on a primary, replay on a replica. */
+  walPosition(): Promise<WalPosition>;
 }
 
 /** An outbox message of a task, as queries show it ("submitted, sending" while pending). */
@@ -153,6 +157,7 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     metricsSnapshot: () => metricsSnapshotRead(db),
     blockersByWorkflowIds: (ids, definitions) => readBlockers(db, definitions, onlyUuids(ids)),
     workers: (options) => listWorkers(db, options),
+    walPosition: () => walPositionRead(db),
   };
 }
 

@@ -5,8 +5,10 @@
  * under a Content-Security-Policy that allows only this origin's own script and stylesheet.
  * docs/dashboard.md says why it is built this way.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@causeway/engine';
+import { laterLsn } from '../replica/lsn';
+import { readAfterHeader } from '../replica/read-router';
 import type { TransitionFeed } from '../transition-feed';
 import { type DashboardYoga, graphqlReader, statusOf } from './graphql-reads';
 import type { SafeHtml } from './html';
@@ -96,7 +98,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const renderRoute = async (
     route: Exclude<Route, { kind: 'asset' }>,
     url: URL,
-    authorization: string | undefined,
+    from: IncomingHttpHeaders,
   ): Promise<Rendered> => {
     const now = new Date();
     switch (route.kind) {
@@ -106,7 +108,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         const result =
           variables === null
             ? null
-            : await reader.read<WorkflowsData>(workflowsQuery, variables, authorization);
+            : await reader.read<WorkflowsData>(workflowsQuery, variables, from);
         return {
           status: result === null ? 400 : statusOf(result),
           title: 'Workflows',
@@ -116,7 +118,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         };
       }
       case 'schedules': {
-        const result = await reader.read<SchedulesData>(schedulesQuery, {}, authorization);
+        const result = await reader.read<SchedulesData>(schedulesQuery, {}, from);
         return {
           status: statusOf(result),
           title: 'Schedules',
@@ -127,11 +129,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       }
       case 'workers': {
         const includeStale = url.searchParams.get('stale') === '1';
-        const result = await reader.read<WorkersData>(
-          workersQuery,
-          { includeStale },
-          authorization,
-        );
+        const result = await reader.read<WorkersData>(workersQuery, { includeStale }, from);
         return {
           status: statusOf(result),
           title: 'Workers',
@@ -141,11 +139,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         };
       }
       case 'workflow': {
-        const result = await reader.read<WorkflowPageData>(
-          workflowQuery,
-          { id: route.id },
-          authorization,
-        );
+        const result = await reader.read<WorkflowPageData>(workflowQuery, { id: route.id }, from);
         const page = renderWorkflowPage(route.id, result, now);
         return {
           ...page,
@@ -173,9 +167,15 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     // Read before the data: the stream resumes after this id, so no edge between the read
     // and the subscription is missed (one the data already shows only refreshes it again).
     const after = options.feed.position;
+    // With a read replica, the page shows at least what the stream has already announced:
+    // a refresh that a streamed edge caused must not read a replica that lacks the edge.
+    const sent = request.headers[readAfterHeader];
+    const readAfter = laterLsn(typeof sent === 'string' ? sent : null, options.feed.readAfter);
+    const from =
+      readAfter === null ? request.headers : { ...request.headers, [readAfterHeader]: readAfter };
     let rendered: Rendered;
     try {
-      rendered = await renderRoute(route, url, request.headers.authorization);
+      rendered = await renderRoute(route, url, from);
     } catch (error) {
       options.logger.error({ err: error, path: url.pathname }, 'dashboard page failed');
       rendered = {

@@ -2,10 +2,16 @@
  * The dashboard reads through the same GraphQL API that every other client uses, in process:
  * one operation per page, run by the server's own yoga instance (its limits, its error codes,
  * its authentication: the browser's Authorization header is passed on, so a server with
- * private reads shows nothing without a token).
+ * private reads shows nothing without a token). Its read-your-writes token is passed on too,
+ * so a page read right after the operator's mutation shows it even with a lagging replica.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { ApiContext } from '../context';
+import { readAfterHeader } from '../replica/read-router';
+
+/** The page request's headers the dashboard's reads carry on. */
+const passedOn = ['authorization', readAfterHeader] as const;
 
 export type DashboardYoga = YogaServerInstance<Record<string, unknown>, ApiContext>;
 
@@ -23,7 +29,7 @@ export interface GraphQLReader {
   read<T>(
     query: string,
     variables: Record<string, unknown>,
-    authorization: string | undefined,
+    from: IncomingHttpHeaders,
   ): Promise<ReadResult<T>>;
 }
 
@@ -32,13 +38,16 @@ export function graphqlReader(yoga: DashboardYoga, endpoint: string): GraphQLRea
     async read<T>(
       query: string,
       variables: Record<string, unknown>,
-      authorization: string | undefined,
+      from: IncomingHttpHeaders,
     ): Promise<ReadResult<T>> {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         accept: 'application/graphql-response+json',
       };
-      if (authorization !== undefined) headers.authorization = authorization;
+      for (const name of passedOn) {
+        const value = from[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
       const response = await yoga.fetch(`http://dashboard.invalid${endpoint}`, {
         method: 'POST',
         headers,

@@ -181,6 +181,20 @@ export const metricDefinitions = {
     labels: ['queue'],
     source: 'live',
   },
+  replicaLagBytes: {
+    name: 'causeway_replica_lag_bytes',
+    type: 'gauge',
+    help: 'WAL bytes the primary has written that the read replica (host:port/database) has not replayed yet; no series without a replica, or while it does not answer.',
+    labels: ['replica'],
+    source: 'live',
+  },
+  replicaLagSeconds: {
+    name: 'causeway_replica_lag_seconds',
+    type: 'gauge',
+    help: "Seconds since the read replica's last replayed commit while it is behind the primary; 0 when it has replayed everything.",
+    labels: ['replica'],
+    source: 'live',
+  },
   handlerDuration: {
     name: 'causeway_handler_duration_seconds',
     type: 'histogram',

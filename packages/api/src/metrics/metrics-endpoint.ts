@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine, Logger, ReadModel } from '@causeway/engine';
 import { minTokenLength, type OperatorDirectory, operatorDirectory } from '../auth';
+import type { ReplicaLag } from '../replica/replica-connection';
 import { createMetricSet, type MetricSet, showSnapshot } from './metrics-registry';
 import { TransitionTally, type TransitionTallyOptions } from './transition-tally';
 
@@ -38,6 +39,8 @@ export class MetricsEndpoint {
       readonly publicReads: boolean;
       readonly logger: Logger;
       readonly metrics: MetricsOptions;
+      /** The read replica's lag, read at each scrape (absent without a replica). */
+      readonly replicaLag?: () => Promise<ReplicaLag>;
     },
   ) {
     this.path = options.metrics.path ?? '/metrics';
@@ -129,7 +132,21 @@ export class MetricsEndpoint {
 
   private async render(): Promise<string> {
     showSnapshot(this.metrics, await this.options.readModel.metricsSnapshot());
+    if (this.options.replicaLag !== undefined) await this.showReplicaLag(this.options.replicaLag);
     return this.metrics.registry.metrics();
+  }
+
+  /** A replica that does not answer has no lag series (its absence is what to alert on). */
+  private async showReplicaLag(read: () => Promise<ReplicaLag>): Promise<void> {
+    this.metrics.replicaLagBytes.reset();
+    this.metrics.replicaLagSeconds.reset();
+    try {
+      const lag = await read();
+      this.metrics.replicaLagBytes.set({ replica: lag.replica }, lag.bytes);
+      this.metrics.replicaLagSeconds.set({ replica: lag.replica }, lag.seconds);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'reading the read replica lag failed');
+    }
   }
 }
 

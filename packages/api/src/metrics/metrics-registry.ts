@@ -40,6 +40,8 @@ export function createMetricSet() {
     workers: gauge(d.workers),
     queueWorkers: gauge(d.queueWorkers),
     queueSlots: gauge(d.queueSlots),
+    replicaLagBytes: gauge(d.replicaLagBytes),
+    replicaLagSeconds: gauge(d.replicaLagSeconds),
     handlerDuration: histogram(d.handlerDuration),
   };
 }

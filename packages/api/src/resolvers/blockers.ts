@@ -7,7 +7,7 @@ import type { ApiResolvers } from '../models';
  */
 export const blockerQueryFields: Pick<ApiResolvers['Query'], 'workers'> = {
   workers: (_root, args, context) =>
-    context.services.readModel.workers({ includeStale: args.includeStale === true }),
+    context.reads.workers({ includeStale: args.includeStale === true }),
 };
 
 export const workflowBlockerFields: Pick<ApiResolvers['Workflow'], 'blockers'> = {

@@ -70,8 +70,7 @@ export const queryResolvers: Pick<
     to: (row) => row.to.toUpperCase(),
   },
   WorkflowConnection: {
-    totalCount: (connection, _args, context) =>
-      context.services.readModel.workflowCount(connection.filter),
+    totalCount: (connection, _args, context) => context.reads.workflowCount(connection.filter),
   },
   WorkflowEdge: {},
   OutboxMessage: {},
@@ -116,7 +115,7 @@ async function workflowConnection(
     ...(args.state === null || args.state === undefined ? {} : { states: args.state }),
     ...(args.name === null || args.name === undefined ? {} : { name: args.name }),
   };
-  const page = await context.services.readModel.workflowPage(filter, {
+  const page = await context.reads.workflowPage(filter, {
     after,
     limit: Math.max(first, 1),
   });

@@ -7,10 +7,16 @@
  */
 
 const tokenKey = 'causeway.operatorToken';
+/** The WAL position after this tab's last mutation: the page reads at least that new. */
+const readAfterKey = 'causeway.readAfter';
 
 export function readToken() {
   const token = sessionStorage.getItem(tokenKey);
   return token === null || token === '' ? null : token;
+}
+
+export function readAfter() {
+  return sessionStorage.getItem(readAfterKey);
 }
 
 /** The mutations, by the name a dialog's form carries (data-mutation). */
@@ -115,6 +121,8 @@ async function sendMutation(endpoint, name, variables) {
     headers,
     body: JSON.stringify({ query: mutations[name], variables }),
   });
+  const position = response.headers.get('causeway-read-after');
+  if (position !== null) sessionStorage.setItem(readAfterKey, position);
   /** @type {{ data?: any, errors?: { message: string, extensions?: { code?: string } }[] }} */
   let body;
   try {

@@ -5,7 +5,7 @@
  * readers, keeps "… ago" texts current, and runs the operator's actions. Every text it writes
  * itself goes through textContent; markup only ever comes from the server's escaped render.
  */
-import { readToken, setUpActions } from './actions.js';
+import { readAfter, readToken, setUpActions } from './actions.js';
 import { follow } from './live.js';
 import { createRefresher } from './regions.js';
 
@@ -59,6 +59,7 @@ function announce(text) {
 
 const refresher = createRefresher({
   token: readToken,
+  readAfter,
   onError: (message) => {
     outcome.textContent = message;
   },

@@ -67,7 +67,7 @@ function swap(current, fresh) {
 }
 
 /**
- * @param {{ token: () => string | null, onError: (message: string) => void, onSwapped: () => void }} options
+ * @param {{ token: () => string | null, readAfter: () => string | null, onError: (message: string) => void, onSwapped: () => void }} options
  */
 export function createRefresher(options) {
   let running = false;
@@ -78,6 +78,8 @@ export function createRefresher(options) {
     /** @type {Record<string, string>} */
     const headers = { accept: 'text/html' };
     if (token !== null) headers.authorization = `Bearer ${token}`;
+    const position = options.readAfter();
+    if (position !== null) headers['causeway-read-after'] = position;
     const response = await fetch(window.location.href, { headers, cache: 'no-store' });
     const text = await response.text();
     const fresh = new DOMParser().parseFromString(text, 'text/html');
