@@ -196,7 +196,7 @@ async function assertReachableByOtherUsers(dir: string): Promise<void> {
 }
 
 /** Asks the OS for a free port. Tiny race until postgres binds it; fine for tests. */
-function findFreePort(): Promise<number> {
+export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on('error', reject);
