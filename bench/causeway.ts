@@ -3,6 +3,7 @@ import { defineWorkflow, step } from '@causeway/workflow';
 import type pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
+import { pooledUrl } from '../scripts/pgbouncer';
 import { historySql } from './causeway-history';
 import { specExpectations, verificationOf, workflowCounts } from './checks';
 import type { CausewaySpec, Counts, JobInput, System, WorkerHooks } from './system';
@@ -65,7 +66,8 @@ const noHooks: WorkerHooks = { onJob() {}, onStep() {}, onWorkflowDone() {} };
 export function causewaySystem(spec: CausewaySpec): System {
   const engineFor = (url: string, hooks: WorkerHooks, poolSize?: number): Engine =>
     createEngine({
-      databaseUrl: url,
+      databaseUrl: spec.poolerPort === undefined ? url : pooledUrl(url, spec.poolerPort),
+      ...(spec.poolerPort === undefined ? {} : { directUrl: url, preparedStatements: false }),
       workflows: benchWorkflows(hooks),
       logger: pino({ level: 'silent' }),
       ...(poolSize === undefined ? {} : { poolSize }),
@@ -82,6 +84,10 @@ export function causewaySystem(spec: CausewaySpec): System {
       poolSize: spec.poolSize ?? 'default (10)',
       pollIntervalMs: spec.pollIntervalMs ?? 'default (1000)',
       leaseMs: spec.leaseMs ?? 'default (30000)',
+      pooler:
+        spec.poolerPort === undefined
+          ? 'none'
+          : 'PgBouncer 1.18, pool_mode=transaction; directUrl for LISTEN; preparedStatements: false',
       sweeper: 'on (default, every 1000 ms)',
       logger: "pino({ level: 'silent' })",
       submit: 'engine.submit()',

@@ -19,6 +19,7 @@ export interface PgBouncerOptions {
 }
 
 export interface PgBouncer {
+  readonly port: number;
   /** `url` (a database on the server) with the pooler's host and port instead. */
   urlFor(url: string): string;
   /** The pooler's admin console (`SHOW STATS`, `SHOW POOLS`). */
@@ -106,16 +107,11 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     await rm(dir, { recursive: true, force: true });
     throw new Error(`PgBouncer did not start: ${(error as Error).message}\n${logTail()}`);
   }
-  const urlFor = (url: string) => {
-    const pooled = new URL(url);
-    pooled.hostname = '127.0.0.1';
-    pooled.port = String(port);
-    pooled.password = '';
-    return pooled.toString();
-  };
+  const urlFor = (url: string) => pooledUrl(url, port);
   const admin = new URL(urlFor(options.serverUrl));
   admin.pathname = '/pgbouncer';
   return {
+    port,
     urlFor,
     adminUrl: admin.toString(),
     pid: child.pid as number,
@@ -128,6 +124,15 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** `url` (a database on the server) through a pooler on 127.0.0.1:`port` (no password: trust). */
+export function pooledUrl(url: string, port: number): string {
+  const pooled = new URL(url);
+  pooled.hostname = '127.0.0.1';
+  pooled.port = String(port);
+  pooled.password = '';
+  return pooled.toString();
 }
 
 function unprivilegedUser(): string {
