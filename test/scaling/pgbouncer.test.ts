@@ -1,7 +1,7 @@
 /**
  * Causeway behind PgBouncer 1.18 in transaction-pooling mode (Debian's, started by the test
  * on a free port in front of the test server): workers claim, settle and submit through it;
- * LISTEN, which needs a session of its own, goes straight to the server (`directUrl`); named
+ * LISTEN, which needs a server connection of its own, goes straight to the server (`directUrl`); named
  * prepared statements, which 1.18 does not track per server connection, are off
  * (`preparedStatements: false`), and the test shows what happens when they are on.
  */

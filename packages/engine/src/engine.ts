@@ -78,8 +78,8 @@ export interface EngineOptions {
   readonly databaseUrl?: string;
   /**
    * The server itself when `databaseUrl` is a transaction pooler (PgBouncer
-   * `pool_mode=transaction`): LISTEN and `migrate()` (a session-level advisory lock) need a
-   * connection of their own for longer than a transaction. Default `databaseUrl`.
+   * `pool_mode=transaction`): LISTEN and `migrate()` (an advisory lock held by the connection)
+   * need a connection of their own for longer than a transaction. Default `databaseUrl`.
    */
   readonly directUrl?: string;
   /**
