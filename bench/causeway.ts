@@ -67,7 +67,10 @@ export function causewaySystem(spec: CausewaySpec): System {
   const engineFor = (url: string, hooks: WorkerHooks, poolSize?: number): Engine =>
     createEngine({
       databaseUrl: spec.poolerPort === undefined ? url : pooledUrl(url, spec.poolerPort),
-      ...(spec.poolerPort === undefined ? {} : { directUrl: url, preparedStatements: false }),
+      ...(spec.poolerPort === undefined ? {} : { directUrl: url }),
+      ...(spec.preparedStatements === undefined
+        ? {}
+        : { preparedStatements: spec.preparedStatements }),
       workflows: benchWorkflows(hooks),
       logger: pino({ level: 'silent' }),
       ...(poolSize === undefined ? {} : { poolSize }),
@@ -84,10 +87,11 @@ export function causewaySystem(spec: CausewaySpec): System {
       poolSize: spec.poolSize ?? 'default (10)',
       pollIntervalMs: spec.pollIntervalMs ?? 'default (1000)',
       leaseMs: spec.leaseMs ?? 'default (30000)',
+      preparedStatements: spec.preparedStatements ?? 'default (true)',
       pooler:
         spec.poolerPort === undefined
           ? 'none'
-          : 'PgBouncer 1.18, pool_mode=transaction; directUrl for LISTEN; preparedStatements: false',
+          : 'PgBouncer 1.18, pool_mode=transaction; directUrl for LISTEN and migrate()',
       sweeper: 'on (default, every 1000 ms)',
       logger: "pino({ level: 'silent' })",
       submit: 'engine.submit()',

@@ -23,7 +23,8 @@ function cell(values: readonly number[], suffix = '', digits = 2): string {
 }
 
 /**
- * W2 by worker processes (`--procs 1,2,4,8`) and, with `--pgbouncer`, through PgBouncer:
+ * W2 by worker processes (`--procs 1,2,4,8`) and, with `--pgbouncer`, with prepared
+ * statements off and through PgBouncer (which needs them off), so the two costs part:
  * throughput, its ratio to one process connected directly (same repetition), and the CPU
  * cores the server, the workers and the pooler kept busy from go to done, beside the
  * machine's core count, so where the throughput stops can be read against what ran out.
@@ -35,7 +36,7 @@ export function formatScalingSection(records: readonly RunRecord[]): string[] {
   const repetition = (r: RunRecord) => `${r.stamp} ${r.rep}`;
   const single = new Map(
     runs
-      .filter((r) => ok(r) && r.procs === 1 && r.pgbouncer === undefined)
+      .filter((r) => ok(r) && r.procs === 1 && (r.connection ?? 'direct') === 'direct')
       .map((r) => [repetition(r), r.value as number]),
   );
   const cpus = runs[0]?.cpus;

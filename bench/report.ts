@@ -93,7 +93,11 @@ export function formatReport(records: readonly RunRecord[]): string {
     const history = first.history ? ` (${first.history.toLocaleString('en')} finished)` : '';
     const delayed =
       typeof first.delayed === 'number' ? ` (+${first.delayed.toLocaleString('en')} delayed)` : '';
-    const pooled = first.pgbouncer ? ` via PgBouncer (${first.pgbouncer} server connections)` : '';
+    const pooled = first.pgbouncer
+      ? ` via PgBouncer (${first.pgbouncer} server connections)`
+      : first.connection === 'unprepared'
+        ? ', prepared statements off'
+        : '';
     const cells = [
       `${workload.title}${history}${delayed}${pooled}`,
       first.n.toLocaleString('en'),

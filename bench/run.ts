@@ -23,10 +23,20 @@ interface Case {
   readonly procs: number | undefined;
   /** w2d: delayed workflows as a multiple of N. */
   readonly delayedFactor: number;
-  /** Causeway through PgBouncer (`--pgbouncer`). */
-  readonly pooled: boolean;
+  /**
+   * `--pgbouncer`: Causeway direct with prepared statements off (`unprepared`), or through
+   * PgBouncer (`pooled`, prepared statements off too), beside the usual `direct`.
+   */
+  readonly connection: Connection;
   readonly name: string;
 }
+
+type Connection = 'direct' | 'unprepared' | 'pooled';
+const connectionSuffix: Readonly<Record<Connection, string>> = {
+  direct: '',
+  unprepared: ' unprepared',
+  pooled: ' via PgBouncer',
+};
 
 function planCases(options: BenchOptions): Case[] {
   return options.workloads.flatMap((id: WorkloadId): Case[] => {
@@ -37,25 +47,26 @@ function planCases(options: BenchOptions): Case[] {
           workload,
           procs: undefined,
           delayedFactor: 0,
-          pooled: false,
+          connection: 'direct',
           name: `w5 ${options.engines} engines`,
         },
       ];
     }
     if (!workload.usesProcs) {
-      return [{ workload, procs: undefined, delayedFactor: 0, pooled: false, name: id }];
+      return [{ workload, procs: undefined, delayedFactor: 0, connection: 'direct', name: id }];
     }
     const procs = id === 'w2' ? options.procs : options.procs.slice(0, 1);
     const factors = id === 'w2d' ? options.delayed : [0];
-    const pooling = id === 'w2' && options.pgbouncer > 0 ? [false, true] : [false];
+    const connections: Connection[] =
+      id === 'w2' && options.pgbouncer > 0 ? ['direct', 'unprepared', 'pooled'] : ['direct'];
     return procs.flatMap((p) =>
       factors.flatMap((f) =>
-        pooling.map((pooled) => ({
+        connections.map((connection) => ({
           workload,
           procs: p,
           delayedFactor: f,
-          pooled,
-          name: `${id} ${p}×${options.concurrency}${id === 'w2d' ? ` +${f}N delayed` : ''}${pooled ? ' via PgBouncer' : ''}`,
+          connection,
+          name: `${id} ${p}×${options.concurrency}${id === 'w2d' ? ` +${f}N delayed` : ''}${connectionSuffix[connection]}`,
         })),
       ),
     );
@@ -81,10 +92,14 @@ async function runOne(
 ): Promise<RunRecord> {
   const { workload } = item;
   // S runs with L's knobs (k, loops, notify, idle poll), so the two differ only in the writes.
-  const poolerPort = item.pooled && pooler !== null ? { poolerPort: pooler.port } : {};
+  const pooled = item.connection === 'pooled' && pooler !== null;
+  const connection =
+    item.connection === 'direct'
+      ? {}
+      : { preparedStatements: false, ...(pooled ? { poolerPort: pooler.port } : {}) };
   const spec: SystemSpec =
     system === 'causeway'
-      ? { kind: 'causeway', concurrency: options.concurrency, ...options.causeway, ...poolerPort }
+      ? { kind: 'causeway', concurrency: options.concurrency, ...options.causeway, ...connection }
       : system === 'spec'
         ? { ...workload.floor(options.concurrency), kind: 'spec' }
         : workload.floor(options.concurrency);
@@ -92,7 +107,7 @@ async function runOne(
   const n = options.n ?? Math.max(1, Math.round(workload.defaultN * options.scale));
   const history = workload.id === 'w2h' ? options.history : 0;
   const delayed = n * item.delayedFactor;
-  const dbName = `bench_cw_${system}_${workload.id}_p${item.procs ?? 0}${workload.id === 'w2d' ? `_d${item.delayedFactor}` : ''}${item.pooled ? '_pb' : ''}_r${rep}`;
+  const dbName = `bench_cw_${system}_${workload.id}_p${item.procs ?? 0}${workload.id === 'w2d' ? `_d${item.delayedFactor}` : ''}${item.connection === 'direct' ? '' : `_${item.connection}`}_r${rep}`;
   const base = {
     stamp,
     date: new Date().toISOString(),
@@ -109,7 +124,8 @@ async function runOne(
     history: history > 0 ? history : undefined,
     delayed: workload.id === 'w2d' ? delayed : undefined,
     engines: workload.id === 'w5' ? options.engines : undefined,
-    pgbouncer: item.pooled ? options.pgbouncer : undefined,
+    connection: item.connection,
+    pgbouncer: pooled ? options.pgbouncer : undefined,
     server: { kind: server.kind, version: server.version, settings: server.settings },
     cpus: os.cpus().length,
     loadavgBefore: os.loadavg().map((x) => Math.round(x * 100) / 100),
@@ -134,7 +150,7 @@ async function runOne(
       engines: options.engines,
       minutes: options.minutes,
       timeoutMs: options.timeoutMs,
-      poolerPid: item.pooled && pooler !== null ? pooler.pid : null,
+      poolerPid: pooled ? pooler.pid : null,
     });
     return { ...base, ...measured };
   } catch (error) {
@@ -192,7 +208,8 @@ async function main(): Promise<void> {
         // Alternate which system goes first, so drift over a repetition hits both alike.
         const order = rep % 2 === 1 ? options.systems : [...options.systems].reverse();
         for (const system of order) {
-          if ((item.workload.causewayOnly || item.pooled) && system !== 'causeway') continue;
+          const causewayOnly = item.workload.causewayOnly || item.connection !== 'direct';
+          if (causewayOnly && system !== 'causeway') continue;
           const record = await runOne(server, pooler, options, item, system, rep, stamp);
           appendFileSync(out, `${JSON.stringify(record)}\n`);
           records.push(record);

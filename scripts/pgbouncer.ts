@@ -98,7 +98,15 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   };
   child.stdout?.on('data', record);
   child.stderr?.on('data', record);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A test or bench that dies without stopping it must not leave it listening.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.off('exit', killOnExit);
+      resolve();
+    }),
+  );
   const logTail = () => log.join('\n');
   try {
     await waitForPort(port, child);
