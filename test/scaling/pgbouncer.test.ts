@@ -1,10 +1,12 @@
 /**
  * Causeway behind PgBouncer 1.18 in transaction-pooling mode (Debian's, started by the test
- * on a free port in front of the test server): workers claim, settle and submit through it;
- * LISTEN, which needs a server connection of its own, goes straight to the server (`directUrl`); named
- * prepared statements, which 1.18 does not track per server connection, are off
- * (`preparedStatements: false`), and the test shows what happens when they are on.
+ * on a free port in front of the test server): workers claim, settle and submit through it,
+ * and the API reads through it; LISTEN, which needs a server connection of its own, goes
+ * straight to the server (`directUrl`, the API's `databaseUrl`); named prepared statements,
+ * which 1.18 does not track per server connection, are off (`preparedStatements: false`).
+ * Each part is shown failing the other way too: LISTEN through the pooler, statements named.
  */
+import { createEngine } from '@causeway/engine';
 import { describe, expect, it } from 'vitest';
 import { data, sseSubscribe, startApi } from '../api/helpers';
 import { useTestDatabase } from '../helpers/database';
@@ -147,5 +149,11 @@ describe('Causeway behind PgBouncer in transaction mode', () => {
     expect(answer.workflow.state).toBe('SUCCEEDED');
     expect(stream.items).toHaveLength(answer.workflow.transitions.length);
     expect(stream.errors).toEqual([]);
+  });
+
+  it('refuses an empty directUrl with a stable code, before connecting anywhere', () => {
+    const create = () =>
+      createEngine({ databaseUrl: database().url, directUrl: '', workflows: [oneStep] });
+    expect(create).toThrow(expect.objectContaining({ code: 'invalid_request' }));
   });
 });

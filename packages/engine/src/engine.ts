@@ -209,6 +209,9 @@ export function createEngine(options: EngineOptions): Engine {
   const holder = newHolderId();
   const rootLogger = options.logger ?? defaultLogger();
   const logger = engineLogger(rootLogger, holder);
+  if (options.directUrl === '') {
+    throw new EngineError('invalid_request', 'createEngine: directUrl is empty');
+  }
   const directUrl = options.directUrl ?? databaseUrl;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
   if (options.preparedStatements !== false) usePreparedStatements(pool);
