@@ -3,6 +3,7 @@ import { defineWorkflow, step } from '@causeway/workflow';
 import type pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
+import { pooledUrl } from '../scripts/pgbouncer';
 import { historySql } from './causeway-history';
 import { specExpectations, verificationOf, workflowCounts } from './checks';
 import type { CausewaySpec, Counts, JobInput, System, WorkerHooks } from './system';
@@ -65,7 +66,11 @@ const noHooks: WorkerHooks = { onJob() {}, onStep() {}, onWorkflowDone() {} };
 export function causewaySystem(spec: CausewaySpec): System {
   const engineFor = (url: string, hooks: WorkerHooks, poolSize?: number): Engine =>
     createEngine({
-      databaseUrl: url,
+      databaseUrl: spec.poolerPort === undefined ? url : pooledUrl(url, spec.poolerPort),
+      ...(spec.poolerPort === undefined ? {} : { directUrl: url }),
+      ...(spec.preparedStatements === undefined
+        ? {}
+        : { preparedStatements: spec.preparedStatements }),
       workflows: benchWorkflows(hooks),
       logger: pino({ level: 'silent' }),
       ...(poolSize === undefined ? {} : { poolSize }),
@@ -82,6 +87,11 @@ export function causewaySystem(spec: CausewaySpec): System {
       poolSize: spec.poolSize ?? 'default (10)',
       pollIntervalMs: spec.pollIntervalMs ?? 'default (1000)',
       leaseMs: spec.leaseMs ?? 'default (30000)',
+      preparedStatements: spec.preparedStatements ?? 'default (true)',
+      pooler:
+        spec.poolerPort === undefined
+          ? 'none'
+          : 'PgBouncer 1.18, pool_mode=transaction; directUrl for LISTEN and migrate()',
       sweeper: 'on (default, every 1000 ms)',
       logger: "pino({ level: 'silent' })",
       submit: 'engine.submit()',

@@ -1,12 +1,13 @@
 /**
- * `pnpm bench:operator-face [--history 1000000] [--samples 40]`: what the operator's faces cost
- * with a long history. In one database: a `/metrics` scrape, the dashboard's first page (`GET
+ * `pnpm bench:operator-face [--history 1000000] [--samples 40] [--drain 5000]`: what the
+ * operator's faces and the claim cost with a long history. In one database: a `/metrics` scrape, the dashboard's first page (`GET
  * /`, the active workflows), `why` (GraphQL `workflow { blockers }`, what `causeway why` asks),
  * and a workflow's dashboard page, each timed over real HTTP against a running API server with
  * live work: workflows waiting for events, tasks leased by a busy worker, tasks ready in a full
  * queue and in a queue no worker serves. Timed first with no history, then again after
  * `--history` finished workflows are written, so the second set and the ratios show what the
- * history costs. Medians and p95 in milliseconds. `--keep` leaves the database for a look at
+ * history costs. Medians and p95 in milliseconds. The claim is timed alike: `--drain` one-step
+ * workflows drained by a worker of the same engine, empty and with the history (workflows/s). `--keep` leaves the database for a look at
  * the plans (DATABASE_URL only: an embedded server is deleted on exit).
  */
 import { fileURLToPath } from 'node:url';
@@ -19,17 +20,20 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { historySql } from './causeway-history';
 import { now, sleep } from './clock';
+import { drainThroughput } from './history-drain';
 import { checkpoint, startServer } from './server';
 
 const { values } = parseArgs({
   options: {
     history: { type: 'string', default: '1000000' },
     samples: { type: 'string', default: '40' },
+    drain: { type: 'string', default: '5000' },
     keep: { type: 'boolean', default: false },
   },
 });
 const history = Number(values.history);
 const samples = Number(values.samples);
+const drainN = Number(values.drain);
 
 const awaited = workflow({ name: 'face-awaited', input: z.object({ id: z.string() }) })
   .event('approval', { name: 'face.approved', key: (ctx) => ctx.input.id, timeoutMs: 86_400_000 })
@@ -48,10 +52,18 @@ const unserved = defineWorkflow({
   input: z.object({ i: z.number() }),
   steps: { work: step({ queue: 'nobody', run: () => null }) },
 });
+const drained = { seen: 0 };
 const noop = defineWorkflow({
   name: 'bench-noop',
   input: z.object({ i: z.number() }),
-  steps: { only: step({ run: () => null }) },
+  steps: {
+    only: step({
+      run: () => {
+        drained.seen += 1;
+        return null;
+      },
+    }),
+  },
 });
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -140,6 +152,7 @@ async function timeAll(): Promise<Record<string, Timing>> {
 }
 
 const empty = await timeAll();
+const drainEmpty = await drainThroughput(engine, 'bench-noop', drainN, drained);
 await faceApi.api.close();
 const pool = new pg.Pool({ connectionString: url, max: 1 });
 const seeded = now();
@@ -151,6 +164,7 @@ await checkpoint(pool);
 console.log(`wrote ${history} finished workflows in ${((now() - seeded) / 1000).toFixed(0)} s`);
 faceApi = await startApi();
 const full = await timeAll();
+const drainFull = await drainThroughput(engine, 'bench-noop', drainN, drained);
 
 const f = (n: number) => n.toFixed(1);
 console.log(
@@ -164,6 +178,9 @@ for (const name of Object.keys(faces)) {
     `| ${name} | ${f(a.median)} | ${f(a.p95)} | ${f(b.median)} | ${f(b.p95)} | ${(b.median / a.median).toFixed(2)} |`,
   );
 }
+console.log(
+  `\n| claim: drain ${drainN} one-step workflows, 1×10 in-process | empty: ${drainEmpty.toFixed(0)}/s | ${history} finished: ${drainFull.toFixed(0)}/s | ratio ${(drainFull / drainEmpty).toFixed(2)} |`,
+);
 release();
 await pool.end();
 await faceApi.api.close();

@@ -29,6 +29,8 @@ export interface BenchOptions {
     readonly pollIntervalMs?: number;
     readonly leaseMs?: number;
   };
+  /** Also run every W2 case unprepared and through PgBouncer (transaction mode) with this many server connections; 0: not. */
+  readonly pgbouncer: number;
   readonly out: string | undefined;
 }
 
@@ -54,6 +56,10 @@ export const usage = `Usage: pnpm bench [options]
                       in hand-written SQL, perfectly batched)
   Causeway tuning (public engine options; defaults are the engine's):
   --claim-batch B  --prefetch P  --pool-size P  --poll-ms MS  --lease-ms MS
+  --pgbouncer C       also run each w2 case (Causeway) with prepared statements off, and through
+                      a PgBouncer 1.18 in transaction mode (started here, /usr/sbin/pgbouncer)
+                      with C server connections (default_pool_size), prepared statements off,
+                      LISTEN and migrations to the server
   --out FILE          JSON lines (default bench/results/<stamp>.json)
   --timeout-s S       per run (default 300)
 
@@ -84,6 +90,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'poll-ms': { type: 'string' },
       'lease-ms': { type: 'string' },
       quick: { type: 'boolean', default: false },
+      pgbouncer: { type: 'string', default: '0' },
       out: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -135,6 +142,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       pollIntervalMs: int('poll-ms', values['poll-ms']),
       leaseMs: int('lease-ms', values['lease-ms']),
     },
+    pgbouncer: int('pgbouncer', values.pgbouncer) as number,
     out: values.out,
   };
 }

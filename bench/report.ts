@@ -1,4 +1,5 @@
 import type { RunRecord } from './record';
+import { formatScalingSection } from './report-scaling';
 import {
   delayedAndScheduleTargets,
   formatDelayedSection,
@@ -92,8 +93,13 @@ export function formatReport(records: readonly RunRecord[]): string {
     const history = first.history ? ` (${first.history.toLocaleString('en')} finished)` : '';
     const delayed =
       typeof first.delayed === 'number' ? ` (+${first.delayed.toLocaleString('en')} delayed)` : '';
+    const pooled = first.pgbouncer
+      ? ` via PgBouncer (${first.pgbouncer} server connections)`
+      : first.connection === 'unprepared'
+        ? ', prepared statements off'
+        : '';
     const cells = [
-      `${workload.title}${history}${delayed}`,
+      `${workload.title}${history}${delayed}${pooled}`,
       first.n.toLocaleString('en'),
       workers,
       workload.unit,
@@ -152,7 +158,11 @@ export function formatReport(records: readonly RunRecord[]): string {
     }
   }
 
-  lines.push(...formatDelayedSection(records), ...formatScheduleSection(records));
+  lines.push(
+    ...formatScalingSection(records),
+    ...formatDelayedSection(records),
+    ...formatScheduleSection(records),
+  );
   lines.push('', ...formatTargets(records));
   return lines.join('\n');
 }

@@ -9,6 +9,7 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
+import { type PgBouncer, startPgBouncer } from '../scripts/pgbouncer';
 import { type BenchOptions, parseOptions, usage } from './options';
 import type { RunRecord } from './record';
 import { formatReport } from './report';
@@ -22,27 +23,52 @@ interface Case {
   readonly procs: number | undefined;
   /** w2d: delayed workflows as a multiple of N. */
   readonly delayedFactor: number;
+  /**
+   * `--pgbouncer`: Causeway direct with prepared statements off (`unprepared`), or through
+   * PgBouncer (`pooled`, prepared statements off too), beside the usual `direct`.
+   */
+  readonly connection: Connection;
   readonly name: string;
 }
+
+type Connection = 'direct' | 'unprepared' | 'pooled';
+const connectionSuffix: Readonly<Record<Connection, string>> = {
+  direct: '',
+  unprepared: ' unprepared',
+  pooled: ' via PgBouncer',
+};
 
 function planCases(options: BenchOptions): Case[] {
   return options.workloads.flatMap((id: WorkloadId): Case[] => {
     const workload = workloads[id];
     if (id === 'w5') {
       return [
-        { workload, procs: undefined, delayedFactor: 0, name: `w5 ${options.engines} engines` },
+        {
+          workload,
+          procs: undefined,
+          delayedFactor: 0,
+          connection: 'direct',
+          name: `w5 ${options.engines} engines`,
+        },
       ];
     }
-    if (!workload.usesProcs) return [{ workload, procs: undefined, delayedFactor: 0, name: id }];
+    if (!workload.usesProcs) {
+      return [{ workload, procs: undefined, delayedFactor: 0, connection: 'direct', name: id }];
+    }
     const procs = id === 'w2' ? options.procs : options.procs.slice(0, 1);
     const factors = id === 'w2d' ? options.delayed : [0];
+    const connections: Connection[] =
+      id === 'w2' && options.pgbouncer > 0 ? ['direct', 'unprepared', 'pooled'] : ['direct'];
     return procs.flatMap((p) =>
-      factors.map((f) => ({
-        workload,
-        procs: p,
-        delayedFactor: f,
-        name: `${id} ${p}×${options.concurrency}${id === 'w2d' ? ` +${f}N delayed` : ''}`,
-      })),
+      factors.flatMap((f) =>
+        connections.map((connection) => ({
+          workload,
+          procs: p,
+          delayedFactor: f,
+          connection,
+          name: `${id} ${p}×${options.concurrency}${id === 'w2d' ? ` +${f}N delayed` : ''}${connectionSuffix[connection]}`,
+        })),
+      ),
     );
   });
 }
@@ -57,6 +83,7 @@ function casesForRep(cases: readonly Case[], rep: number): readonly Case[] {
 
 async function runOne(
   server: BenchServer,
+  pooler: PgBouncer | null,
   options: BenchOptions,
   item: Case,
   system: SystemName,
@@ -65,9 +92,14 @@ async function runOne(
 ): Promise<RunRecord> {
   const { workload } = item;
   // S runs with L's knobs (k, loops, notify, idle poll), so the two differ only in the writes.
+  const pooled = item.connection === 'pooled' && pooler !== null;
+  const connection =
+    item.connection === 'direct'
+      ? {}
+      : { preparedStatements: false, ...(pooled ? { poolerPort: pooler.port } : {}) };
   const spec: SystemSpec =
     system === 'causeway'
-      ? { kind: 'causeway', concurrency: options.concurrency, ...options.causeway }
+      ? { kind: 'causeway', concurrency: options.concurrency, ...options.causeway, ...connection }
       : system === 'spec'
         ? { ...workload.floor(options.concurrency), kind: 'spec' }
         : workload.floor(options.concurrency);
@@ -75,7 +107,7 @@ async function runOne(
   const n = options.n ?? Math.max(1, Math.round(workload.defaultN * options.scale));
   const history = workload.id === 'w2h' ? options.history : 0;
   const delayed = n * item.delayedFactor;
-  const dbName = `bench_cw_${system}_${workload.id}_p${item.procs ?? 0}${workload.id === 'w2d' ? `_d${item.delayedFactor}` : ''}_r${rep}`;
+  const dbName = `bench_cw_${system}_${workload.id}_p${item.procs ?? 0}${workload.id === 'w2d' ? `_d${item.delayedFactor}` : ''}${item.connection === 'direct' ? '' : `_${item.connection}`}_r${rep}`;
   const base = {
     stamp,
     date: new Date().toISOString(),
@@ -92,7 +124,10 @@ async function runOne(
     history: history > 0 ? history : undefined,
     delayed: workload.id === 'w2d' ? delayed : undefined,
     engines: workload.id === 'w5' ? options.engines : undefined,
+    connection: item.connection,
+    pgbouncer: pooled ? options.pgbouncer : undefined,
     server: { kind: server.kind, version: server.version, settings: server.settings },
+    cpus: os.cpus().length,
     loadavgBefore: os.loadavg().map((x) => Math.round(x * 100) / 100),
     node: process.version,
   };
@@ -115,6 +150,7 @@ async function runOne(
       engines: options.engines,
       minutes: options.minutes,
       timeoutMs: options.timeoutMs,
+      poolerPid: pooled ? pooler.pid : null,
     });
     return { ...base, ...measured };
   } catch (error) {
@@ -156,6 +192,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => process.exit(130));
   const revision = engineRevision();
   const server = await startServer(repoRoot);
+  const pooler =
+    options.pgbouncer > 0
+      ? await startPgBouncer({ serverUrl: server.adminUrl, poolSize: options.pgbouncer })
+      : null;
   const cases = planCases(options);
   process.stderr.write(
     `bench: ${cases.map((c) => c.name).join(', ')}; ${options.reps} rep(s); ` +
@@ -168,8 +208,9 @@ async function main(): Promise<void> {
         // Alternate which system goes first, so drift over a repetition hits both alike.
         const order = rep % 2 === 1 ? options.systems : [...options.systems].reverse();
         for (const system of order) {
-          if (item.workload.causewayOnly && system !== 'causeway') continue;
-          const record = await runOne(server, options, item, system, rep, stamp);
+          const causewayOnly = item.workload.causewayOnly || item.connection !== 'direct';
+          if (causewayOnly && system !== 'causeway') continue;
+          const record = await runOne(server, pooler, options, item, system, rep, stamp);
           appendFileSync(out, `${JSON.stringify(record)}\n`);
           records.push(record);
           process.stderr.write(`${describe(record)}\n`);
@@ -177,6 +218,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    await pooler?.stop();
     await server.stop();
   }
   let report = formatReport(records);

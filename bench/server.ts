@@ -5,6 +5,8 @@ import { type EmbeddedServer, startEmbeddedPostgres } from '../scripts/embedded-
 export interface BenchServer {
   readonly kind: 'embedded' | 'DATABASE_URL';
   readonly version: string;
+  /** Superuser URL of the server (PgBouncer logs in with its credentials). */
+  readonly adminUrl: string;
   /** Settings that change what a commit costs; recorded with every run. */
   readonly settings: Readonly<Record<string, string>>;
   /** Creates an empty database (dropping a leftover of the same name) and returns its URL. */
@@ -40,6 +42,7 @@ export async function startServer(
   return {
     kind: embedded === null ? 'DATABASE_URL' : 'embedded',
     version,
+    adminUrl,
     settings,
     async createDatabase(name) {
       checkName(name);

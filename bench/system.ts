@@ -43,6 +43,13 @@ export interface CausewaySpec {
   readonly poolSize?: number;
   readonly pollIntervalMs?: number;
   readonly leaseMs?: number;
+  /** The engine's `preparedStatements` (default on). */
+  readonly preparedStatements?: boolean;
+  /**
+   * `--pgbouncer`: the port of a PgBouncer (transaction mode) on 127.0.0.1 that the engines
+   * query through, LISTEN and migrations going to the server directly.
+   */
+  readonly poolerPort?: number;
 }
 
 export interface RawSpec {

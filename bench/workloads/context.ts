@@ -26,6 +26,8 @@ export interface RunContext {
   readonly engines: number;
   readonly minutes: number;
   readonly timeoutMs: number;
+  /** The PgBouncer the run's Causeway goes through (`--pgbouncer`), for its CPU. */
+  readonly poolerPid: number | null;
 }
 
 /** What a workload measured; `value` is workflows/s, or the p50 pickup latency in ms for W3. */

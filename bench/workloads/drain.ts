@@ -1,4 +1,5 @@
 import { now, parallelFor } from '../clock';
+import { postmasterPid, processesCpuUs, serverCpuUs } from '../process-cpu';
 import { checkpoint } from '../server';
 import type { Mode } from '../system';
 import { go, spawnWorkers, stopWorkers, waitForHandlers } from '../workers';
@@ -36,6 +37,13 @@ export async function runDrain(context: RunContext, mode: Mode): Promise<Measure
 
   const workers = spawnWorkers({ spec: context.spec, url: context.url, mode }, context.procs);
   await Promise.all(workers.map((worker) => worker.ready));
+  const postmaster = await postmasterPid(pool);
+  const cpu = () => ({
+    db: serverCpuUs(postmaster),
+    workers: processesCpuUs(workers.map((worker) => worker.child.pid ?? -1)),
+    pooler: context.poolerPid === null ? Number.NaN : processesCpuUs([context.poolerPid]),
+  });
+  const cpuAtGo = cpu();
   const started = now();
   go(workers);
   const deadline = started + context.timeoutMs;
@@ -43,6 +51,7 @@ export async function runDrain(context: RunContext, mode: Mode): Promise<Measure
   const done = handlerError
     ? { at: now(), error: handlerError }
     : await waitForDatabase(context, mode, n + history, deadline, delayed);
+  const cpuAtDone = cpu();
   const finals = await stopWorkers(workers);
   const handled = finals.reduce((sum, final) => sum + (final?.count ?? 0), 0);
   const verification = await system.verify(pool, mode, {
@@ -63,6 +72,12 @@ export async function runDrain(context: RunContext, mode: Mode): Promise<Measure
     preSubmitMs,
     workerStartMs: Math.max(...workers.map((worker) => worker.startedAt ?? Number.NaN)) - started,
     firstHandlerMs: firstStart - started,
+    /** CPU cores busy on average from go to done (CPU seconds ÷ elapsed seconds). */
+    cores: {
+      db: (cpuAtDone.db - cpuAtGo.db) / 1e3 / elapsedMs,
+      workers: (cpuAtDone.workers - cpuAtGo.workers) / 1e3 / elapsedMs,
+      pooler: (cpuAtDone.pooler - cpuAtGo.pooler) / 1e3 / elapsedMs,
+    },
     perProcess: finals.map((final) => final?.count ?? null),
     steps:
       mode === 'workflow' ? finals.reduce((sum, final) => sum + (final?.steps ?? 0), 0) : undefined,

@@ -76,6 +76,18 @@ export type { OutboxView, TaskView, WorkflowView } from './runtime/reads/workflo
 export interface EngineOptions {
   /** Postgres connection string; defaults to the DATABASE_URL environment variable. */
   readonly databaseUrl?: string;
+  /**
+   * The server itself when `databaseUrl` is a transaction pooler (PgBouncer
+   * `pool_mode=transaction`): LISTEN and `migrate()` (an advisory lock held by the connection)
+   * need a connection of their own for longer than a transaction. Default `databaseUrl`.
+   */
+  readonly directUrl?: string;
+  /**
+   * Sends the hot statements as named prepared statements (each connection plans them once).
+   * Turn off behind a pooler that does not track them per server connection, such as
+   * PgBouncer before 1.21 in transaction mode. Default true.
+   */
+  readonly preparedStatements?: boolean;
   // biome-ignore lint/suspicious/noExplicitAny: each definition has its own input schema type.
   readonly workflows: readonly WorkflowDefinition<any>[];
   readonly logger?: Logger;
@@ -197,12 +209,16 @@ export function createEngine(options: EngineOptions): Engine {
   const holder = newHolderId();
   const rootLogger = options.logger ?? defaultLogger();
   const logger = engineLogger(rootLogger, holder);
+  if (options.directUrl === '') {
+    throw new EngineError('invalid_request', 'createEngine: directUrl is empty');
+  }
+  const directUrl = options.directUrl ?? databaseUrl;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
-  usePreparedStatements(pool);
+  if (options.preparedStatements !== false) usePreparedStatements(pool);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
   const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
   registerPool(db, pool);
-  const notifier = new Notifier(databaseUrl, logger, wakeupChannel);
+  const notifier = new Notifier(directUrl, logger, wakeupChannel);
   const registry = new WorkerRegistry(db, holder, definitions, logger, {
     heartbeatMs,
     ageOutMs,
@@ -254,7 +270,7 @@ export function createEngine(options: EngineOptions): Engine {
     holder,
     definitions,
     db,
-    migrate: () => migrateToLatest(db),
+    migrate: () => (directUrl === databaseUrl ? migrateToLatest(db) : migrateDirectly(directUrl)),
     async submit(name, input, submitOptions = {}) {
       assertOpen();
       const { idempotencyKey, ...rest } = submitOptions;
@@ -331,6 +347,17 @@ export function createEngine(options: EngineOptions): Engine {
     runSchedules: () => runSchedulerPass(scheduling),
     close,
   };
+}
+
+/** Migrations on a connection of their own: the migration lock outlives one transaction. */
+async function migrateDirectly(directUrl: string): Promise<readonly string[]> {
+  const pool = new pg.Pool({ connectionString: directUrl, max: 1 });
+  const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    return await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
 }
 
 function positive(name: string, value: number): number {
