@@ -121,7 +121,9 @@ export async function eventSendInOneStatement(
         t.event_name, t.event_key, w.name, w.state as parent_before, w.created_at
       from causeway_tasks as t
       join locked_workflow as w on w.id = t.workflow_id
-      where (select ok from whole)
+      -- The array as well as the join: with the join alone the planner scans the whole table
+      -- whenever it thinks the table small, instead of probing its workflow_id index.
+      where t.workflow_id = any(array(select id from locked_workflow)) and (select ok from whole)
       order by t.id
       for update of t
     ),
