@@ -38,7 +38,7 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
   const message = (error as { message?: unknown }).message;
   return (
     typeof message === 'string' &&
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable/i.test(
       message,
     )
   );

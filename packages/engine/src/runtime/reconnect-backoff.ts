@@ -1,4 +1,4 @@
-import { type BackoffPolicy, backoffDelayMs } from '@causeway/workflow';
+import type { BackoffPolicy } from '@causeway/workflow';
 import type { Logger } from '../logger';
 
 /**
@@ -34,7 +34,7 @@ export class Backoff {
   /** Records a failure; returns how long to wait before the next try. */
   failed(): number {
     this.failures += 1;
-    const ceiling = backoffDelayMs(this.failures, this.policy, () => 1);
+    const ceiling = reconnectCeilingMs(this.failures, this.policy);
     const delayMs = Math.floor(ceiling / 2 + (ceiling / 2) * this.random());
     this.retryAt = performance.now() + delayMs;
     return delayMs;
@@ -64,4 +64,15 @@ export class Backoff {
       },
     );
   }
+}
+
+/** The ceiling of the wait after `failures` failures: the policy's exponential, capped. */
+export function reconnectCeilingMs(
+  failures: number,
+  policy: BackoffPolicy = reconnectBackoff,
+): number {
+  return Math.min(
+    policy.maximumIntervalMs,
+    policy.initialIntervalMs * policy.backoffCoefficient ** Math.max(0, failures - 1),
+  );
 }
