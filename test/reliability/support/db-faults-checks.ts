@@ -155,12 +155,15 @@ export async function terminateBackends(
   databaseName: string,
   which: 'all' | 'listen',
 ): Promise<number[]> {
+  // Materialized first: the planner may evaluate a volatile call in a WHERE clause before
+  // the other conditions, which would terminate backends of other databases too.
   const rows = await query<{ pid: number }>(
     adminUrl,
-    `select pid from pg_stat_activity
+    `with targets as materialized (
+       select pid from pg_stat_activity
         where datname = $1 and pid <> pg_backend_pid() and backend_type = 'client backend'
-          and ($2 = 'all' or query ilike 'listen%')
-          and pg_terminate_backend(pid)`,
+          and ($2 = 'all' or query ilike 'listen%'))
+     select pid from targets where pg_terminate_backend(pid)`,
     [databaseName, which],
   );
   return rows.map((row) => row.pid);
