@@ -1,9 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddedServer } from '../../scripts/embedded-postgres';
 import { expectRecovered } from './support/db-faults-expect';
-import { type FaultWindow, runUnderFault } from './support/db-faults-scenario';
-import { startRestartableServer } from './support/db-faults-server';
+import { runUnderFault, shortLoad } from './support/db-faults-scenario';
+import { restartRepeatedly, startRestartableServer } from './support/db-faults-server';
 
 // The scenario stops and starts PostgreSQL, so it runs on an embedded server of its own,
 // whatever DATABASE_URL says (the long version: long/pg-restart.test.ts).
@@ -18,21 +17,8 @@ describe('PostgreSQL restarted under load', () => {
   it('workers and the API ride through a 3 s stop: they back off, resume, and lose nothing', async () => {
     const result = await runUnderFault({
       databaseUrl,
-      workers: 2,
-      concurrency: 4,
-      leaseMs: 2_000,
-      pollMs: 500,
-      submitsPerSecond: 10,
-      stepMs: 20,
-      warmupMs: 1_500,
-      async fault(resumed) {
-        const startedAt = performance.now();
-        await server.halt();
-        await sleep(3_000);
-        await server.resume();
-        const backAt = performance.now();
-        return [{ startedAt, backAt, resumeMs: await resumed() }] satisfies FaultWindow[];
-      },
+      ...shortLoad,
+      fault: (resumed) => restartRepeatedly(server, [3_000], 0, resumed),
     });
     expectRecovered(result, { minFailureStreak: 3 });
     // A stop cuts every session: the API said so instead of failing.

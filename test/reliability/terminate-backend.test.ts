@@ -2,7 +2,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
 import { expectRecovered } from './support/db-faults-expect';
 import { terminateRepeatedly } from './support/db-faults-killer';
-import { runUnderFault } from './support/db-faults-scenario';
+import { runUnderFault, shortLoad } from './support/db-faults-scenario';
 
 const database = useTestDatabase();
 
@@ -12,13 +12,7 @@ describe('backends terminated under load', () => {
     let terminated = 0;
     const result = await runUnderFault({
       databaseUrl: database().url,
-      workers: 2,
-      concurrency: 4,
-      leaseMs: 2_000,
-      pollMs: 500,
-      submitsPerSecond: 10,
-      stepMs: 20,
-      warmupMs: 1_500,
+      ...shortLoad,
       async fault(resumed) {
         const killed = await terminateRepeatedly({
           adminUrl: inject('adminDatabaseUrl'),

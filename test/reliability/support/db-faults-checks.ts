@@ -1,32 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskState } from '@causeway/workflow';
-import pg from 'pg';
 import { specParentState } from '../../helpers/contract-tables';
-import { logMismatches } from '../../helpers/engine';
+import { logMismatches, query } from '../../helpers/engine';
 
 /**
  * What the database says after (and during) a database fault: the invariants every
  * scenario checks, read with plain SQL.
  */
-
-/**
- * One statement on a connection of its own. Unlike the helpers' `query`, a connection the
- * server cuts (it stops, or terminates the backend) fails the statement and nothing else.
- */
-export async function query<Row extends Record<string, unknown>>(
-  databaseUrl: string,
-  text: string,
-  values: unknown[] = [],
-): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return (await client.query<Row>(text, values)).rows;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 /** `read`, tried again while the database is away or our own connection was cut. */
 export async function retrying<T>(read: () => Promise<T>, timeoutMs = 60_000): Promise<T> {

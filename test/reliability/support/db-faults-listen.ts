@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine } from '@causeway/engine';
+import { query } from '../../helpers/engine';
 import { waitFor } from '../../helpers/wait-for';
-import { listenBackends, query, terminateBackends } from './db-faults-checks';
+import { listenBackends, terminateBackends } from './db-faults-checks';
 
 /**
  * The lost-notification fault: the LISTEN backends of a database are frozen (SIGSTOP: the

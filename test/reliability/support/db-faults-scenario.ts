@@ -30,8 +30,8 @@ export interface FaultWindow {
   readonly resumeMs: number;
 }
 
-export interface ScenarioOptions {
-  readonly databaseUrl: string;
+/** The processes and the load of a scenario. */
+export interface ScenarioLoad {
   readonly workers: number;
   readonly concurrency: number;
   readonly leaseMs: number;
@@ -40,6 +40,30 @@ export interface ScenarioOptions {
   readonly stepMs: number;
   /** Load before the fault. */
   readonly warmupMs: number;
+}
+
+/** The short versions' load (seconds), and the long ones'. */
+export const shortLoad: ScenarioLoad = {
+  workers: 2,
+  concurrency: 4,
+  leaseMs: 2_000,
+  pollMs: 500,
+  submitsPerSecond: 10,
+  stepMs: 20,
+  warmupMs: 1_500,
+};
+export const longLoad: ScenarioLoad = {
+  workers: 3,
+  concurrency: 4,
+  leaseMs: 3_000,
+  pollMs: 500,
+  submitsPerSecond: 15,
+  stepMs: 20,
+  warmupMs: 5_000,
+};
+
+export interface ScenarioOptions extends ScenarioLoad {
+  readonly databaseUrl: string;
   /**
    * Injects the fault while the load runs; returns its windows (performance.now() times),
    * each measured with `resumed` (from now to the next step that finishes) once it is over.

@@ -7,14 +7,7 @@ import { createEngine } from '@causeway/engine';
 import type { ScheduleDefinition, WorkflowDefinition } from '@causeway/workflow';
 import { pino } from 'pino';
 import { reportReady, untilStopped } from '../../api/fixtures/child-lifecycle';
-import {
-  faultChain,
-  type SkewClock,
-  skewClocks,
-  skewSchedule,
-  skewTick,
-  skewWorkflow,
-} from './db-faults-workflows';
+import { allSkewWorkflows, faultChain, skewClocks, skewSchedule } from './db-faults-workflows';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -24,9 +17,8 @@ const env = (name: string): string => {
 const load = env('FAULTS_LOAD');
 const clock = skewClocks.find((name) => `skew:${name}` === load);
 if (load !== 'chain' && clock === undefined) throw new Error(`unknown FAULTS_LOAD ${load}`);
-const skew = (of: SkewClock) => [skewWorkflow(of), skewTick(of)];
 // biome-ignore lint/suspicious/noExplicitAny: each definition has its own input schema type.
-const workflows: WorkflowDefinition<any>[] = clock === undefined ? [faultChain] : skew(clock);
+const workflows: WorkflowDefinition<any>[] = clock === undefined ? [faultChain] : allSkewWorkflows;
 const schedules: ScheduleDefinition[] = clock === undefined ? [] : [skewSchedule(clock)];
 
 const engine = createEngine({
@@ -40,6 +32,8 @@ const engine = createEngine({
   poolSize: 4,
 });
 const worker = await engine.startWorker({
+  // A skew worker serves its clock's queue only: its clock makes that queue's decisions.
+  ...(clock === undefined ? {} : { queues: [`q-${clock}`] }),
   concurrency: Number(env('FAULTS_CONCURRENCY')),
   sweeper: env('FAULTS_SWEEPER') === '1',
 });

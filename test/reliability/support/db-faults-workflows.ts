@@ -108,6 +108,29 @@ export function skewWorkflow(clock: SkewClock) {
   });
 }
 
+/** Only a wait: the sweeper ends it (run with one clock's worker alone, it is that one's). */
+export function skewWait(clock: SkewClock) {
+  return defineWorkflow({
+    name: `skew-wait-${clock}`,
+    input: z.object({ n: z.number().int() }),
+    steps: {
+      wait: event({
+        name: `skew.${clock}.alone`,
+        key: 'never-sent',
+        timeoutMs: skewTimings.waitMs,
+        onTimeout: { timedOut: true },
+      }),
+    },
+  });
+}
+
+/** Every skew workflow: each skew worker defines all (a sweeper may end any one's wait). */
+export const allSkewWorkflows = skewClocks.flatMap((clock) => [
+  skewWorkflow(clock),
+  skewTick(clock),
+  skewWait(clock),
+]);
+
 /** The tiny workflow each clock's schedule submits (on its own queue). */
 export function skewTick(clock: SkewClock) {
   return defineWorkflow({
@@ -128,7 +151,4 @@ export function skewSchedule(clock: SkewClock) {
 }
 
 /** Everything a parent engine must define to submit and read the scenarios' workflows. */
-export const allFaultWorkflows = [
-  faultChain,
-  ...skewClocks.flatMap((clock) => [skewWorkflow(clock), skewTick(clock)]),
-];
+export const allFaultWorkflows = [faultChain, ...allSkewWorkflows];
