@@ -18,9 +18,14 @@ describe('PostgreSQL restarted under load', () => {
     const result = await runUnderFault({
       databaseUrl,
       ...shortLoad,
+      holds: 1,
       fault: (resumed) => restartRepeatedly(server, [3_000], 0, resumed),
     });
-    expectRecovered(result, { minFailureStreak: 3 });
+    expectRecovered(result, {
+      minFailureStreak: 3,
+      leaseMs: shortLoad.leaseMs,
+      minUnconfirmedAborts: 1,
+    });
     // A stop cuts every session: the API said so instead of failing.
     expect(result.answers['503 DATABASE_UNAVAILABLE']).toBeGreaterThan(0);
   }, 120_000);

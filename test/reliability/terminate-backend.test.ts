@@ -28,7 +28,7 @@ describe('backends terminated under load', () => {
     });
     console.info(`[terminate-backend] ${terminated} backends terminated`);
     expect(terminated).toBeGreaterThan(10);
-    expectRecovered(result, { minFailureStreak: 1 });
+    expectRecovered(result, { minFailureStreak: 1, leaseMs: shortLoad.leaseMs });
     // Every process lost its LISTEN connection and took it up again.
     for (const report of result.processes) {
       expect(

@@ -17,9 +17,14 @@ describe('PostgreSQL restarted under load, four times', () => {
     const result = await runUnderFault({
       databaseUrl,
       ...longLoad,
+      holds: 2,
       fault: (resumed) => restartRepeatedly(server, [2_000, 8_000, 4_000, 12_000], 10_000, resumed),
     });
-    expectRecovered(result, { minFailureStreak: 5 });
+    expectRecovered(result, {
+      minFailureStreak: 5,
+      leaseMs: longLoad.leaseMs,
+      minUnconfirmedAborts: 2,
+    });
     expect(result.answers['503 DATABASE_UNAVAILABLE']).toBeGreaterThan(0);
   }, 600_000);
 });

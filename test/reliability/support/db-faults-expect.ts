@@ -13,7 +13,12 @@ export const resumeLimitMs = 30_000;
  */
 export function expectRecovered(
   result: ScenarioResult,
-  options: { readonly minFailureStreak: number },
+  options: {
+    readonly minFailureStreak: number;
+    readonly leaseMs: number;
+    /** Steps that must have been aborted for a lease the database did not confirm. */
+    readonly minUnconfirmedAborts?: number;
+  },
 ): void {
   console.info(
     `[db-faults] ${result.windows.length} windows, resume ms ${result.windows.map((window) => window.resumeMs).join('/')}, ` +
@@ -22,6 +27,10 @@ export function expectRecovered(
       `reasons ${JSON.stringify(result.final.reasons)}, max overdue lease ${result.maxOverdueMs} ms, ` +
       `${summarizeProcesses(result.processes)}, ${result.durationMs} ms`,
   );
+  // A step whose lease went unconfirmed stopped before the lease could run out.
+  const aborts = result.processes.flatMap((report) => report.unconfirmedLeaseAborts);
+  expect(aborts.length).toBeGreaterThanOrEqual(options.minUnconfirmedAborts ?? 0);
+  for (const unconfirmedMs of aborts) expect(unconfirmedMs).toBeLessThan(options.leaseMs);
   for (const report of result.processes) {
     expect(report.running, `${report.name} exited`).toBe(true);
     if (report.name !== 'api') expect(report.starts, `${report.name} starts`).toBe(1);
@@ -44,7 +53,7 @@ export function expectRecovered(
   expect(result.overdueSamples).toBe(0);
   expect(result.final.lost).toBe(0);
   expect(result.final.extra).toBe(0);
-  expect(result.final.workflows).toEqual({ succeeded: result.submitted });
+  expect(result.final.workflows).toEqual({ succeeded: result.submitted + result.holds });
   expect(result.final.r25).toEqual([]);
   expect(result.final.aggregation).toEqual([]);
 }

@@ -26,8 +26,8 @@ export interface ProcessReport {
   readonly waits: readonly BackoffWait[];
   /** Waits outside the backoff's bounds for their failure count. */
   readonly waitsOffPolicy: readonly BackoffWait[];
-  /** Steps aborted because the database had not confirmed their lease in time. */
-  readonly unconfirmedLeaseAborts: number;
+  /** Steps aborted because the database had not confirmed their lease in time: for how long, ms. */
+  readonly unconfirmedLeaseAborts: readonly number[];
   /** The errors the API found unexpected (answered INTERNAL_SERVER_ERROR), their messages. */
   readonly unexpected: readonly string[];
 }
@@ -67,7 +67,9 @@ export function processReport(name: string, child: FixtureProcess): ProcessRepor
       const ceiling = backoffCeilingMs(wait.failures);
       return wait.retryInMs < Math.floor(ceiling / 2) || wait.retryInMs > ceiling;
     }),
-    unconfirmedLeaseAborts: linesStarting(lines, 'the database has not confirmed the lease').length,
+    unconfirmedLeaseAborts: linesStarting(lines, 'the database has not confirmed the lease').map(
+      (line) => line.unconfirmedMs as number,
+    ),
     unexpected: linesStarting(lines, 'unexpected error').map((line) =>
       String((line.err as { message?: unknown } | undefined)?.message),
     ),
@@ -88,7 +90,7 @@ export function summarizeProcesses(reports: readonly ProcessReport[]): string {
       const maxFailures = Math.max(0, ...report.waits.map((wait) => wait.failures));
       const maxWait = Math.max(0, ...report.waits.map((wait) => wait.retryInMs));
       const errors = Object.values(report.errors).reduce((sum, n) => sum + n, 0);
-      return `${report.name}: running=${report.running} waits=${waits} maxFailures=${maxFailures} maxWaitMs=${maxWait} errorLines=${errors} leaseAborts=${report.unconfirmedLeaseAborts}`;
+      return `${report.name}: running=${report.running} waits=${waits} maxFailures=${maxFailures} maxWaitMs=${maxWait} errorLines=${errors} leaseAborts=${report.unconfirmedLeaseAborts.length}`;
     })
     .join('; ');
 }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createEngine } from '@causeway/engine';
 import { pino } from 'pino';
 import type { FixtureProcess } from '../../api/fixtures/processes';
+import { query } from '../../helpers/engine';
 import { waitFor } from '../../helpers/wait-for';
 import {
   type FinalState,
@@ -14,7 +15,7 @@ import {
 import { ApiLoad } from './db-faults-load';
 import { startApiProcess, startWorkerProcess } from './db-faults-processes';
 import { type ProcessReport, processReport } from './db-faults-report';
-import { faultChain } from './db-faults-workflows';
+import { faultChain, faultHold } from './db-faults-workflows';
 
 /**
  * The scenario that PostgreSQL restarts and terminated backends share: worker processes and
@@ -64,6 +65,8 @@ export const longLoad: ScenarioLoad = {
 
 export interface ScenarioOptions extends ScenarioLoad {
   readonly databaseUrl: string;
+  /** `fault-hold` workflows running when the fault starts (their lease is given up). */
+  readonly holds?: number;
   /**
    * Injects the fault while the load runs; returns its windows (performance.now() times),
    * each measured with `resumed` (from now to the next step that finishes) once it is over.
@@ -74,6 +77,7 @@ export interface ScenarioOptions extends ScenarioLoad {
 export interface ScenarioResult {
   readonly windows: readonly FaultWindow[];
   readonly submitted: number;
+  readonly holds: number;
   readonly answers: Record<string, number>;
   readonly unexpectedAnswers: Record<string, number>;
   readonly final: FinalState;
@@ -94,13 +98,13 @@ export const sweepGraceMs = 7_000;
 export async function runUnderFault(options: ScenarioOptions): Promise<ScenarioResult> {
   const startedAt = performance.now();
   const { databaseUrl } = options;
-  const migrator = createEngine({
+  const holds = options.holds ?? 0;
+  const engine = createEngine({
     databaseUrl,
-    workflows: [faultChain],
+    workflows: [faultChain, faultHold],
     logger: pino({ level: 'silent' }),
   });
-  await migrator.migrate();
-  await migrator.close();
+  await engine.migrate();
 
   const workers = Array.from({ length: options.workers }, () =>
     startWorkerProcess(databaseUrl, {
@@ -127,6 +131,15 @@ export async function runUnderFault(options: ScenarioOptions): Promise<ScenarioR
     ...workers.map((worker, index): [string, FixtureProcess] => [`worker ${index + 1}`, worker]),
     ['api', api],
   ];
+  const holdKeys = Array.from({ length: holds }, (_, n) => `hold-${n}`);
+  for (const [n, key] of holdKeys.entries()) {
+    await engine.submit('fault-hold', { n }, { idempotencyKey: key });
+  }
+  await waitFor(async () => (await leasedHolds(databaseUrl)) === holds, {
+    timeoutMs: 30_000,
+    description: 'the holds running',
+  });
+  await engine.close();
   let windows: readonly FaultWindow[];
   try {
     windows = await options.fault(() => timeToResume(databaseUrl));
@@ -160,14 +173,23 @@ ${said.join('\n')}`,
   return {
     windows,
     submitted: load.submitted,
+    holds,
     answers: load.answers,
     unexpectedAnswers: load.unexpectedAnswers(),
-    final: await finalState(databaseUrl, [...load.accepted.keys()]),
+    final: await finalState(databaseUrl, [...load.accepted.keys(), ...holdKeys]),
     overdueSamples: outside.filter((sample) => sample.overdueMs > sweepGraceMs).length,
     maxOverdueMs: Math.max(0, ...outside.map((sample) => sample.overdueMs)),
     processes: children.map(([name, child]) => processReport(name, child)),
     durationMs: Math.round(performance.now() - startedAt),
   };
+}
+
+async function leasedHolds(databaseUrl: string): Promise<number> {
+  const [row] = await query<{ n: number }>(
+    databaseUrl,
+    `select count(*)::int as n from causeway_tasks where step = 'hold' and state = 'leased'`,
+  );
+  return row?.n ?? 0;
 }
 
 /** What a child printed that is not a log line (a crash's stack), its end. */

@@ -52,7 +52,8 @@ export async function runSkewScenario(
       load: `skew:${clock}`,
       leaseMs: skewTimings.leaseMs,
       pollMs: 200,
-      concurrency: 2,
+      // Every workflow's step runs at once: its timings are its clock's, not a queue's.
+      concurrency: perClock,
       sweeper: true,
       ...(faketime === undefined ? {} : { faketime }),
     });

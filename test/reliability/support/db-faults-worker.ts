@@ -7,7 +7,13 @@ import { createEngine } from '@causeway/engine';
 import type { ScheduleDefinition, WorkflowDefinition } from '@causeway/workflow';
 import { pino } from 'pino';
 import { reportReady, untilStopped } from '../../api/fixtures/child-lifecycle';
-import { allSkewWorkflows, faultChain, skewClocks, skewSchedule } from './db-faults-workflows';
+import {
+  allSkewWorkflows,
+  faultChain,
+  faultHold,
+  skewClocks,
+  skewSchedule,
+} from './db-faults-workflows';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -18,7 +24,8 @@ const load = env('FAULTS_LOAD');
 const clock = skewClocks.find((name) => `skew:${name}` === load);
 if (load !== 'chain' && clock === undefined) throw new Error(`unknown FAULTS_LOAD ${load}`);
 // biome-ignore lint/suspicious/noExplicitAny: each definition has its own input schema type.
-const workflows: WorkflowDefinition<any>[] = clock === undefined ? [faultChain] : allSkewWorkflows;
+const workflows: WorkflowDefinition<any>[] =
+  clock === undefined ? [faultChain, faultHold] : allSkewWorkflows;
 const schedules: ScheduleDefinition[] = clock === undefined ? [] : [skewSchedule(clock)];
 
 const engine = createEngine({
@@ -32,8 +39,9 @@ const engine = createEngine({
   poolSize: 4,
 });
 const worker = await engine.startWorker({
-  // A skew worker serves its clock's queue only: its clock makes that queue's decisions.
-  ...(clock === undefined ? {} : { queues: [`q-${clock}`] }),
+  // A skew worker serves its clock's queue only (its clock makes that queue's decisions),
+  // and claims no more than it runs: a step's timings count from its claim.
+  ...(clock === undefined ? {} : { queues: [`q-${clock}`], prefetch: 0 }),
   concurrency: Number(env('FAULTS_CONCURRENCY')),
   sweeper: env('FAULTS_SWEEPER') === '1',
 });

@@ -37,6 +37,27 @@ export const faultChain = defineWorkflow({
   },
 });
 
+/**
+ * `fault-hold`: its first attempt runs until its signal aborts (the worker gives up a lease
+ * the database did not confirm in time), the next one returns at once.
+ */
+export const faultHold = defineWorkflow({
+  name: 'fault-hold',
+  input: z.object({ n: z.number().int() }),
+  steps: {
+    hold: step({
+      queue: 'q-faults',
+      reentrant: true,
+      maxAttempts: 5,
+      backoff: { initialIntervalMs: 50, maximumIntervalMs: 500 },
+      run: async (ctx) => {
+        if (ctx.attempt === 1) await sleep(120_000, undefined, { signal: ctx.signal });
+        return { attempt: ctx.attempt };
+      },
+    }),
+  },
+});
+
 /** The three clocks of the skew scenario: each worker serves its own queue. */
 export const skewClocks = ['normal', 'ahead', 'behind'] as const;
 export type SkewClock = (typeof skewClocks)[number];
@@ -151,4 +172,4 @@ export function skewSchedule(clock: SkewClock) {
 }
 
 /** Everything a parent engine must define to submit and read the scenarios' workflows. */
-export const allFaultWorkflows = [faultChain, ...allSkewWorkflows];
+export const allFaultWorkflows = [faultChain, faultHold, ...allSkewWorkflows];
