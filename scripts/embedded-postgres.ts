@@ -16,7 +16,7 @@ export interface EmbeddedServer {
   /** Stops the server; a throwaway cluster's directory is deleted too. */
   stop(): Promise<void>;
   /**
-   * Stops the server (fast shutdown: sessions are cut) and keeps its data directory, for
+   * Stops the server (fast shutdown: connections are cut) and keeps its data directory, for
    * the reliability scenarios that restart PostgreSQL under load.
    */
   halt(): Promise<void>;

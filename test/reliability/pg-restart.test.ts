@@ -26,7 +26,7 @@ describe('PostgreSQL restarted under load', () => {
       leaseMs: shortLoad.leaseMs,
       minUnconfirmedAborts: 1,
     });
-    // A stop cuts every session: the API said so instead of failing.
+    // A stop cuts every connection: the API said so instead of failing.
     expect(result.answers['503 DATABASE_UNAVAILABLE']).toBeGreaterThan(0);
   }, 120_000);
 });

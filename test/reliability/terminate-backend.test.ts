@@ -8,7 +8,7 @@ const database = useTestDatabase();
 
 // The long version: long/terminate-backend.test.ts.
 describe('backends terminated under load', () => {
-  it('workers and the API reconnect after pg_terminate_backend of all their sessions, again and again', async () => {
+  it('workers and the API reconnect after pg_terminate_backend of all their connections, again and again', async () => {
     let terminated = 0;
     const result = await runUnderFault({
       databaseUrl: database().url,

@@ -200,7 +200,7 @@ export function createEngine(options: EngineOptions): Engine {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
   usePreparedStatements(pool);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
-  // A session the server cuts while a client is checked out but between statements (a
+  // A connection the server cuts while a client is checked out but between statements (a
   // restart, pg_terminate_backend) is reported on the client, not the pool: unheard, it would
   // kill the process. The next statement on it fails and its caller retries.
   pool.on('connect', (client) => client.on('error', () => undefined));

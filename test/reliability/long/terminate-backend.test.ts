@@ -7,7 +7,7 @@ import { longLoad, runUnderFault } from '../support/db-faults-scenario';
 const database = useTestDatabase();
 
 describe('backends terminated under load for a minute', () => {
-  it('three workers and the API reconnect after every pg_terminate_backend of all their sessions', async () => {
+  it('three workers and the API reconnect after every pg_terminate_backend of all their connections', async () => {
     let terminated = 0;
     const result = await runUnderFault({
       databaseUrl: database().url,
