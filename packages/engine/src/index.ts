@@ -1,5 +1,6 @@
 export type { StoredEvent } from './db/events/event-queries';
 export { transitionsChannel } from './db/notify-channels';
+export { isDatabaseUnavailableError } from './db/pg-errors';
 export type {
   ScheduleEventKind,
   ScheduleEventRecord,

@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Engine, Logger, ReadModel } from '@causeway/engine';
+import {
+  type Engine,
+  isDatabaseUnavailableError,
+  type Logger,
+  type ReadModel,
+} from '@causeway/engine';
 import { minTokenLength, type OperatorDirectory, operatorDirectory } from '../auth';
 import type { ReplicaLag } from '../replica/replica-connection';
 import { createMetricSet, type MetricSet, showSnapshot } from './metrics-registry';
@@ -104,7 +109,7 @@ export class MetricsEndpoint {
       reply(
         response,
         503,
-        'SERVICE_UNAVAILABLE',
+        isDatabaseUnavailableError(error) ? 'DATABASE_UNAVAILABLE' : 'SERVICE_UNAVAILABLE',
         'the metrics could not be read from the database',
       );
       return;

@@ -1,34 +1,53 @@
 /**
- * PostgreSQL SQLSTATEs worth retrying (a table, not scattered checks): serialization and
- * deadlock failures, and connection-level trouble that a new attempt may not see.
+ * PostgreSQL SQLSTATEs of a server that is away or going away (a table, not scattered
+ * checks): shutting down, starting up, the connection lost, or no connection to be had.
  */
-const retryableSqlStates: ReadonlySet<string> = new Set([
-  '40001', // serialization_failure
-  '40P01', // deadlock_detected
-  '55P03', // lock_not_available
-  '57P01', // admin_shutdown
+const unavailableSqlStates: ReadonlySet<string> = new Set([
+  '57P01', // admin_shutdown (also pg_terminate_backend)
   '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
+  '57P03', // cannot_connect_now (starting up, shutting down)
   '08000', // connection_exception
   '08003', // connection_does_not_exist
   '08006', // connection_failure
   '53300', // too_many_connections
 ]);
 
-const retryableNodeCodes: ReadonlySet<string> = new Set([
+/** Conflicts that the same statement may not meet again: serialization, deadlock, lock. */
+const conflictSqlStates: ReadonlySet<string> = new Set([
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available
+]);
+
+const unavailableNodeCodes: ReadonlySet<string> = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
   'EPIPE',
   'ETIMEDOUT',
 ]);
 
-export function isRetryableDatabaseError(error: unknown): boolean {
+/** The database cannot be reached now (down, restarting, the connection cut): try again later. */
+export function isDatabaseUnavailableError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (retryableSqlStates.has(code) || retryableNodeCodes.has(code)))
+  if (
+    typeof code === 'string' &&
+    (unavailableSqlStates.has(code) || unavailableNodeCodes.has(code))
+  )
     return true;
   const message = (error as { message?: unknown }).message;
-  return typeof message === 'string' && /Connection terminated|connection timeout/i.test(message);
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable/i.test(
+      message,
+    )
+  );
+}
+
+export function isRetryableDatabaseError(error: unknown): boolean {
+  if (isDatabaseUnavailableError(error)) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && conflictSqlStates.has(code);
 }
 
 /** A unique constraint refused a row (23505), e.g. an idempotency key stored concurrently. */

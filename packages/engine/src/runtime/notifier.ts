@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { channelListen } from '../db/notify-channels';
 import type { Logger } from '../logger';
+import { Backoff } from './reconnect-backoff';
 
 /**
  * One LISTEN connection per channel and process (R5): notifications only wake readers
@@ -14,6 +15,10 @@ export class Notifier {
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private starting: Promise<void> | null = null;
+  /** Reset by a LISTEN that succeeds: a server that is away is not asked every second. */
+  private readonly backoff = new Backoff();
+  /** Clients already given up on: their later 'error' and 'end' events schedule nothing. */
+  private readonly dropped = new WeakSet<pg.Client>();
 
   constructor(
     private readonly connectionString: string,
@@ -66,22 +71,33 @@ export class Notifier {
         return;
       }
       this.client = client;
+      if (this.backoff.failing > 0) {
+        this.logger.info({ failures: this.backoff.failing }, `LISTEN ${this.channel} is back`);
+      }
+      this.backoff.succeeded();
       // Anything sent while we were away is lost: wake everyone once.
       for (const listener of this.listeners) listener('*');
     } catch (error) {
-      this.logger.warn({ err: error }, `could not LISTEN ${this.channel}; retrying`);
+      this.logger.warn({ err: error }, `could not LISTEN ${this.channel}`);
       this.dropAndReconnect(client);
     }
   }
 
   private dropAndReconnect(client: pg.Client): void {
+    if (this.dropped.has(client)) return;
+    this.dropped.add(client);
     if (this.client === client) this.client = null;
     client.end().catch(() => undefined);
     if (this.closed || this.reconnectTimer !== null) return;
+    const retryInMs = this.backoff.failed();
+    this.logger.info(
+      { failures: this.backoff.failing, retryInMs },
+      `LISTEN ${this.channel}: reconnecting in ${retryInMs} ms`,
+    );
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
       void this.ensureConnected();
-    }, 1_000);
+    }, retryInMs);
     this.reconnectTimer.unref();
   }
 }

@@ -13,6 +13,7 @@ import {
 import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
+import { Backoff } from '../reconnect-backoff';
 import type { DeliveryResult } from './delivery-channels';
 
 const batchSize = 20;
@@ -37,6 +38,8 @@ export class OutboxDispatcher {
   private readonly abort = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
+  /** A failed pass skips wake-ups for its backoff: a lost database is not asked every tick. */
+  private readonly backoff = new Backoff();
 
   constructor(private readonly context: EngineContext) {}
 
@@ -47,14 +50,15 @@ export class OutboxDispatcher {
 
   /** Runs a pass now (LISTEN wake-up); passes never overlap. */
   wake(): void {
-    if (this.stopped) return;
-    this.running ??= this.dispatchAll()
-      .catch((error: unknown) =>
-        this.context.logger.warn({ err: error }, 'outbox pass failed; will retry'),
-      )
-      .finally(() => {
-        this.running = null;
-      });
+    if (this.stopped || this.running !== null) return;
+    this.running = this.backoff.attempt(
+      () => this.dispatchAll(),
+      this.context.logger,
+      'outbox pass failed; will retry',
+    );
+    void this.running?.finally(() => {
+      this.running = null;
+    });
   }
 
   async stop(): Promise<void> {

@@ -12,6 +12,7 @@ import type { ScheduleRecord } from '../../db/schedules/schedule-rows';
 import { scheduleAdvance } from '../../db/schedules/schedule-writes';
 import type { CausewayDatabase } from '../../db/schema';
 import { submitMany } from '../operations/submit';
+import { Backoff } from '../reconnect-backoff';
 import { onTimeMs, type ScheduleContext } from './schedule-context';
 import { scheduleSubmitOrigin } from './submit-origin';
 
@@ -40,19 +41,22 @@ const batchSize = 200;
 export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** A failed pass skips the ticks of its backoff: a lost database is not asked every tick. */
+  private readonly backoff = new Backoff();
 
   constructor(private readonly context: ScheduleContext) {}
 
   start(): void {
     this.timer = setInterval(() => {
-      this.running ??= runSchedulerPass(this.context)
-        .then(() => undefined)
-        .catch((error: unknown) =>
-          this.context.logger.warn({ err: error }, 'scheduler pass failed; will retry'),
-        )
-        .finally(() => {
-          this.running = null;
-        });
+      if (this.running !== null) return;
+      this.running = this.backoff.attempt(
+        () => runSchedulerPass(this.context),
+        this.context.logger,
+        'scheduler pass failed; will retry',
+      );
+      void this.running?.finally(() => {
+        this.running = null;
+      });
     }, this.context.intervalMs);
   }
 

@@ -4,6 +4,7 @@ import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
 import type { EventOutcome, EventRequest } from '../decision/event-request';
+import { Backoff } from '../reconnect-backoff';
 import {
   type ChainCapacity,
   type ResultOutcome,
@@ -28,7 +29,8 @@ export interface ChainSlots {
 }
 
 const maxBatch = 500;
-const retryDelaysMs = [10, 50, 200, 1_000, 3_000];
+/** A conflict or deadlock clears in moments; past these, the database itself is away. */
+const quickRetryDelaysMs = [10, 50, 200];
 /**
  * Batches being written at once. A second one fills the time the first spends in round
  * trips; workflows are locked in id order in each, so two never deadlock on them.
@@ -40,8 +42,9 @@ const maxFlushes = 2;
  * results of the worker's own leases in one statement that commits on its own (one round trip
  * for many results: no BEGIN, no COMMIT), whatever that statement does not decide in one
  * transaction of the full decision. A transient database error is
- * retried for what is not yet written; past that the request fails and the lease simply
- * expires (the sweeper then decides, R10).
+ * retried for what is not yet written, with the reconnect backoff while the database is away,
+ * for as long as the leases may still hold (a write after that is stale and changes nothing);
+ * past that the request fails and the lease simply expires (the sweeper then decides, R10).
  */
 export class ResultWriter {
   private queue: Pending[] = [];
@@ -111,6 +114,8 @@ export class ResultWriter {
   private async write(batch: readonly Pending[]): Promise<void> {
     let pending = batch;
     let inOneStatement = true;
+    const startedAt = performance.now();
+    const backoff = new Backoff();
     for (let attempt = 0; ; attempt += 1) {
       try {
         if (inOneStatement) {
@@ -133,13 +138,14 @@ export class ResultWriter {
         });
         return;
       } catch (error) {
-        const delay = retryDelaysMs[attempt];
-        if (!isRetryableDatabaseError(error) && pending.length > 1) {
+        const retryable = isRetryableDatabaseError(error);
+        if (!retryable && pending.length > 1) {
           // One bad result must not sink the others: write each on its own.
           await Promise.all(pending.map((item) => this.write([item])));
           return;
         }
-        if (delay === undefined || !isRetryableDatabaseError(error)) {
+        const delay = quickRetryDelaysMs[attempt] ?? backoff.failed();
+        if (!retryable || performance.now() + delay - startedAt >= this.context.leaseMs) {
           this.context.logger.error(
             { err: error, batch: pending.length },
             'could not write step results',

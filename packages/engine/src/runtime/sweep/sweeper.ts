@@ -15,6 +15,7 @@ import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
+import { Backoff } from '../reconnect-backoff';
 
 const batchSize = 200;
 
@@ -26,19 +27,22 @@ const batchSize = 200;
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** A failed pass skips the ticks of its backoff: a lost database is not asked every tick. */
+  private readonly backoff = new Backoff();
 
   constructor(private readonly context: EngineContext) {}
 
   start(): void {
     this.timer = setInterval(() => {
-      this.running ??= this.sweep()
-        .then(() => undefined)
-        .catch((error: unknown) =>
-          this.context.logger.warn({ err: error }, 'sweep failed; will retry'),
-        )
-        .finally(() => {
-          this.running = null;
-        });
+      if (this.running !== null) return;
+      this.running = this.backoff.attempt(
+        () => this.sweep(),
+        this.context.logger,
+        'sweep failed; will retry',
+      );
+      void this.running?.finally(() => {
+        this.running = null;
+      });
     }, this.context.sweepIntervalMs);
   }
 

@@ -39,6 +39,11 @@ export class Attempt implements AttemptOwner {
   writtenEdge: TaskEdge | null = null;
   /** Monotonic time of the claim: a prefetched attempt's deadline keeps running while it waits. */
   private readonly claimedAt = performance.now();
+  /**
+   * Monotonic time by which the database had last extended the lease (the claim, then each
+   * renewal's send time): the lease runs at least `leaseMs` from here, whatever the clocks say.
+   */
+  leaseConfirmedAt = this.claimedAt;
   private settled = false;
   private writing: Promise<void> = Promise.resolve();
 

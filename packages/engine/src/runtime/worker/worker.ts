@@ -1,19 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowDefinition } from '@causeway/workflow';
-import { leaseRenewMany } from '../../db/lease/lease-renew';
 import { outboxWakeup } from '../../db/notify-channels';
 import { isRetryableDatabaseError } from '../../db/pg-errors';
-import { taskGet } from '../../db/reads/record-reads';
 import { claimReadyTasks } from '../claim/claim-ready-tasks';
 import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
 import type { EventRequest } from '../decision/event-request';
 import { OutboxDispatcher } from '../outbox/outbox-dispatcher';
+import { Backoff } from '../reconnect-backoff';
 import type { RegistryMember } from '../registry/worker-registry';
 import { ResultWriter } from '../settle/result-writer';
 import { downstreamQueues } from '../step-table';
 import { Sweeper } from '../sweep/sweeper';
 import { Attempt } from './executor';
+import { LeaseRenewal } from './lease-renewal';
 import { QueuePool } from './queue-pool';
 
 export interface WorkerOptions {
@@ -74,7 +74,7 @@ export class Worker implements WorkerHandle, RegistryMember {
   private readonly loops: Promise<void>[] = [];
   private readonly attemptsDone = new Set<Promise<void>>();
   private stopping = false;
-  private renewTimer: NodeJS.Timeout | null = null;
+  private readonly renewal: LeaseRenewal;
   private unsubscribe: (() => void) | null = null;
   private stopped: Promise<void> | null = null;
 
@@ -106,6 +106,7 @@ export class Worker implements WorkerHandle, RegistryMember {
       }
       this.pools.set(queue, new QueuePool(queue, limit, options.prefetch));
     }
+    this.renewal = new LeaseRenewal(context, this.pools, this.running);
   }
 
   /** Each queue's slots, for the worker registry. */
@@ -128,8 +129,7 @@ export class Worker implements WorkerHandle, RegistryMember {
     // does not know.
     await this.context.registry.join(this);
     for (const pool of this.pools.values()) this.loops.push(this.claimLoop(pool));
-    const renewEveryMs = Math.max(50, Math.floor(this.context.leaseMs / 3));
-    this.renewTimer = setInterval(() => void this.renewLeases(), renewEveryMs);
+    this.renewal.start();
     this.sweeper?.start();
     for (const loop of this.background) loop.start();
     this.dispatcher?.start();
@@ -168,7 +168,7 @@ export class Worker implements WorkerHandle, RegistryMember {
       );
       await Promise.all([...this.running].map((attempt) => attempt.release()));
     }
-    if (this.renewTimer !== null) clearInterval(this.renewTimer);
+    this.renewal.stop();
     this.unsubscribe?.();
     await this.resultWriter.drain();
     // Only now, with every lease handed back or settled: until here it still renews them.
@@ -178,7 +178,7 @@ export class Worker implements WorkerHandle, RegistryMember {
 
   private async claimLoop(pool: QueuePool): Promise<void> {
     const { queue, wakeup } = pool;
-    let failures = 0;
+    const backoff = new Backoff();
     while (!this.stopping) {
       const free = pool.freeSlots();
       if (free <= 0) {
@@ -193,7 +193,10 @@ export class Worker implements WorkerHandle, RegistryMember {
         const { claimed, skipped } = await this.claim(queue, wanted).finally(() =>
           pool.reserve(-wanted),
         );
-        failures = 0;
+        if (backoff.failing > 0) {
+          this.context.logger.info({ queue, failures: backoff.failing }, 'claims work again');
+        }
+        backoff.succeeded();
         pool.drained = false;
         this.enqueue(pool, claimed);
         if (claimed.length === wanted) continue; // there may be more
@@ -203,12 +206,14 @@ export class Worker implements WorkerHandle, RegistryMember {
         // Rows skipped because their workflow was busy become claimable in a moment.
         await wakeup.wait(skipped > 0 ? 5 : this.context.pollIntervalMs);
       } catch (error) {
-        failures += 1;
-        this.context.logger.error({ err: error, queue }, 'claim failed');
-        await wakeup.wait(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
+        const retryInMs = backoff.failed();
+        const failures = backoff.failing;
+        this.context.logger.error({ err: error, queue, failures, retryInMs }, 'claim failed');
         if (!isRetryableDatabaseError(error) && failures > 20) {
           this.context.logger.error({ queue }, 'claims keep failing; still retrying');
         }
+        // A wake-up (the LISTEN connection back, a submit) cuts the wait short.
+        await wakeup.wait(retryInMs);
       }
     }
   }
@@ -340,43 +345,6 @@ export class Worker implements WorkerHandle, RegistryMember {
         pool.wakeUnlessDrained();
       });
     this.attemptsDone.add(done);
-  }
-
-  /** One statement renews every lease this worker holds; a lease it could not renew aborts its step (R9). */
-  private async renewLeases(): Promise<void> {
-    const pools = [...this.pools.values()];
-    const held = [
-      ...this.running,
-      ...pools.flatMap((pool) => pool.waitingAttempts()),
-      ...pools.flatMap((pool) => [...pool.writingAttempts()]),
-    ];
-    const attempts = held.filter((attempt) => !attempt.aborted);
-    if (attempts.length === 0) return;
-    try {
-      const renewed = await leaseRenewMany(
-        this.context.db,
-        this.context.holder,
-        attempts.map((attempt) => ({ taskId: attempt.fence.taskId, epoch: attempt.fence.epoch })),
-        this.context.leaseMs,
-      );
-      for (const attempt of attempts) {
-        if (renewed.has(attempt.fence.taskId)) continue;
-        // Its handler has returned: the result being written is fenced on the lease anyway.
-        if (this.pools.get(attempt.claimed.task.queue)?.isWriting(attempt)) continue;
-        const task = await taskGet(this.context.db, attempt.fence.taskId);
-        const cancelRequested =
-          task?.state === 'cancel_requested' &&
-          task.leaseHolder === attempt.fence.holder &&
-          task.leaseEpoch === attempt.fence.epoch;
-        attempt.logger.warn(
-          { cancelRequested },
-          cancelRequested ? 'cancel requested: aborting the step' : 'lease lost: aborting the step',
-        );
-        attempt.abort(cancelRequested ? 'cancel_requested' : 'lease_lost');
-      }
-    } catch (error) {
-      this.context.logger.warn({ err: error }, 'lease renewal failed; will retry');
-    }
   }
 }
 
