@@ -93,7 +93,7 @@ export async function eventSendInOneStatement(
           position)
     ),
     -- The (name, key) locks, then the waits under them, read with a snapshot taken after the
-    -- locks (0017): every wait committed before them is here.
+    -- locks (0018): every wait committed before them is here.
     waiter as materialized (
       select * from causeway_event_waits_locked(${arrayLiteral(plan.names)}::text[],
         ${arrayLiteral(plan.keys)}::text[])
