@@ -15,6 +15,7 @@ import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
+import { PartitionUpkeep } from '../retention/partition-upkeep';
 
 const batchSize = 200;
 
@@ -26,10 +27,14 @@ const batchSize = 200;
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  private readonly partitions: PartitionUpkeep;
 
-  constructor(private readonly context: EngineContext) {}
+  constructor(private readonly context: EngineContext) {
+    this.partitions = new PartitionUpkeep(context);
+  }
 
   start(): void {
+    this.partitions.start();
     this.timer = setInterval(() => {
       this.running ??= this.sweep()
         .then(() => undefined)
@@ -43,6 +48,7 @@ export class Sweeper {
   }
 
   async stop(): Promise<void> {
+    this.partitions.stop();
     if (this.timer !== null) clearInterval(this.timer);
     await this.running;
   }
