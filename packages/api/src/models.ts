@@ -1,4 +1,5 @@
 import type {
+  DroppedPartition,
   OutboxMessageRecord,
   ScheduleEventRecord,
   SchedulePause,
@@ -90,6 +91,28 @@ export interface Models extends ModelMap {
   readonly Worker: WorkerView;
   readonly WorkerQueue: WorkerView['queues'][number];
   readonly WorkerWorkflow: WorkerView['workflows'][number];
+  readonly DroppedPartition: DroppedPartition;
+  readonly HeldPartition: {
+    readonly name: string;
+    readonly liveWorkflows: number;
+    readonly youngWorkflows: number;
+    readonly liveWorkflowIds: readonly string[];
+    readonly youngWorkflowIds: readonly string[];
+    readonly busy: boolean;
+    readonly message: string;
+  };
+  readonly PurgeFinishedPayload: {
+    readonly clientMutationId: string | null;
+    readonly dryRun: boolean;
+    readonly cutoffAt: Date;
+    readonly workflowsRemoved: number;
+    readonly tasksRemoved: number;
+    readonly logRowsRemoved: number;
+    readonly partitionsDropped: readonly DroppedPartition[];
+    readonly partitionsHeld: readonly Models['HeldPartition'][];
+    readonly defaultPartitionRows: number;
+    readonly runId: string | null;
+  };
   readonly TriggerSchedulePayload: {
     readonly clientMutationId: string | null;
     readonly schedule: ScheduleView;
