@@ -1,6 +1,8 @@
 import type {
   DroppedPartition,
+  HeldPartition,
   OutboxMessageRecord,
+  PurgeFinishedAnswer,
   ScheduleEventRecord,
   SchedulePause,
   ScheduleView,
@@ -92,26 +94,17 @@ export interface Models extends ModelMap {
   readonly WorkerQueue: WorkerView['queues'][number];
   readonly WorkerWorkflow: WorkerView['workflows'][number];
   readonly DroppedPartition: DroppedPartition;
-  readonly HeldPartition: {
-    readonly name: string;
-    readonly liveWorkflows: number;
-    readonly youngWorkflows: number;
+  readonly HeldPartition: Omit<HeldPartition, 'liveSample' | 'youngSample'> & {
     readonly liveWorkflowIds: readonly string[];
     readonly youngWorkflowIds: readonly string[];
-    readonly busy: boolean;
-    readonly message: string;
   };
-  readonly PurgeFinishedPayload: {
+  readonly PurgeFinishedPayload: Omit<
+    PurgeFinishedAnswer,
+    'partitionsHeld' | 'defaultPartition'
+  > & {
     readonly clientMutationId: string | null;
-    readonly dryRun: boolean;
-    readonly cutoffAt: Date;
-    readonly workflowsRemoved: number;
-    readonly tasksRemoved: number;
-    readonly logRowsRemoved: number;
-    readonly partitionsDropped: readonly DroppedPartition[];
     readonly partitionsHeld: readonly Models['HeldPartition'][];
     readonly defaultPartitionRows: number;
-    readonly runId: string | null;
   };
   readonly TriggerSchedulePayload: {
     readonly clientMutationId: string | null;

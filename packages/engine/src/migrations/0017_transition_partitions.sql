@@ -94,7 +94,7 @@ select c.relname::text as name,
     'FROM \((.+)\) TO \((.+)\)') as b(bound) on true
  where i.inhparent = 'causeway_transitions'::regclass;
 
--- Makes the day partitions from the last one's end up to `through`: a new table attached under
+-- Makes the day partitions from the last one's end (or today) up to `through`: a new table attached under
 -- SHARE UPDATE EXCLUSIVE, so log inserts go on meanwhile (CREATE … PARTITION OF would take
 -- ACCESS EXCLUSIVE on the log). A day whose range already has rows in the default partition is
 -- skipped (ATTACH would refuse): its rows keep landing there. One caller at a time; another
@@ -114,9 +114,11 @@ begin
   end if;
   select p.upper_id into day_upper from causeway_transition_partitions as p
    where p.upper_id is not null order by p.upper_id desc limit 1;
-  next_day := coalesce(
+  -- From the last partition's end, or from today when that end is in the past: a day with no
+  -- partition and no engine running is not made later (its rows, if any, went to the default).
+  next_day := greatest(
     (causeway_uuid_time(day_upper) at time zone 'UTC')::date,
-    (through at time zone 'UTC')::date);
+    (causeway_now() at time zone 'UTC')::date);
   while next_day::timestamp at time zone 'UTC' < through loop
     day_lower := causeway_uuid_floor(next_day::timestamp at time zone 'UTC');
     day_upper := causeway_uuid_floor((next_day + 1)::timestamp at time zone 'UTC');
