@@ -112,6 +112,9 @@ begin
   if not pg_try_advisory_xact_lock(hashtext('causeway_transition_partitions_ensure')) then
     return 0;
   end if;
+  -- ATTACH scans the default partition under ACCESS EXCLUSIVE; readers of the whole log queue
+  -- behind it while it waits for a long reader, so it gives up soon and is tried again later.
+  perform set_config('lock_timeout', '1000ms', true);
   select p.upper_id into day_upper from causeway_transition_partitions as p
    where p.upper_id is not null order by p.upper_id desc limit 1;
   -- From the last partition's end, or from today when that end is in the past: a day with no

@@ -75,7 +75,14 @@ export async function purgeFinished(
   const dropped: DroppedPartition[] = [];
   const removed = { workflows: 0, tasks: 0 };
   const held: HeldPartition[] = standings.filter(holds).map((standing) => heldBy(standing, false));
+  let logBusy = false;
   for (const standing of standings.filter((candidate) => !holds(candidate))) {
+    // The lock that one drop did not get, the next would not get either: leave the rest whole
+    // (no workflow removed without its log) for the next run.
+    if (logBusy) {
+      held.push(heldBy(standing, true));
+      continue;
+    }
     const logRows = await partitionRowCount(db, standing.name);
     if (logRows === null) continue;
     const tasks = await rangeTaskCount(db, standing);
@@ -94,6 +101,7 @@ export async function purgeFinished(
     removed.tasks += here.tasks;
     const outcome = await dropWithRetry(db, standing);
     if (outcome === 'dropped') dropped.push({ name: standing.name, ...here, logRows });
+    logBusy = outcome === 'log_busy';
     if (outcome === 'workflows_remain' || outcome === 'log_busy') {
       // Workflows the batches skipped (locked, or revived meanwhile) or a busy log: next run.
       const again = (await partitionStandingList(db, cutoffAt)).find(
@@ -103,7 +111,12 @@ export async function purgeFinished(
     }
   }
   // Days ahead are made here too, so a run keeps the partitions coming even with no sweeper.
-  if (!valid.dryRun) await transitionPartitionsEnsure(db, partitionDaysAhead);
+  // A lock timeout there must not lose the record of what this run removed.
+  if (!valid.dryRun) {
+    await transitionPartitionsEnsure(db, partitionDaysAhead).catch((error: unknown) =>
+      logger.warn({ err: error }, 'making log partitions failed; the sweeper tries again'),
+    );
+  }
   const answer = {
     dryRun: valid.dryRun,
     cutoffAt,
