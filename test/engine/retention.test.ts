@@ -160,7 +160,11 @@ describe('purgeFinished', () => {
 
   it('leaves the log append-only and live work running to completion', async () => {
     const cw = engine();
+    const day = (await partitionsOf(url(), [ids.mixedLive as string])).get(ids.mixedLive as string);
     for (const statement of [
+      `delete from ${day}`,
+      `truncate ${day}`,
+      'truncate causeway_transitions_default',
       'update causeway_transitions set actor = actor',
       'delete from causeway_transitions',
       'truncate causeway_transitions',
