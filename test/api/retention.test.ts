@@ -11,10 +11,10 @@ import {
   retentionWorkflows,
   storedCounts,
   submitOnDay,
+  untilSucceeded,
 } from '../engine/retention-support';
 import { useTestDatabase } from '../helpers/database';
 import { query, setDatabaseClockOffset } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
 import { aliceToken, gql, startApi } from './helpers';
 
 const database = useTestDatabase();
@@ -44,10 +44,7 @@ describe('purgeFinished over GraphQL', () => {
     const api = await startApi(url(), { engine: { workflows: retentionWorkflows } });
     const worker = await api.engine.startWorker({ queues: ['q-retention'], concurrency: 4 });
     const done = await submitOnDay(api.engine, 2, note.name, { n: 1 });
-    await waitFor(async () => {
-      const rows = await query<{ state: string }>(url(), 'select state from causeway_workflows');
-      return rows[0]?.state === 'succeeded';
-    });
+    await untilSucceeded(url(), [done]);
     await worker.stop();
     await setDatabaseClockOffset(url(), 40 * dayMs);
     const before = await storedCounts(url());

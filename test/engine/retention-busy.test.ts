@@ -2,8 +2,14 @@ import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
-import { dayMs, note, partitionsOf, retentionWorkflows, submitOnDay } from './retention-support';
+import {
+  dayMs,
+  note,
+  partitionsOf,
+  retentionWorkflows,
+  submitOnDay,
+  untilSucceeded,
+} from './retention-support';
 
 /**
  * A partition drop never waits long for the log's lock (every log insert would queue behind
@@ -26,13 +32,7 @@ it('reports a partition busy while a reader holds the log, and drops it on the n
     await submitOnDay(cw, 2, note.name, { n: 1 }),
     await submitOnDay(cw, 2, note.name, { n: 2 }),
   ];
-  await waitFor(async () => {
-    const rows = await query<{ n: number }>(
-      url(),
-      `select count(*)::int as n from causeway_workflows where state = 'succeeded'`,
-    );
-    return rows[0]?.n === ids.length;
-  });
+  await untilSucceeded(url(), ids);
   await worker.stop();
   const partition = (await partitionsOf(url(), ids)).get(ids[0] as string) as string;
   await setDatabaseClockOffset(url(), 40 * dayMs);

@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
-import { dayMs, note, partitionsOf, retentionWorkflows, submitOnDay } from './retention-support';
+import {
+  dayMs,
+  note,
+  partitionsOf,
+  retentionWorkflows,
+  submitOnDay,
+  untilSucceeded,
+} from './retention-support';
 
 /**
  * Two engines purge the same database at once: each workflow is removed once, each partition
@@ -23,16 +29,7 @@ beforeAll(async () => {
     for (let n = 0; n < perDay; n += 1)
       submitted.push(await submitOnDay(cw, day, note.name, { n }));
   }
-  await waitFor(
-    async () =>
-      (
-        await query<{ n: number }>(
-          url(),
-          `select count(*)::int as n from causeway_workflows where state = 'succeeded'`,
-        )
-      )[0]?.n === submitted.length,
-    { timeoutMs: 30_000 },
-  );
+  await untilSucceeded(url(), submitted, 30_000);
   await worker.stop();
   await cw.close();
   await setDatabaseClockOffset(url(), 40 * dayMs);

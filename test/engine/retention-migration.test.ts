@@ -5,8 +5,7 @@ import pg from 'pg';
 import { expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
-import { note, retentionWorkflows } from './retention-support';
+import { note, retentionWorkflows, untilSucceeded } from './retention-support';
 
 /**
  * Migration 0017 on a database that already has a log: the rows become the first partition,
@@ -70,13 +69,7 @@ it('turns the existing log into the first partition and goes on from its last id
 
   const worker = await cw.startWorker({ queues: ['q-retention'], concurrency: 2 });
   const fresh = (await cw.submit(note.name, { n: 2 })).workflow.id;
-  await waitFor(async () => {
-    const rows = await query<{ n: number }>(
-      url(),
-      `select count(*)::int as n from causeway_workflows where state = 'succeeded'`,
-    );
-    return rows[0]?.n === 2;
-  });
+  await untilSucceeded(url(), [old, fresh]);
   await worker.stop();
   const newIds = await query<{ id: string }>(
     url(),

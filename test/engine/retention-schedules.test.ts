@@ -1,9 +1,8 @@
 import { afterAll, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
-import { logMismatches, query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
+import { logMismatches, setDatabaseClockOffset, testEngine } from '../helpers/engine';
 import { morningDigest, tickWorkflow } from './fixtures/schedules';
-import { dayMs } from './retention-support';
+import { dayMs, untilSucceeded } from './retention-support';
 
 /**
  * Retention beside schedules: a schedule's last workflow, once purged, reads as gone (null)
@@ -14,17 +13,6 @@ const url = () => database().url;
 const engine = () =>
   testEngine(url(), { workflows: [tickWorkflow], schedules: [morningDigest], sweepIntervalMs: 50 });
 const operator = { operator: 'ops', reason: 'retention beside schedules' };
-
-async function succeeded(workflowId: string): Promise<void> {
-  await waitFor(async () => {
-    const rows = await query<{ state: string }>(
-      url(),
-      'select state from causeway_workflows where id = $1',
-      [workflowId],
-    );
-    return rows[0]?.state === 'succeeded';
-  });
-}
 
 afterAll(async () => {
   await setDatabaseClockOffset(url(), 0);
@@ -39,7 +27,7 @@ it('keeps a schedule and its history when its last workflow is purged, and it go
     scheduler: false,
   });
   const first = await cw.triggerSchedule(morningDigest.name, operator);
-  await succeeded(first.workflow.id);
+  await untilSucceeded(url(), [first.workflow.id]);
   await worker.stop();
 
   await setDatabaseClockOffset(url(), 40 * dayMs);
@@ -53,7 +41,7 @@ it('keeps a schedule and its history when its last workflow is purged, and it go
 
   const again = await cw.startWorker({ queues: ['q-schedules'], concurrency: 2, scheduler: false });
   const second = await cw.triggerSchedule(morningDigest.name, operator);
-  await succeeded(second.workflow.id);
+  await untilSucceeded(url(), [second.workflow.id]);
   await again.stop();
   expect((await cw.schedules())[0]?.lastWorkflow).toEqual({
     id: second.workflow.id,

@@ -3,6 +3,7 @@ import { aggregateWorkflowState, type TaskState, workflow } from '@causeway/work
 import { vi } from 'vitest';
 import { z } from 'zod';
 import { query } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
 
 /** Retention fixtures: a one-step workflow and one that waits for an event (live for days). */
 export const dayMs = 24 * 3_600_000;
@@ -85,4 +86,24 @@ export async function parentMismatches(url: string): Promise<Record<string, unkn
       group by w.id, w.state`,
   );
   return rows.filter((row) => aggregateWorkflowState(row.tasks) !== row.state);
+}
+
+/** Waits until every one of the workflows has succeeded. */
+export async function untilSucceeded(
+  url: string,
+  workflowIds: readonly string[],
+  timeoutMs = 5_000,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const rows = await query<{ n: number }>(
+        url,
+        `select count(*)::int as n from causeway_workflows
+          where id = any($1::uuid[]) and state = 'succeeded'`,
+        [workflowIds],
+      );
+      return rows[0]?.n === workflowIds.length;
+    },
+    { timeoutMs },
+  );
 }

@@ -12,6 +12,7 @@ import {
   retentionWorkflows,
   storedCounts,
   submitOnDay,
+  untilSucceeded,
 } from './retention-support';
 
 /**
@@ -27,17 +28,6 @@ const request = { operator: 'ops@example', reason: 'keep 30 days' };
 
 const ids: Record<string, string> = {};
 
-async function finished(workflowIds: readonly string[]): Promise<void> {
-  await waitFor(async () => {
-    const rows = await query<{ n: number }>(
-      url(),
-      `select count(*)::int as n from causeway_workflows where id = any($1::uuid[]) and state = 'succeeded'`,
-      [workflowIds],
-    );
-    return rows[0]?.n === workflowIds.length;
-  });
-}
-
 beforeAll(async () => {
   const cw = engine();
   await cw.migrate();
@@ -50,13 +40,13 @@ beforeAll(async () => {
   ids.freeB = await submitOnDay(cw, 2, note.name, { n: 3 });
   ids.mixedDone = await submitOnDay(cw, 3, note.name, { n: 4 });
   ids.mixedLive = await submitOnDay(cw, 3, approval.name, { key: 'mixed' });
-  await finished([ids.todayDone, ids.freeA, ids.freeB, ids.mixedDone] as string[]);
+  await untilSucceeded(url(), [ids.todayDone, ids.freeA, ids.freeB, ids.mixedDone] as string[]);
   await worker.stop();
   // Forty days on; the young one finishes then. With a 30-day age the cutoff is day +10.
   await setDatabaseClockOffset(url(), 40 * dayMs);
   const later = await cw.startWorker({ queues: ['q-retention'], concurrency: 4 });
   ids.young = await submitOnDay(cw, 4, note.name, { n: 5 });
-  await finished([ids.young as string]);
+  await untilSucceeded(url(), [ids.young as string]);
   await later.stop();
   await cw.close();
 }, 60_000);
@@ -179,7 +169,7 @@ describe('purgeFinished', () => {
     await cw.sendEvent('retention.approved', 'today', {});
     await cw.sendEvent('retention.approved', 'mixed', {});
     const fresh = (await cw.submit(note.name, { n: 6 })).workflow.id;
-    await finished([ids.todayLive, ids.mixedLive, fresh, skewed] as string[]);
+    await untilSucceeded(url(), [ids.todayLive, ids.mixedLive, fresh, skewed] as string[]);
     await worker.stop();
     expect((await partitionsOf(url(), [skewed])).get(skewed)).toBe('causeway_transitions_default');
     const answer = await cw.purgeFinished({ ...request, olderThanMs: 30 * dayMs, dryRun: true });
@@ -200,7 +190,7 @@ describe('purgeFinished', () => {
       await submitOnDay(cw, 0, note.name, { n: 8 }),
       await submitOnDay(cw, 5, note.name, { n: 9 }),
     ];
-    await finished(fresh);
+    await untilSucceeded(url(), fresh);
     await worker.stop();
     const expected = await query<{ id: string; workflow_id: string }>(
       url(),
