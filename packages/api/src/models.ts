@@ -1,5 +1,8 @@
 import type {
+  DroppedPartition,
+  HeldPartition,
   OutboxMessageRecord,
+  PurgeFinishedAnswer,
   ScheduleEventRecord,
   SchedulePause,
   ScheduleView,
@@ -90,6 +93,19 @@ export interface Models extends ModelMap {
   readonly Worker: WorkerView;
   readonly WorkerQueue: WorkerView['queues'][number];
   readonly WorkerWorkflow: WorkerView['workflows'][number];
+  readonly DroppedPartition: DroppedPartition;
+  readonly HeldPartition: Omit<HeldPartition, 'liveSample' | 'youngSample'> & {
+    readonly liveWorkflowIds: readonly string[];
+    readonly youngWorkflowIds: readonly string[];
+  };
+  readonly PurgeFinishedPayload: Omit<
+    PurgeFinishedAnswer,
+    'partitionsHeld' | 'defaultPartition'
+  > & {
+    readonly clientMutationId: string | null;
+    readonly partitionsHeld: readonly Models['HeldPartition'][];
+    readonly defaultPartitionRows: number;
+  };
   readonly TriggerSchedulePayload: {
     readonly clientMutationId: string | null;
     readonly schedule: ScheduleView;

@@ -8,6 +8,7 @@ import { enumResolvers } from './resolvers/enums';
 import { eventResolvers } from './resolvers/events';
 import { mutationResolvers } from './resolvers/mutations';
 import { queryResolvers } from './resolvers/queries';
+import { retentionResolvers } from './resolvers/retention';
 import { scheduleResolvers } from './resolvers/schedules';
 import { subscriptionResolvers } from './resolvers/subscriptions';
 import { DateTimeScalar, JSONScalar } from './scalars';
@@ -24,6 +25,7 @@ export const resolvers: ApiResolvers = {
   ...queryResolvers,
   ...mutationResolvers,
   ...scheduleResolvers,
+  ...retentionResolvers,
   ...eventResolvers,
   ...blockerResolvers,
   ...subscriptionResolvers,

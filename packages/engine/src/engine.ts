@@ -52,6 +52,9 @@ import {
 } from './runtime/reads/workflow-reads';
 import { WorkerRegistry } from './runtime/registry/worker-registry';
 import { listWorkers, type WorkerView } from './runtime/registry/worker-views';
+import { type PurgeFinishedAnswer, purgeFinished } from './runtime/retention/purge-finished';
+import type { PurgeFinishedRequest } from './runtime/retention/purge-request';
+import { type RetentionRun, retentionRuns } from './runtime/retention/retention-runs';
 import { engineScheduleContext } from './runtime/schedules/engine-schedules';
 import {
   listSchedules,
@@ -175,6 +178,14 @@ export interface Engine {
   triggerSchedule(name: string, request: ScheduleRequest): Promise<ScheduleTriggerAnswer>;
   /** Runs one scheduler pass now (tests, tools); returns the workflows it submitted. */
   runSchedules(): Promise<ScheduledSubmission[]>;
+  /**
+   * Retention (docs/retention.md): removes terminal workflows finished at least `olderThanMs`
+   * ago with their tasks and log, a whole log partition at a time, and says what holds the
+   * partitions that stay. Recorded in `retentionRuns()` unless `dryRun`.
+   */
+  purgeFinished(request: PurgeFinishedRequest): Promise<PurgeFinishedAnswer>;
+  /** The latest retention runs, newest first (default 20). */
+  retentionRuns(options?: { limit?: number }): Promise<RetentionRun[]>;
   /** Stops every worker started here and closes the connections. */
   close(options?: { drainMs?: number }): Promise<void>;
   /** host/pid/boot id of this engine. */
@@ -349,6 +360,11 @@ export function createEngine(options: EngineOptions): Engine {
     resumeSchedule: (name, request) => pauseOrResumeSchedule(scheduling, name, request, false),
     triggerSchedule: (name, request) => triggerSchedule(scheduling, name, request),
     runSchedules: () => runSchedulerPass(scheduling),
+    purgeFinished: (request) => {
+      assertOpen();
+      return purgeFinished(db, logger, request);
+    },
+    retentionRuns: (runsOptions) => retentionRuns(db, runsOptions),
     close,
   };
 }

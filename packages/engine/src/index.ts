@@ -42,6 +42,13 @@ export {
 } from './runtime/outbox/delivery-channels';
 export type { WorkerView } from './runtime/registry/worker-views';
 export type {
+  DroppedPartition,
+  HeldPartition,
+  PurgeFinishedAnswer,
+} from './runtime/retention/purge-finished';
+export type { PurgeFinishedRequest } from './runtime/retention/purge-request';
+export type { RetentionRun } from './runtime/retention/retention-runs';
+export type {
   ScheduleAnswer,
   ScheduleRequest,
   ScheduleTriggerAnswer,

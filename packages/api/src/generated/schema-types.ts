@@ -258,6 +258,13 @@ export interface MutationTriggerScheduleArgs {
   readonly clientMutationId?: Scalars['String'] | null;
 }
 
+export interface MutationPurgeFinishedArgs {
+  readonly olderThanMs: Scalars['Float'];
+  readonly reason: Scalars['String'];
+  readonly dryRun?: Scalars['Boolean'] | null;
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
 export interface QueryWorkflowArgs {
   readonly id: Scalars['ID'];
 }
@@ -285,11 +292,14 @@ export interface SubscriptionTransitionsArgs {
 export type ObjectTypeName =
   | 'Blocker'
   | 'CancelWorkflowPayload'
+  | 'DroppedPartition'
   | 'Event'
   | 'EventStepDefinition'
+  | 'HeldPartition'
   | 'Mutation'
   | 'OutboxMessage'
   | 'PageInfo'
+  | 'PurgeFinishedPayload'
   | 'Query'
   | 'RequeueDeadPayload'
   | 'RetryPolicy'
@@ -336,6 +346,12 @@ export interface SchemaFields<M extends ModelMap> {
     changed: { args: Record<string, never>; result: Scalars['Boolean'] };
     workflow: { args: Record<string, never>; result: M['Workflow'] };
   };
+  DroppedPartition: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    workflows: { args: Record<string, never>; result: Scalars['Int'] };
+    tasks: { args: Record<string, never>; result: Scalars['Int'] };
+    logRows: { args: Record<string, never>; result: Scalars['Int'] };
+  };
   Event: {
     id: { args: Record<string, never>; result: Scalars['ID'] };
     name: { args: Record<string, never>; result: Scalars['String'] };
@@ -351,6 +367,15 @@ export interface SchemaFields<M extends ModelMap> {
     succeedsOnTimeout: { args: Record<string, never>; result: Scalars['Boolean'] };
     onTimeout: { args: Record<string, never>; result: Maybe<Scalars['JSON']> };
   };
+  HeldPartition: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    liveWorkflows: { args: Record<string, never>; result: Scalars['Int'] };
+    youngWorkflows: { args: Record<string, never>; result: Scalars['Int'] };
+    liveWorkflowIds: { args: Record<string, never>; result: readonly Scalars['ID'][] };
+    youngWorkflowIds: { args: Record<string, never>; result: readonly Scalars['ID'][] };
+    busy: { args: Record<string, never>; result: Scalars['Boolean'] };
+    message: { args: Record<string, never>; result: Scalars['String'] };
+  };
   Mutation: {
     submitWorkflow: { args: MutationSubmitWorkflowArgs; result: M['SubmitWorkflowPayload'] };
     cancelWorkflow: { args: MutationCancelWorkflowArgs; result: M['CancelWorkflowPayload'] };
@@ -362,6 +387,7 @@ export interface SchemaFields<M extends ModelMap> {
     pauseSchedule: { args: MutationPauseScheduleArgs; result: M['SchedulePayload'] };
     resumeSchedule: { args: MutationResumeScheduleArgs; result: M['SchedulePayload'] };
     triggerSchedule: { args: MutationTriggerScheduleArgs; result: M['TriggerSchedulePayload'] };
+    purgeFinished: { args: MutationPurgeFinishedArgs; result: M['PurgeFinishedPayload'] };
   };
   OutboxMessage: {
     id: { args: Record<string, never>; result: Scalars['ID'] };
@@ -373,6 +399,18 @@ export interface SchemaFields<M extends ModelMap> {
   PageInfo: {
     hasNextPage: { args: Record<string, never>; result: Scalars['Boolean'] };
     endCursor: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+  };
+  PurgeFinishedPayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    dryRun: { args: Record<string, never>; result: Scalars['Boolean'] };
+    cutoffAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    workflowsRemoved: { args: Record<string, never>; result: Scalars['Int'] };
+    tasksRemoved: { args: Record<string, never>; result: Scalars['Int'] };
+    logRowsRemoved: { args: Record<string, never>; result: Scalars['Int'] };
+    partitionsDropped: { args: Record<string, never>; result: readonly M['DroppedPartition'][] };
+    partitionsHeld: { args: Record<string, never>; result: readonly M['HeldPartition'][] };
+    defaultPartitionRows: { args: Record<string, never>; result: Scalars['Int'] };
+    runId: { args: Record<string, never>; result: Maybe<Scalars['ID']> };
   };
   Query: {
     workflow: { args: QueryWorkflowArgs; result: Maybe<M['Workflow']> };

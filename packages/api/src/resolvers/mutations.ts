@@ -4,6 +4,7 @@ import { ApiError } from '../errors';
 import type { ApiResolvers } from '../models';
 import { eventMutationFields } from './events';
 import { operatorOf, optionalReason, remembered } from './operator-mutations';
+import { retentionMutationFields } from './retention';
 import { scheduleMutationFields } from './schedules';
 
 /**
@@ -23,6 +24,7 @@ export const mutationResolvers: Pick<
   Mutation: {
     ...scheduleMutationFields,
     ...eventMutationFields,
+    ...retentionMutationFields,
     submitWorkflow: (_root, args, context) =>
       remembered(context, 'submitWorkflow', args, async () => {
         const result = await context.services.engine.submit(args.name, args.input, {

@@ -1,6 +1,7 @@
 import type { CommandSpec } from '../command';
 import { blockerCommands } from './blockers';
 import { eventCommands } from './events';
+import { purgeCommands } from './purge';
 import { scheduleCommands } from './schedules';
 import { taskCommands } from './tasks';
 import { watchCommands } from './watch';
@@ -15,5 +16,6 @@ export const commands: readonly CommandSpec[] = [
   ...eventCommands,
   ...scheduleCommands,
   ...workerCommands,
+  ...purgeCommands,
   ...watchCommands,
 ];

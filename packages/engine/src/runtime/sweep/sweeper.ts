@@ -16,6 +16,7 @@ import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 import { Backoff } from '../reconnect-backoff';
+import { PartitionUpkeep } from '../retention/partition-upkeep';
 
 const batchSize = 200;
 
@@ -29,10 +30,14 @@ export class Sweeper {
   private running: Promise<void> | null = null;
   /** A failed pass skips the ticks of its backoff: a lost database is not asked every tick. */
   private readonly backoff = new Backoff();
+  private readonly partitions: PartitionUpkeep;
 
-  constructor(private readonly context: EngineContext) {}
+  constructor(private readonly context: EngineContext) {
+    this.partitions = new PartitionUpkeep(context);
+  }
 
   start(): void {
+    this.partitions.start();
     this.timer = setInterval(() => {
       if (this.running !== null) return;
       this.running = this.backoff.attempt(
@@ -47,6 +52,7 @@ export class Sweeper {
   }
 
   async stop(): Promise<void> {
+    this.partitions.stop();
     if (this.timer !== null) clearInterval(this.timer);
     await this.running;
   }
