@@ -4,7 +4,8 @@
  * event each; then (a) one-step workflows submitted one by one from 10 producers, (b) their
  * events sent one by one from 10 senders, (c) another set's events sent batched, 1,000 per
  * `sendEvents` call. Every send must complete its wait; the rates and (b) ÷ (a) are printed
- * per round with their medians.
+ * per round with their medians. With `--floor`, (d) a third set's events sent one by one from 10
+ * senders through the contract's floor (`event-floor.ts`), in the same run.
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -14,6 +15,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { now, parallelFor } from './clock';
+import { floorSend, installEventFloor } from './event-floor';
 import { checkpoint, startServer } from './server';
 
 const { values } = parseArgs({
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     senders: { type: 'string', default: '10' },
     batch: { type: 'string', default: '1000' },
+    floor: { type: 'boolean', default: false },
   },
 });
 const waiting = Number(values.waiting);
@@ -76,7 +79,7 @@ async function completed(url: string): Promise<number> {
   }
 }
 
-const results: { submit: number; send: number; batched: number }[] = [];
+const results: { submit: number; send: number; batched: number; floor: number | null }[] = [];
 for (let round = 1; round <= rounds; round += 1) {
   const name = `bench_events_r${round}`;
   const url = await server.createDatabase(name);
@@ -84,6 +87,9 @@ for (let round = 1; round <= rounds; round += 1) {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   const oneByOne = await parkWaits(engine, 'one', waiting);
   const batchedKeys = await parkWaits(engine, 'batch', waiting);
+  const floorKeys = values.floor ? await parkWaits(engine, 'floor', waiting) : [];
+  const floorPool = new pg.Pool({ connectionString: url, max: senders });
+  if (values.floor) await installEventFloor(floorPool);
   await parallelFor(senders, senders, (i) =>
     engine.submit('bench-job', { i: -1 - i }).then(() => {}),
   );
@@ -116,13 +122,26 @@ for (let round = 1; round <= rounds; round += 1) {
       throw new Error('a batched event missed');
   }
   const batched = waiting / ((now() - started) / 1000);
+  let floor: number | null = null;
+  if (values.floor) {
+    await checkpoint(pool);
+    started = now();
+    await parallelFor(waiting, senders, async (i) => {
+      const done = await floorSend(floorPool, 'bench.approved', floorKeys[i] as string, { i });
+      if (done !== 1) throw new Error(`floor event ${i} completed ${done} tasks`);
+    });
+    floor = waiting / ((now() - started) / 1000);
+  }
   const done = await completed(url);
-  if (done !== 2 * waiting)
-    throw new Error(`expected ${2 * waiting} completed waits, found ${done}`);
-  results.push({ submit, send, batched });
+  const expected = (values.floor ? 3 : 2) * waiting;
+  if (done !== expected) throw new Error(`expected ${expected} completed waits, found ${done}`);
+  results.push({ submit, send, batched, floor });
+  const floorText =
+    floor === null ? '' : `, floor ${floor.toFixed(0)}/s (${(floor / submit).toFixed(2)}× submit)`;
   console.log(
-    `round ${round}: submit ${submit.toFixed(0)}/s, sendEvent ${send.toFixed(0)}/s (${(send / submit).toFixed(2)}× submit), sendEvents ${batched.toFixed(0)}/s`,
+    `round ${round}: submit ${submit.toFixed(0)}/s, sendEvent ${send.toFixed(0)}/s (${(send / submit).toFixed(2)}× submit), sendEvents ${batched.toFixed(0)}/s${floorText}`,
   );
+  await floorPool.end();
   await pool.end();
   await engine.close();
   await server.dropDatabase(name);
@@ -130,6 +149,6 @@ for (let round = 1; round <= rounds; round += 1) {
 const median = (numbers: number[]) =>
   [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] as number;
 console.log(
-  `median over ${rounds} rounds, ${waiting} waiting, ${senders} senders, server ${server.kind} ${server.version}: submit ${median(results.map((r) => r.submit)).toFixed(0)}/s, sendEvent ${median(results.map((r) => r.send)).toFixed(0)}/s, ratio ${median(results.map((r) => r.send / r.submit)).toFixed(2)}, sendEvents (batch ${batch}) ${median(results.map((r) => r.batched)).toFixed(0)}/s`,
+  `median over ${rounds} rounds, ${waiting} waiting, ${senders} senders, server ${server.kind} ${server.version}: submit ${median(results.map((r) => r.submit)).toFixed(0)}/s, sendEvent ${median(results.map((r) => r.send)).toFixed(0)}/s, ratio ${median(results.map((r) => r.send / r.submit)).toFixed(2)}, sendEvents (batch ${batch}) ${median(results.map((r) => r.batched)).toFixed(0)}/s${values.floor ? `, floor ratio ${median(results.map((r) => (r.floor ?? 0) / r.submit)).toFixed(2)}` : ''}`,
 );
 await server.stop();
