@@ -108,9 +108,13 @@ export async function eventSendInOneStatement(
     whole as materialized (
       select (select count(*) from locked_workflow) = (select count(distinct workflow_id) from waiter)
         and (select count(*) from waiter) = (select count(distinct workflow_id) from waiter)
+        -- Probed per keyed event (the unique index), never a join the planner may answer
+        -- with a scan of every event.
         and not exists (
-          select 1 from causeway_events as e
-          join sent as s on e.name = s.name and e.idempotency_key = s.idempotency_key
+          select 1 from sent as s
+          where s.idempotency_key is not null and exists (
+            select 1 from causeway_events as e
+            where e.name = s.name and e.idempotency_key = s.idempotency_key)
         ) as ok
     ),
     -- Each locked task with its workflow's columns, so nothing below joins the two: joins of
