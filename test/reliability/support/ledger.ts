@@ -1,0 +1,87 @@
+/**
+ * The handler-start ledger: worker processes write a row when a step handler starts, and
+ * another when a non-reentrant step passed its effect boundary and is about to perform its
+ * effect. It lives in a table the test owns (never the engine's), written in its own
+ * connection and committed before the handler goes on, so a SIGKILL right after cannot lose
+ * it: the invariants (invariants.ts) compare it with what the engine promised.
+ */
+import type { StepContext } from '@causeway/workflow';
+import pg from 'pg';
+import { query } from '../../helpers/engine';
+
+export const ledgerTable = 'reliability_handler_starts';
+
+export type LedgerKind = 'start' | 'effect';
+
+export interface LedgerRow {
+  readonly kind: LedgerKind;
+  readonly task_id: string;
+  readonly workflow_id: string;
+  readonly step: string;
+  readonly attempt: number;
+  readonly reentrant: boolean;
+  readonly holder: string;
+  readonly pid: number;
+}
+
+/** Creates the ledger table (idempotent); the test calls it before any worker starts. */
+export async function createLedger(databaseUrl: string): Promise<void> {
+  await query(
+    databaseUrl,
+    `create table if not exists ${ledgerTable} (
+       id bigserial primary key,
+       kind text not null check (kind in ('start', 'effect')),
+       task_id uuid not null,
+       workflow_id uuid not null,
+       step text not null,
+       attempt int not null,
+       reentrant boolean not null,
+       holder text not null,
+       pid int not null,
+       at timestamptz not null default clock_timestamp())`,
+  );
+}
+
+/** The worker side: one connection of its own, each row committed before `record` resolves. */
+export class LedgerWriter {
+  readonly #client: pg.Client;
+  readonly #connected: Promise<unknown>;
+  #holder = 'unknown';
+
+  constructor(databaseUrl: string) {
+    this.#client = new pg.Client({
+      connectionString: databaseUrl,
+      application_name: 'reliability-ledger',
+    });
+    this.#connected = this.#client.connect();
+  }
+
+  /** The engine's holder id, once it is known (rows before that say `unknown`). */
+  set holder(holder: string) {
+    this.#holder = holder;
+  }
+
+  async record(kind: LedgerKind, ctx: StepContext<unknown>, reentrant: boolean): Promise<void> {
+    await this.#connected;
+    // Autocommit: the row is durable in PostgreSQL when the promise resolves.
+    await this.#client.query(
+      `insert into ${ledgerTable} (kind, task_id, workflow_id, step, attempt, reentrant, holder, pid)
+       values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [
+        kind,
+        ctx.taskId,
+        ctx.workflowId,
+        ctx.step,
+        ctx.attempt,
+        reentrant,
+        this.#holder,
+        process.pid,
+      ],
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.#connected;
+    await this.#client.end();
+  }
+}
