@@ -7,7 +7,6 @@
  */
 import type { StepContext } from '@causeway/workflow';
 import pg from 'pg';
-import { query } from '../../helpers/engine';
 
 export const ledgerTable = 'reliability_handler_starts';
 
@@ -26,9 +25,12 @@ export interface LedgerRow {
 
 /** Creates the ledger table (idempotent); the test calls it before any worker starts. */
 export async function createLedger(databaseUrl: string): Promise<void> {
-  await query(
-    databaseUrl,
-    `create table if not exists ${ledgerTable} (
+  // Plain pg, not the test helpers: worker processes import this file outside vitest.
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `create table if not exists ${ledgerTable} (
        id bigserial primary key,
        kind text not null check (kind in ('start', 'effect')),
        task_id uuid not null,
@@ -39,7 +41,10 @@ export async function createLedger(databaseUrl: string): Promise<void> {
        holder text not null,
        pid int not null,
        at timestamptz not null default clock_timestamp())`,
-  );
+    );
+  } finally {
+    await client.end();
+  }
 }
 
 /** The worker side: one connection of its own, each row committed before `record` resolves. */
