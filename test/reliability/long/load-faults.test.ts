@@ -22,7 +22,7 @@ describe('load with random SIGKILL and SIGSTOP of worker processes (long)', () =
       pauseEveryMs: 4_000,
       pauseMs: [500, 5_000],
       faultTailMs: 2_000,
-      livenessBoundMs: 180_000,
+      livenessBoundMs: 400_000,
       seed: Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000),
     });
     console.log(`load-faults (long): ${JSON.stringify(result)}`);

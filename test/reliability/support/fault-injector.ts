@@ -4,6 +4,7 @@
  * SIGSTOPped for a random time in `pauseMs` (past the lease length sometimes), then SIGCONT.
  * A seeded generator picks, so a failing run can be repeated with its seed.
  */
+import { createHash } from 'node:crypto';
 import { sleepUnlessAborted } from './sleep-unless-aborted';
 import type { WorkerPool } from './worker-pool';
 
@@ -30,16 +31,10 @@ export interface FaultRun {
   stop(): Promise<FaultCounts>;
 }
 
-/** mulberry32: a small deterministic generator in [0, 1). */
+/** A deterministic stream in [0, 1): the n-th number hashes (seed, n). */
 export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  let n = 0;
+  return () => createHash('sha256').update(`${seed}:${n++}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 export function injectFaults(pool: WorkerPool, options: FaultOptions): FaultRun {

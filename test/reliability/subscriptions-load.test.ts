@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/database';
+import { runSubscriptionsLoad } from './scenarios/subscriptions-load';
+
+const database = useTestDatabase();
+
+// The short version of long/subscriptions-load.test.ts.
+describe('transition subscriptions under load (short)', () => {
+  it('deliver every transition of a workflow in order, across a reconnect with `after`', async () => {
+    const result = await runSubscriptionsLoad(database().url, {
+      oneStep: 600,
+      threeStep: 150,
+      waiting: 50,
+      effectEvery: 10,
+      batch: 100,
+      batchPauseMs: 300,
+      workers: 2,
+      concurrency: 8,
+      leaseMs: 2_000,
+      watched: 3,
+      resumed: 2,
+      killEveryMs: 3_000,
+      watchTimeoutMs: 30_000,
+      livenessBoundMs: 30_000,
+      seed: Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000),
+    });
+    console.log(`subscriptions-load (short): ${JSON.stringify(result)}`);
+    expect(result).toMatchObject({ watched: 3, resumed: 2 });
+    expect(result.rowsAfterResume).toBeGreaterThan(0);
+  }, 120_000);
+});
