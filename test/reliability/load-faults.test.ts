@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
 import { runLoadFaults } from './scenarios/load-faults';
+import { scenarioSeed } from './support/load-shapes';
 
 const database = useTestDatabase();
 
@@ -16,13 +17,14 @@ describe('load with random SIGKILL and SIGSTOP of worker processes (short)', () 
       concurrency: 8,
       leaseMs: 2_000,
       batch: 100,
-      batchPauseMs: 400,
+      batchPauseMs: 300,
+      maxBacklog: 400,
       killEveryMs: 2_500,
       pauseEveryMs: 2_500,
       pauseMs: [500, 3_500],
       faultTailMs: 1_000,
       livenessBoundMs: 30_000,
-      seed: Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000),
+      seed: scenarioSeed(),
     });
     console.log(`load-faults (short): ${JSON.stringify(result)}`);
     expect(result.submitted).toBe(1_500);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';
 import { runSubscriptionsLoad } from './scenarios/subscriptions-load';
+import { scenarioSeed, shortSideLoad } from './support/load-shapes';
 
 const database = useTestDatabase();
 
@@ -8,21 +9,13 @@ const database = useTestDatabase();
 describe('transition subscriptions under load (short)', () => {
   it('deliver every transition of a workflow in order, across a reconnect with `after`', async () => {
     const result = await runSubscriptionsLoad(database().url, {
-      oneStep: 600,
-      threeStep: 150,
-      waiting: 50,
-      effectEvery: 10,
-      batch: 100,
-      batchPauseMs: 300,
-      workers: 2,
-      concurrency: 8,
-      leaseMs: 2_000,
+      ...shortSideLoad,
       watched: 3,
       resumed: 2,
       killEveryMs: 3_000,
       watchTimeoutMs: 30_000,
       livenessBoundMs: 30_000,
-      seed: Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000),
+      seed: scenarioSeed(),
     });
     console.log(`subscriptions-load (short): ${JSON.stringify(result)}`);
     expect(result).toMatchObject({ watched: 3, resumed: 2 });

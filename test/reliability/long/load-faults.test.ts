@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../../helpers/database';
 import { runLoadFaults } from '../scenarios/load-faults';
+import { scenarioSeed } from '../support/load-shapes';
 
 const database = useTestDatabase();
 
@@ -17,13 +18,14 @@ describe('load with random SIGKILL and SIGSTOP of worker processes (long)', () =
       concurrency: 10,
       leaseMs: 2_000,
       batch: 1_000,
-      batchPauseMs: 250,
+      batchPauseMs: 100,
+      maxBacklog: 4_000,
       killEveryMs: 4_000,
       pauseEveryMs: 4_000,
       pauseMs: [500, 5_000],
       faultTailMs: 2_000,
-      livenessBoundMs: 400_000,
-      seed: Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000),
+      livenessBoundMs: 120_000,
+      seed: scenarioSeed(),
     });
     console.log(`load-faults (long): ${JSON.stringify(result)}`);
     expect(result.submitted).toBe(115_000);

@@ -38,6 +38,8 @@ export interface LoadFaultsResult {
   readonly faultPhaseMs: number;
   /** From the last fault (a SIGKILL) until every workflow was terminal. */
   readonly drainMs: number;
+  /** Workflows finished per second over the whole run (faults and drain). */
+  readonly workflowsPerSecond: number;
   readonly invariants: InvariantCounts;
   /** Non-reentrant steps: succeeded with one post, or dead with their effect uncertain. */
   readonly nonReentrant: { succeeded: number; deadUncertain: number };
@@ -52,17 +54,23 @@ export async function runLoadFaults(
     const faultStart = performance.now();
     const faults = injectFaults(pool, { ...config, leaseMs: config.leaseMs });
     const started = performance.now();
-    const { submitted, eventsSent } = await driveLoad(engine, config, async (index) => {
-      // Each schedule is also triggered by hand now and then, beside its minute ticks.
-      if (index % 20 !== 0) return;
-      const live = await nonTerminalCount(databaseUrl);
-      console.log(
-        `load: batch ${index}, ${live} workflows live at ${Math.round(performance.now() - started)} ms`,
-      );
-      for (const { name } of loadSchedules) {
-        await engine.triggerSchedule(name, { operator: 'reliability', reason: 'load' });
-      }
-    });
+    const { submitted, eventsSent } = await driveLoad(
+      databaseUrl,
+      engine,
+      config,
+      async (index) => {
+        pool.assertNoCrash();
+        // Each schedule is also triggered by hand now and then, beside its minute ticks.
+        if (index % 20 !== 0) return;
+        const live = await nonTerminalCount(databaseUrl);
+        console.log(
+          `load: batch ${index}, ${live} workflows live at ${Math.round(performance.now() - started)} ms`,
+        );
+        for (const { name } of loadSchedules) {
+          await engine.triggerSchedule(name, { operator: 'reliability', reason: 'load' });
+        }
+      },
+    );
     await new Promise((resolve) => setTimeout(resolve, config.faultTailMs));
     // The faults end with a last SIGKILL (fault-injector.ts); the liveness bound counts from it.
     const faultsEnd = performance.now();
@@ -71,7 +79,9 @@ export async function runLoadFaults(
     for (const { name } of loadSchedules) {
       await engine.pauseSchedule(name, { operator: 'reliability', reason: 'drain' });
     }
-    const drainMs = await drainWithin(databaseUrl, faultsEnd, config.livenessBoundMs);
+    const drainMs = await drainWithin(databaseUrl, faultsEnd, config.livenessBoundMs, {
+      check: () => pool.assertNoCrash(),
+    });
     await pool.stop();
 
     const stats = platform.stats();
@@ -95,6 +105,7 @@ export async function runLoadFaults(
       faults: faultCounts,
       faultPhaseMs: Math.round(faultPhaseMs),
       drainMs: Math.round(drainMs),
+      workflowsPerSecond: Math.round((invariants.workflows * 1000) / (faultPhaseMs + drainMs)),
       invariants,
       nonReentrant,
     };

@@ -93,7 +93,7 @@ export async function runSubscriptionsLoad(
       leaseMs: config.leaseMs,
       seed: config.seed,
     });
-    const load = driveLoad(engine, config);
+    const load = driveLoad(databaseUrl, engine, config, async () => pool.assertNoCrash());
     // The watched workflows start once the load is under way.
     await new Promise((resolve) => setTimeout(resolve, 2 * config.batchPauseMs));
 
@@ -137,7 +137,9 @@ export async function runSubscriptionsLoad(
     const { submitted } = await load;
     const faultsEnd = performance.now();
     const faultCounts = await faults.stop();
-    const drainMs = await drainWithin(databaseUrl, faultsEnd, config.livenessBoundMs);
+    const drainMs = await drainWithin(databaseUrl, faultsEnd, config.livenessBoundMs, {
+      check: () => pool.assertNoCrash(),
+    });
     await pool.stop();
     const stats = platform.stats();
     const invariants = await assertInvariants({

@@ -29,17 +29,24 @@ export async function liveTasks(databaseUrl: string): Promise<unknown> {
 
 /**
  * Resolves with the time taken once no workflow is live; throws with `liveTasks` after
- * `boundMs` from `since` (a performance.now() instant). Logs the count every `logEveryMs`.
+ * `boundMs` from `since` (a performance.now() instant). Logs the count every 10 s.
  */
 export async function drainWithin(
   databaseUrl: string,
   since: number,
   boundMs: number,
-  logEveryMs = 10_000,
+  options: {
+    /** Workflows that may stay live (parked on purpose). */
+    readonly exempt?: readonly string[];
+    /** Called on every poll: throws to end the wait (e.g. a worker process crashed). */
+    readonly check?: () => void;
+  } = {},
 ): Promise<number> {
+  const logEveryMs = 10_000;
   let nextLog = performance.now() + logEveryMs;
   for (;;) {
-    const live = await nonTerminalCount(databaseUrl);
+    options.check?.();
+    const live = await nonTerminalCount(databaseUrl, options.exempt);
     const now = performance.now();
     if (live === 0) return now - since;
     if (now - since > boundMs) {

@@ -47,11 +47,17 @@ export async function createLedger(databaseUrl: string): Promise<void> {
   }
 }
 
-/** The worker side: one connection of its own, each row committed before `record` resolves. */
+/**
+ * The worker side: one connection of its own; each row is committed before `record` resolves.
+ * Rows recorded while an insert is in flight go together in the next one (a group commit), so
+ * the ledger costs one round trip per batch of concurrent handlers, not one per handler.
+ */
 export class LedgerWriter {
   readonly #client: pg.Client;
   readonly #connected: Promise<unknown>;
   #holder = 'unknown';
+  #waiting: { row: unknown[]; done: () => void; failed: (error: unknown) => void }[] = [];
+  #flushing = false;
 
   constructor(databaseUrl: string) {
     this.#client = new pg.Client({
@@ -66,23 +72,52 @@ export class LedgerWriter {
     this.#holder = holder;
   }
 
-  async record(kind: LedgerKind, ctx: StepContext<unknown>, reentrant: boolean): Promise<void> {
-    await this.#connected;
-    // Autocommit: the row is durable in PostgreSQL when the promise resolves.
-    await this.#client.query(
-      `insert into ${ledgerTable} (kind, task_id, workflow_id, step, attempt, reentrant, holder, pid)
-       values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
-        kind,
-        ctx.taskId,
-        ctx.workflowId,
-        ctx.step,
-        ctx.attempt,
-        reentrant,
-        this.#holder,
-        process.pid,
-      ],
-    );
+  record(kind: LedgerKind, ctx: StepContext<unknown>, reentrant: boolean): Promise<void> {
+    const row = [
+      kind,
+      ctx.taskId,
+      ctx.workflowId,
+      ctx.step,
+      ctx.attempt,
+      reentrant,
+      this.#holder,
+      process.pid,
+    ];
+    return new Promise<void>((done, failed) => {
+      this.#waiting.push({ row, done, failed });
+      void this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    try {
+      await this.#connected.catch((error: unknown) => {
+        for (const entry of this.#waiting.splice(0)) entry.failed(error);
+      });
+      while (this.#waiting.length > 0) {
+        const batch = this.#waiting;
+        this.#waiting = [];
+        const values = batch.map(
+          (_, index) =>
+            `(${Array.from({ length: 8 }, (_, column) => `$${index * 8 + column + 1}`).join(', ')})`,
+        );
+        try {
+          // Autocommit: the rows are durable in PostgreSQL when the insert answers.
+          await this.#client.query(
+            `insert into ${ledgerTable} (kind, task_id, workflow_id, step, attempt, reentrant, holder, pid)
+             values ${values.join(', ')}`,
+            batch.flatMap((entry) => entry.row),
+          );
+          for (const entry of batch) entry.done();
+        } catch (error) {
+          for (const entry of batch) entry.failed(error);
+        }
+      }
+    } finally {
+      this.#flushing = false;
+    }
   }
 
   async close(): Promise<void> {

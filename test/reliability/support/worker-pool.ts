@@ -23,6 +23,9 @@ export class WorkerPool {
   readonly #stopped = new Set<number>();
   /** Every holder that ever ran, in start order. */
   readonly holders: string[] = [];
+  /** Processes that exited without being killed or stopped here, with their last output. */
+  readonly crashes: { code: number | null; signal: string | null; output: string }[] = [];
+  readonly #expectedExits = new Set<FixtureProcess>();
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
@@ -46,9 +49,12 @@ export class WorkerPool {
   async killAndRespawn(slot: number): Promise<void> {
     const child = this.#slots[slot] as FixtureProcess;
     this.#stopped.add(slot);
-    const exited = new Promise((resolve) => child.process.once('exit', resolve));
-    child.process.kill('SIGKILL');
-    await exited;
+    this.#expectedExits.add(child);
+    if (child.process.exitCode === null && child.process.signalCode === null) {
+      const exited = new Promise((resolve) => child.process.once('exit', resolve));
+      child.process.kill('SIGKILL');
+      await exited;
+    }
     const next = this.#spawn();
     this.#slots[slot] = next;
     await this.#ready(next);
@@ -67,16 +73,29 @@ export class WorkerPool {
 
   /** Graceful stop of every process (IPC `stop`: drain, release, close). */
   async stop(): Promise<void> {
+    for (const child of this.#slots) this.#expectedExits.add(child);
     await Promise.all(this.#slots.map((child) => child.stop()));
   }
 
+  /** Throws if a worker process died on its own (a crash is a finding, never load). */
+  assertNoCrash(): void {
+    if (this.crashes.length > 0) {
+      throw new Error(`worker processes crashed: ${JSON.stringify(this.crashes, null, 2)}`);
+    }
+  }
+
   #spawn(): FixtureProcess {
-    return spawnFixture(workerScript, {
+    const child = spawnFixture(workerScript, {
       CAUSEWAY_CHILD_DATABASE_URL: this.#options.databaseUrl,
       RELIABILITY_PLATFORM_URL: this.#options.platformUrl,
       RELIABILITY_LEASE_MS: String(this.#options.leaseMs),
       RELIABILITY_CONCURRENCY: String(this.#options.concurrency),
     });
+    child.process.once('exit', (code, signal) => {
+      if (this.#expectedExits.has(child)) return;
+      this.crashes.push({ code, signal, output: child.output().slice(-4_000) });
+    });
+    return child;
   }
 
   async #ready(child: FixtureProcess): Promise<void> {
