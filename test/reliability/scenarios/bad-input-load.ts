@@ -111,7 +111,9 @@ export async function runBadInputLoad(
     const parkedIds = parked.map((result) => result.workflow.id);
     const before = await fingerprint(databaseUrl, parkedIds);
 
-    const load = driveLoad(databaseUrl, engine, config, async () => pool.assertNoCrash());
+    const load = driveLoad(databaseUrl, engine, config, {
+      check: () => pool.assertNoCrash(),
+    });
     const statuses: Record<string, number> = {};
     const codes: Record<string, number> = {};
     const accepted: string[] = [];
@@ -121,7 +123,15 @@ export async function runBadInputLoad(
         const response = await sendHttp(apiUrl, request);
         const text = await response.text();
         tally(statuses, String(response.status));
-        const context = `${request.kind}: ${response.status} ${text.slice(0, 300)}`;
+        // The API logs what an unexpected error was (pino level 50): show it beside the answer.
+        const logged = () =>
+          api
+            .output()
+            .split('\n')
+            .filter((line) => line.includes('"level":50'))
+            .slice(-3)
+            .join('\n');
+        const context = `${request.kind}: ${response.status} ${text.slice(0, 300)}\n${text.includes('INTERNAL_SERVER_ERROR') ? logged() : ''}`;
         expect(response.status, context).toBeLessThan(500);
         const body = JSON.parse(text) as {
           data?: { submitWorkflow?: { workflow?: { id: string } } } | null;

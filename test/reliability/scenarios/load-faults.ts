@@ -54,12 +54,9 @@ export async function runLoadFaults(
     const faultStart = performance.now();
     const faults = injectFaults(pool, { ...config, leaseMs: config.leaseMs });
     const started = performance.now();
-    const { submitted, eventsSent } = await driveLoad(
-      databaseUrl,
-      engine,
-      config,
-      async (index) => {
-        pool.assertNoCrash();
+    const { submitted, eventsSent } = await driveLoad(databaseUrl, engine, config, {
+      check: () => pool.assertNoCrash(),
+      async between(index) {
         // Each schedule is also triggered by hand now and then, beside its minute ticks.
         if (index % 20 !== 0) return;
         const live = await nonTerminalCount(databaseUrl);
@@ -70,7 +67,7 @@ export async function runLoadFaults(
           await engine.triggerSchedule(name, { operator: 'reliability', reason: 'load' });
         }
       },
-    );
+    });
     await new Promise((resolve) => setTimeout(resolve, config.faultTailMs));
     // The faults end with a last SIGKILL (fault-injector.ts); the liveness bound counts from it.
     const faultsEnd = performance.now();

@@ -93,7 +93,9 @@ export async function runSubscriptionsLoad(
       leaseMs: config.leaseMs,
       seed: config.seed,
     });
-    const load = driveLoad(databaseUrl, engine, config, async () => pool.assertNoCrash());
+    const load = driveLoad(databaseUrl, engine, config, {
+      check: () => pool.assertNoCrash(),
+    });
     // The watched workflows start once the load is under way.
     await new Promise((resolve) => setTimeout(resolve, 2 * config.batchPauseMs));
 

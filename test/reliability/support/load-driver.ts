@@ -93,12 +93,17 @@ export interface LoadRun {
   readonly eventsSent: number;
 }
 
-/** Submits the load's batches at its pace (and backpressure); `between(index)` runs after each. */
+/** Submits the load's batches at its pace (and backpressure). */
 export async function driveLoad(
   databaseUrl: string,
   engine: Engine,
   shape: LoadShape,
-  between: (index: number) => Promise<void> = async () => undefined,
+  hooks: {
+    /** Runs after each batch. */
+    readonly between?: (index: number) => Promise<void>;
+    /** Runs on every poll, also while backpressure holds the next batch: throws to stop. */
+    readonly check?: () => void;
+  } = {},
 ): Promise<LoadRun> {
   const submitted: string[] = [];
   let eventsSent = 0;
@@ -113,7 +118,9 @@ export async function driveLoad(
   };
   let pendingEvents: string[] = [];
   for (const [index, batch] of plan(shape).entries()) {
+    hooks.check?.();
     while ((await nonTerminalCount(databaseUrl)) > shape.maxBacklog) {
+      hooks.check?.();
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const results = await engine.submitMany(
@@ -124,7 +131,7 @@ export async function driveLoad(
     await sendEvents(pendingEvents);
     pendingEvents =
       batch.name === 'rel-wait' ? batch.inputs.map((input) => (input as { id: string }).id) : [];
-    await between(index);
+    await hooks.between?.(index);
     await new Promise((resolve) => setTimeout(resolve, shape.batchPauseMs));
   }
   await sendEvents(pendingEvents);
