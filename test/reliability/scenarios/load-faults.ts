@@ -127,10 +127,9 @@ async function checkNonReentrant(
   }
   const tasks = await query<{ id: string; state: string; reason: string }>(
     url,
-    `select t.id, t.state, last.reason from causeway_tasks t
-       cross join lateral (select reason from causeway_transitions x
-                            where x.task_id = t.id order by x.id desc limit 1) last
-      where t.step = 'b'`,
+    `select distinct on (t.id) t.id, t.state, x.reason from causeway_tasks t
+       join causeway_transitions x on x.task_id = t.id
+      where t.step = 'b' order by t.id, x.id desc`,
   );
   const wrong = tasks.filter(
     (task) =>

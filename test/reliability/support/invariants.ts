@@ -63,6 +63,11 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
   const url = input.databaseUrl;
   const allowed = input.allowedStates ?? terminalWorkflowStates;
   const violations: Record<string, unknown[]> = {};
+  // Fresh statistics: tables that grew by 10^5 rows within a minute would get naive plans.
+  await query(
+    url,
+    `analyze causeway_workflows, causeway_tasks, causeway_transitions${input.ledger === true ? `, ${ledgerTable}` : ''}`,
+  );
 
   violations.missingWorkflows = await query(
     url,
@@ -130,24 +135,28 @@ async function ledgerViolations(url: string): Promise<Record<string, unknown[]>>
       where kind = 'start' group by task_id, attempt having count(*) > 1 limit 50`,
   );
   // How the attempt whose effect started ended: the first edge out of leased at that attempt.
-  const effectAttempts = `
-    select e.task_id, e.attempt,
-           (select x.reason from causeway_transitions x
-             where x.task_id = e.task_id and x.attempt = e.attempt
-               and x.from_state in ('leased', 'cancel_requested')
-             order by x.id limit 1) as ended_by
-      from ${ledgerTable} e where e.kind = 'effect' and not e.reentrant`;
+  // A join, not a `limit 1` lookup per row (which the planner may run along the primary key).
+  const effectAttempts = `with effect_attempts as materialized (
+    select distinct on (e.task_id, e.attempt) e.task_id, e.attempt, x.reason as ended_by
+      from ${ledgerTable} e
+      left join causeway_transitions x
+        on x.task_id = e.task_id and x.attempt = e.attempt
+       and x.from_state in ('leased', 'cancel_requested')
+     where e.kind = 'effect' and not e.reentrant
+     order by e.task_id, e.attempt, x.id)`;
   const nonReentrantRanAgainAfterEffect = await query(
     url,
-    `select a.task_id, a.attempt as effect_attempt, a.ended_by, s.attempt as later_attempt, s.holder
-       from (${effectAttempts}) a
+    `${effectAttempts}
+     select a.task_id, a.attempt as effect_attempt, a.ended_by, s.attempt as later_attempt, s.holder
+       from effect_attempts a
        join ${ledgerTable} s on s.task_id = a.task_id and s.kind = 'start' and s.attempt > a.attempt
       where a.ended_by is distinct from 'retry_scheduled' limit 50`,
   );
   // An expired lease after the effect started must end dead, not go back to the queue.
   const effectAttemptNotEndedDead = await query(
     url,
-    `select a.task_id, a.attempt, a.ended_by from (${effectAttempts}) a
+    `${effectAttempts}
+     select a.task_id, a.attempt, a.ended_by from effect_attempts a
       where a.ended_by in ('lease_expired', 'worker_shutdown') limit 50`,
   );
   return { handlerStartedTwice, nonReentrantRanAgainAfterEffect, effectAttemptNotEndedDead };
@@ -163,10 +172,11 @@ async function counts(input: InvariantInput): Promise<InvariantCounts> {
   );
   const deadByReason = await query<{ key: string; n: number }>(
     url,
-    `select last.reason as key, count(*)::int as n from causeway_tasks t
-       cross join lateral (select reason from causeway_transitions x
-                            where x.task_id = t.id order by x.id desc limit 1) last
-      where t.state = 'dead' group by last.reason order by last.reason`,
+    `select last.reason as key, count(*)::int as n from (
+       select distinct on (t.id) x.reason from causeway_tasks t
+         join causeway_transitions x on x.task_id = t.id
+        where t.state = 'dead' order by t.id, x.id desc) last
+      group by last.reason order by last.reason`,
   );
   const requeues = await query<{ key: string; n: number }>(
     url,
