@@ -31,5 +31,5 @@ describe('load with random SIGKILL and SIGSTOP of worker processes (short)', () 
     expect(result.eventsSent).toBe(200);
     expect(result.faults.kills).toBeGreaterThan(0);
     expect(result.faults.pauses).toBeGreaterThan(0);
-  }, 120_000);
+  }, 180_000);
 });

@@ -20,5 +20,5 @@ describe('transition subscriptions under load (short)', () => {
     console.log(`subscriptions-load (short): ${JSON.stringify(result)}`);
     expect(result).toMatchObject({ watched: 3, resumed: 2 });
     expect(result.rowsAfterResume).toBeGreaterThan(0);
-  }, 120_000);
+  }, 180_000);
 });

@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { expect } from 'vitest';
 import { data, startApi, wsClient, wsSubscribe } from '../../api/helpers';
+import { query } from '../../helpers/engine';
 import { waitFor } from '../../helpers/wait-for';
 import { goEvent } from '../fixtures/load-workflows';
 import { drainWithin } from '../support/drain';
@@ -111,7 +112,7 @@ export async function runSubscriptionsLoad(
     );
     const resumedRuns = await Promise.all(
       Array.from({ length: config.resumed }, (_, index) =>
-        watchAcrossReconnect(api.wsUrl, engine, `sub-${index}`, config.watchTimeoutMs),
+        watchAcrossReconnect(databaseUrl, api.wsUrl, engine, `sub-${index}`, config.watchTimeoutMs),
       ),
     );
 
@@ -175,6 +176,7 @@ export async function runSubscriptionsLoad(
  * come), then resubscribe on a new connection with the last id seen until the last row.
  */
 async function watchAcrossReconnect(
+  databaseUrl: string,
   wsUrl: string,
   engine: Awaited<ReturnType<typeof startLoadRig>>['engine'],
   key: string,
@@ -209,6 +211,16 @@ async function watchAcrossReconnect(
     timeoutMs,
     intervalMs: 50,
     description: `the last row of ${workflow.id} after the reconnect`,
+  }).catch(async (error: unknown) => {
+    // What the log holds beside what arrived: a stuck run and a lost row look different.
+    const log = await query<{ id: string; step: string | null; reason: string }>(
+      databaseUrl,
+      'select id, step, reason from causeway_transitions where workflow_id = $1 order by id',
+      [workflow.id],
+    );
+    throw new Error(
+      `${String(error)}\nlast id before: ${lastId}; after the reconnect: ${JSON.stringify(rows(second).map((row) => `${row.id}:${row.step}:${row.reason}`))}; errors ${JSON.stringify(second.errors)}\nlog: ${JSON.stringify(log.map((row) => `${row.id}:${row.step}:${row.reason}`))}`,
+    );
   });
   second.stop();
   expect(second.errors).toEqual([]);
