@@ -23,7 +23,8 @@ export class MutationMemo {
   run<T>(
     operator: string,
     clientMutationId: string | null | undefined,
-    fingerprint: string,
+    /** The request, made only when there is a clientMutationId to remember it by. */
+    requestFingerprint: () => string,
     action: () => Promise<T>,
   ): Promise<T> {
     if (clientMutationId === null || clientMutationId === undefined) return action();
@@ -32,6 +33,7 @@ export class MutationMemo {
         argument: 'clientMutationId',
       });
     }
+    const fingerprint = requestFingerprint();
     const now = Date.now();
     const key = `${operator}\u0000${clientMutationId}`;
     const existing = this.entries.get(key);

@@ -67,7 +67,9 @@ export function checkAdmission(
   if (unstorable !== null) {
     return refuse(
       'unstorable_string',
-      `input has a string Postgres cannot store (${unstorable.why})`,
+      unstorable.nesting
+        ? `input is ${unstorable.why}, which Postgres cannot store`
+        : `input has a string Postgres cannot store (${unstorable.why})`,
       unstorable.path,
     );
   }
@@ -110,7 +112,7 @@ export function idempotencyKeyProblem(key: unknown, maxLength: number): string |
 
 /**
  * Why `value` cannot be stored as Postgres JSONB (a NUL or a lone surrogate in a string or
- * key, or a value JSON cannot express), or null when it can. Used for inputs and outputs.
+ * key, nesting past `maxJsonNesting`, or a value JSON cannot express), or null when it can. Used for inputs and outputs.
  */
 export function jsonStorageProblem(value: unknown): string | null {
   const found = findUnstorableString(value, []);
@@ -123,27 +125,51 @@ export function jsonStorageProblem(value: unknown): string | null {
   return null;
 }
 
+/**
+ * The deepest nesting of arrays and objects an input, output or payload may have. Postgres
+ * (its JSON parser has a stack limit) and JSON.stringify give up somewhere past 10,000 levels,
+ * at a depth that depends on their stacks; a fixed limit well below makes the refusal the same
+ * everywhere.
+ */
+export const maxJsonNesting = 1_000;
+
+/**
+ * The first string or key (in document order) Postgres cannot store, or nesting past
+ * `maxJsonNesting`. Walks with its own stack: a deep value must get an answer, not overflow
+ * the call stack.
+ */
 function findUnstorableString(
-  value: unknown,
-  path: (string | number)[],
-): { why: string; path: (string | number)[] } | null {
-  if (typeof value === 'string') {
-    const why = textStorageProblem(value);
-    return why === null ? null : { why, path };
-  }
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = findUnstorableString(item, [...path, index]);
-      if (found !== null) return found;
+  root: unknown,
+  rootPath: (string | number)[],
+): { why: string; path: (string | number)[]; nesting?: true } | null {
+  type Pending =
+    | { readonly value: unknown; readonly path: (string | number)[] }
+    | { readonly key: string; readonly value: unknown; readonly path: (string | number)[] };
+  const stack: Pending[] = [{ value: root, path: rootPath }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { value, path } = next;
+    if ('key' in next) {
+      const keyReason = textStorageProblem(next.key);
+      if (keyReason !== null) return { why: `${keyReason} in a key`, path };
     }
-    return null;
-  }
-  if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      const keyReason = textStorageProblem(key);
-      if (keyReason !== null) return { why: `${keyReason} in a key`, path: [...path, key] };
-      const found = findUnstorableString(item, [...path, key]);
-      if (found !== null) return found;
+    if (typeof value === 'string') {
+      const why = textStorageProblem(value);
+      if (why !== null) return { why, path };
+    } else if (typeof value === 'object' && value !== null) {
+      if (path.length - rootPath.length >= maxJsonNesting) {
+        return {
+          why: `nesting deeper than ${maxJsonNesting} levels`,
+          path: rootPath,
+          nesting: true,
+        };
+      }
+      // Pushed last to first, so they are looked at first to last.
+      const children: Pending[] = Array.isArray(value)
+        ? value.map((item, index) => ({ value: item, path: [...path, index] }))
+        : Object.entries(value).map(([key, item]) => ({ key, value: item, path: [...path, key] }));
+      for (let index = children.length - 1; index >= 0; index -= 1) {
+        stack.push(children[index] as Pending);
+      }
     }
   }
   return null;

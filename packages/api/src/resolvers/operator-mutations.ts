@@ -29,7 +29,7 @@ export async function remembered<T>(
     return await context.services.memo.run(
       operator,
       clientMutationId,
-      `${mutation}:${stableJson(rest)}`,
+      () => `${mutation}:${stableJson(rest)}`,
       action,
     );
   } finally {
@@ -39,11 +39,17 @@ export async function remembered<T>(
 }
 
 function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item) =>
-    item !== null && typeof item === 'object' && !Array.isArray(item) && !(item instanceof Date)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))
-      : item,
-  );
+  try {
+    return JSON.stringify(value, (_key, item) =>
+      item !== null && typeof item === 'object' && !Array.isArray(item) && !(item instanceof Date)
+        ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))
+        : item,
+    );
+  } catch (error) {
+    // Arguments nested deeper than the call stack: refused, as too deep to store anyway.
+    if (!(error instanceof RangeError)) throw error;
+    throw new ApiError('BAD_USER_INPUT', 'the arguments are nested too deeply to remember');
+  }
 }
 
 /** An optional `reason` argument over the engine's limit is the argument's fault. */
