@@ -5,7 +5,7 @@ import { executeDirect } from '../direct';
 import { effectAssignments, setList, valueSql } from '../edge-assignments';
 import type { EventEdgePlan, SettleEdgePlan } from '../edge-plans';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
-import { parentUpdateCte, type StepColumns, stepCte } from '../settle/promotion-sql';
+import { parentUpdateCte, type StepColumns, stepCte } from '../settle/shared-ctes';
 
 type PromotionPlan = Omit<
   SettleEdgePlan,

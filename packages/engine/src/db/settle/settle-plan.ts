@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { ClaimEdgePlan, SettleEdgePlan } from '../edge-plans';
 import type { TaskRecord } from '../rows';
 import type { TaskTable } from '../schema';
-import type { StepColumns } from './promotion-sql';
+import type { StepColumns } from './shared-ctes';
 
 /**
  * What a one-statement settle of `complete` results may do: the edges, their rows' effects

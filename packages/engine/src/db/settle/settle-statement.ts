@@ -14,8 +14,8 @@ import { taskColumns } from '../locked-runs';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import { leasedTaskFromRow, taskFromRow } from '../rows';
 import type { TaskTable } from '../schema';
-import { parentUpdateCte, stepCte } from './promotion-sql';
 import type { ChainedRow, SettledResultRow, SettleStatementPlan } from './settle-plan';
+import { parentUpdateCte, stepCte } from './shared-ctes';
 
 /**
  * Writes `complete` results in one statement, for the common case: it locks every workflow of

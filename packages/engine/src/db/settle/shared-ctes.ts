@@ -1,6 +1,8 @@
 import { type RawBuilder, sql } from 'kysely';
 import { constantArrayLiteral } from '../array-literal';
 
+// CTEs the one-statement settle and the one-statement send (db/events) both write.
+
 /** The engine's steps, as the `step` CTE the promotion reads. */
 export interface StepColumns {
   /** Per (workflow, step): workflow name, step, its direct upstream steps (JSON), all its upstream steps (JSON), order. */
