@@ -5,7 +5,9 @@
  * events sent one by one from 10 senders, (c) another set's events sent batched, 1,000 per
  * `sendEvents` call. Every send must complete its wait; the rates and (b) ÷ (a) are printed
  * per round with their medians. With `--floor`, (d) a third set's events sent one by one from 10
- * senders through the contract's floor (`event-floor.ts`), in the same run.
+ * senders through the contract's floor (`event-floor.ts`), in the same run. Each phase also
+ * reports the CPU per operation of this process and, when the server runs on this machine, of
+ * the whole PostgreSQL server (every backend and background process).
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -16,6 +18,7 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { now, parallelFor } from './clock';
 import { floorSend, installEventFloor } from './event-floor';
+import { postmasterPid, serverCpuUs } from './process-cpu';
 import { checkpoint, startServer } from './server';
 
 const { values } = parseArgs({
@@ -79,7 +82,36 @@ async function completed(url: string): Promise<number> {
   }
 }
 
-const results: { submit: number; send: number; batched: number; floor: number | null }[] = [];
+interface Phase {
+  readonly rate: number;
+  /** CPU µs per operation: this process, and the server (NaN when it is elsewhere). */
+  readonly nodeUs: number;
+  readonly serverUs: number;
+}
+
+/** Runs `count` operations through `run` and measures their rate and CPU per operation. */
+async function phase(
+  postmaster: number | null,
+  count: number,
+  run: () => Promise<void>,
+): Promise<Phase> {
+  const nodeBefore = process.cpuUsage();
+  const serverBefore = serverCpuUs(postmaster);
+  const started = now();
+  await run();
+  const seconds = (now() - started) / 1000;
+  const node = process.cpuUsage(nodeBefore);
+  return {
+    rate: count / seconds,
+    nodeUs: (node.user + node.system) / count,
+    serverUs: (serverCpuUs(postmaster) - serverBefore) / count,
+  };
+}
+
+const cpuText = (p: Phase) =>
+  `node ${p.nodeUs.toFixed(0)} µs${Number.isNaN(p.serverUs) ? '' : ` + server ${p.serverUs.toFixed(0)} µs`} CPU/op`;
+
+const results: { submit: Phase; send: Phase; batched: Phase; floor: Phase | null }[] = [];
 for (let round = 1; round <= rounds; round += 1) {
   const name = `bench_events_r${round}`;
   const url = await server.createDatabase(name);
@@ -95,51 +127,58 @@ for (let round = 1; round <= rounds; round += 1) {
   );
   await checkpoint(pool);
 
-  let started = now();
-  await parallelFor(waiting, senders, (i) => engine.submit('bench-job', { i }).then(() => {}));
-  const submit = waiting / ((now() - started) / 1000);
+  const postmaster = await postmasterPid(pool);
+
+  const submit = await phase(postmaster, waiting, () =>
+    parallelFor(waiting, senders, (i) => engine.submit('bench-job', { i }).then(() => {})),
+  );
   await checkpoint(pool);
 
-  started = now();
-  await parallelFor(waiting, senders, async (i) => {
-    const answer = await engine.sendEvent('bench.approved', oneByOne[i] as string, { i });
-    if (answer.tasks.length !== 1)
-      throw new Error(`event ${i} completed ${answer.tasks.length} tasks`);
+  const send = await phase(postmaster, waiting, () =>
+    parallelFor(waiting, senders, async (i) => {
+      const answer = await engine.sendEvent('bench.approved', oneByOne[i] as string, { i });
+      if (answer.tasks.length !== 1)
+        throw new Error(`event ${i} completed ${answer.tasks.length} tasks`);
+    }),
+  );
+  await checkpoint(pool);
+
+  const batched = await phase(postmaster, waiting, async () => {
+    for (let first = 0; first < waiting; first += batch) {
+      const answers = await engine.sendEvents(
+        batchedKeys.slice(first, first + batch).map((key, j) => ({
+          name: 'bench.approved',
+          key,
+          payload: { i: first + j },
+        })),
+      );
+      if (answers.some((answer) => answer.tasks.length !== 1))
+        throw new Error('a batched event missed');
+    }
   });
-  const send = waiting / ((now() - started) / 1000);
-  await checkpoint(pool);
-
-  started = now();
-  for (let first = 0; first < waiting; first += batch) {
-    const answers = await engine.sendEvents(
-      batchedKeys.slice(first, first + batch).map((key, j) => ({
-        name: 'bench.approved',
-        key,
-        payload: { i: first + j },
-      })),
-    );
-    if (answers.some((answer) => answer.tasks.length !== 1))
-      throw new Error('a batched event missed');
-  }
-  const batched = waiting / ((now() - started) / 1000);
-  let floor: number | null = null;
+  let floor: Phase | null = null;
   if (values.floor) {
     await checkpoint(pool);
-    started = now();
-    await parallelFor(waiting, senders, async (i) => {
-      const done = await floorSend(floorPool, 'bench.approved', floorKeys[i] as string, { i });
-      if (done !== 1) throw new Error(`floor event ${i} completed ${done} tasks`);
-    });
-    floor = waiting / ((now() - started) / 1000);
+    floor = await phase(postmaster, waiting, () =>
+      parallelFor(waiting, senders, async (i) => {
+        const done = await floorSend(floorPool, 'bench.approved', floorKeys[i] as string, { i });
+        if (done !== 1) throw new Error(`floor event ${i} completed ${done} tasks`);
+      }),
+    );
   }
   const done = await completed(url);
   const expected = (values.floor ? 3 : 2) * waiting;
   if (done !== expected) throw new Error(`expected ${expected} completed waits, found ${done}`);
   results.push({ submit, send, batched, floor });
   const floorText =
-    floor === null ? '' : `, floor ${floor.toFixed(0)}/s (${(floor / submit).toFixed(2)}× submit)`;
+    floor === null
+      ? ''
+      : `, floor ${floor.rate.toFixed(0)}/s (${(floor.rate / submit.rate).toFixed(2)}× submit)`;
   console.log(
-    `round ${round}: submit ${submit.toFixed(0)}/s, sendEvent ${send.toFixed(0)}/s (${(send / submit).toFixed(2)}× submit), sendEvents ${batched.toFixed(0)}/s${floorText}`,
+    `round ${round}: submit ${submit.rate.toFixed(0)}/s, sendEvent ${send.rate.toFixed(0)}/s (${(send.rate / submit.rate).toFixed(2)}× submit), sendEvents ${batched.rate.toFixed(0)}/s${floorText}`,
+  );
+  console.log(
+    `  submit ${cpuText(submit)}; sendEvent ${cpuText(send)}; sendEvents ${cpuText(batched)}${floor === null ? '' : `; floor ${cpuText(floor)}`}`,
   );
   await floorPool.end();
   await pool.end();
@@ -149,6 +188,6 @@ for (let round = 1; round <= rounds; round += 1) {
 const median = (numbers: number[]) =>
   [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] as number;
 console.log(
-  `median over ${rounds} rounds, ${waiting} waiting, ${senders} senders, server ${server.kind} ${server.version}: submit ${median(results.map((r) => r.submit)).toFixed(0)}/s, sendEvent ${median(results.map((r) => r.send)).toFixed(0)}/s, ratio ${median(results.map((r) => r.send / r.submit)).toFixed(2)}, sendEvents (batch ${batch}) ${median(results.map((r) => r.batched)).toFixed(0)}/s${values.floor ? `, floor ratio ${median(results.map((r) => (r.floor ?? 0) / r.submit)).toFixed(2)}` : ''}`,
+  `median over ${rounds} rounds, ${waiting} waiting, ${senders} senders, server ${server.kind} ${server.version}: submit ${median(results.map((r) => r.submit.rate)).toFixed(0)}/s, sendEvent ${median(results.map((r) => r.send.rate)).toFixed(0)}/s, ratio ${median(results.map((r) => r.send.rate / r.submit.rate)).toFixed(2)}, sendEvents (batch ${batch}) ${median(results.map((r) => r.batched.rate)).toFixed(0)}/s${values.floor ? `, floor ratio ${median(results.map((r) => (r.floor?.rate ?? 0) / r.submit.rate)).toFixed(2)}` : ''}`,
 );
 await server.stop();

@@ -2,7 +2,7 @@
  * The one-statement send (`sendInOneStatement` → `eventSendInOneStatement`) against the
  * transaction path (`sendEventsInFull`, the full decision): the same workflows wait in two
  * databases, the same random batches of events are sent one way in each, and every row that
- * differs only in ids and times must be the same: workflows, tasks, log rows, events,
+ * differs only in ids and times must be the same (steps after one event, and after two): workflows, tasks, log rows, events,
  * deliveries and the answers. Then the cases the statement leaves to the transaction path,
  * each of which must write nothing: a locked workflow, a used idempotency key, a completion
  * that makes a delayed step ready, a workflow waiting twice, one (name, key) twice in a batch.
@@ -33,23 +33,25 @@ const verdict = z
 const input = z.object({ id: z.string(), key: z.string() });
 const timeoutMs = 86_400_000;
 
-const plain = workflow({ name: 'eo-plain', input })
-  .event('approval', {
-    name: 'eo.approved',
-    key: (ctx) => ctx.input.key,
-    payload: verdict,
-    timeoutMs,
-  })
-  .build();
+/** An event step waiting for `name`, keyed by the input's key, with the verdict payload. */
+const keyed = (name: string) => ({
+  name,
+  key: (ctx: { readonly input: z.infer<typeof input> }) => ctx.input.key,
+  payload: verdict,
+  timeoutMs,
+});
+
+const plain = workflow({ name: 'eo-plain', input }).event('approval', keyed('eo.approved')).build();
 const chained = workflow({ name: 'eo-chained', input })
-  .event('approval', {
-    name: 'eo.approved',
-    key: (ctx) => ctx.input.key,
-    payload: verdict,
-    timeoutMs,
-  })
+  .event('approval', keyed('eo.approved'))
   .step('publish', { after: ['approval'], queue: 'q-eo', run: () => null })
   .step('side', { queue: 'q-eo', run: () => null })
+  .build();
+// A step after two events: the first leaves it pending, the second promotes it.
+const both = workflow({ name: 'eo-both', input })
+  .event('approval', keyed('eo.approved'))
+  .event('legal', keyed('eo.legal'))
+  .step('publish', { after: ['approval', 'legal'], queue: 'q-eo', run: () => null })
   .build();
 const delayed = workflow({ name: 'eo-delayed', input })
   .event('approval', { name: 'eo.delayed', key: (ctx) => ctx.input.key, timeoutMs })
@@ -59,7 +61,7 @@ const twice = workflow({ name: 'eo-twice', input })
   .event('first', { name: 'eo.twice', key: (ctx) => ctx.input.key, timeoutMs })
   .event('second', { name: 'eo.twice', key: (ctx) => ctx.input.key, timeoutMs })
   .build();
-const workflows = [plain, chained, delayed, twice];
+const workflows = [plain, chained, both, delayed, twice];
 
 const one = useTestDatabase();
 const full = useTestDatabase();
@@ -129,12 +131,16 @@ async function written(url: string, prefix: string) {
 }
 
 const shape = fc.record({
-  waits: fc.array(fc.record({ kind: fc.constantFrom('plain', 'chained'), key: fc.nat(5) }), {
-    minLength: 1,
-    maxLength: 6,
-  }),
+  waits: fc.array(
+    fc.record({ kind: fc.constantFrom('eo-plain', 'eo-chained', 'eo-both'), key: fc.nat(5) }),
+    {
+      minLength: 1,
+      maxLength: 6,
+    },
+  ),
   batches: fc.array(
     fc.record({
+      name: fc.constantFrom('eo.approved', 'eo.legal'),
       keys: fc.uniqueArray(fc.nat(7), { minLength: 1, maxLength: 5 }),
       reason: fc.option(fc.constantFrom('looks good', '  trimmed  '), { nil: undefined }),
       operator: fc.option(fc.constant('alice'), { nil: undefined }),
@@ -153,14 +159,14 @@ describe('the one-statement send', () => {
         run += 1;
         const prefix = `r${run}`;
         const requests = waits.map((wait, i) => ({
-          name: wait.kind === 'plain' ? 'eo-plain' : 'eo-chained',
+          name: wait.kind,
           input: { id: `${prefix}-${i}`, key: `${prefix}-k${wait.key}` },
         }));
         await inOne.submitMany(requests);
         await inFull.submitMany(requests);
         for (const batch of batches) {
           const events: EventToSend[] = batch.keys.map((key) => ({
-            name: 'eo.approved',
+            name: batch.name,
             key: `${prefix}-k${key}`,
             payload: { by: 'editor', ok: batch.ok },
             ...(batch.reason === undefined ? {} : { reason: batch.reason }),

@@ -340,7 +340,7 @@ describe('what an edge writes', () => {
     await scratch?.drop();
   });
 
-  it('updates workflow rows in place (HOT) and checks no foreign keys on task or log rows', async () => {
+  it('updates workflow rows in place (HOT) and checks no foreign keys on task, log or delivery rows', async () => {
     // A database of its own, so the table statistics count only this run.
     scratch = await createTestDatabase();
     const noop = defineWorkflow({
@@ -396,7 +396,8 @@ describe('what an edge writes', () => {
     const foreignKeys = await query<{ name: string }>(
       scratch.url,
       `select conname as name from pg_constraint
-        where conrelid in ('causeway_transitions'::regclass, 'causeway_tasks'::regclass)
+        where conrelid in ('causeway_transitions'::regclass, 'causeway_tasks'::regclass,
+            'causeway_event_deliveries'::regclass)
           and contype = 'f'`,
     );
     expect(foreignKeys).toEqual([]);

@@ -47,8 +47,9 @@ export async function query<Row extends Record<string, unknown>>(
 }
 
 /**
- * R25: every task's and every workflow's state equals the `to` of its last transition.
- * Returns the offending rows (empty when the invariant holds).
+ * R25: every task's and every workflow's state equals the `to` of its last transition; and
+ * every event delivery names a stored event. Returns the offending rows (empty when the
+ * invariant holds).
  */
 export async function logMismatches(databaseUrl: string): Promise<Record<string, unknown>[]> {
   return query(
@@ -60,7 +61,11 @@ export async function logMismatches(databaseUrl: string): Promise<Record<string,
      select 'workflow', w.id, w.state, last.to_state from causeway_workflows w
        left join lateral (select to_state from causeway_transitions
                            where workflow_id = w.id and task_id is null order by id desc limit 1) last on true
-      where last.to_state is distinct from w.state`,
+      where last.to_state is distinct from w.state
+     union all
+     -- Deliveries have no foreign key (0019): each must name a stored event.
+     select 'delivery', d.task_id, null, d.event_id::text from causeway_event_deliveries d
+      where not exists (select 1 from causeway_events e where e.id = d.event_id)`,
   );
 }
 

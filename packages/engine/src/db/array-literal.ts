@@ -1,3 +1,5 @@
+import { type RawBuilder, sql } from 'kysely';
+
 /** A value of a one-dimensional array parameter: text, uuid, a number or a boolean. */
 export type ArrayElement = string | number | boolean | null;
 
@@ -40,4 +42,37 @@ export function constantArrayLiteral(values: readonly ArrayElement[]): string {
     literalsOfConstants.set(values, literal);
   }
   return literal;
+}
+
+const sqlOfConstants = new WeakMap<readonly ArrayElement[], Map<string, RawBuilder<unknown>>>();
+
+/**
+ * An array that never changes, written into the statement's text as a typed literal
+ * (`'{"a","b"}'::text[]`) instead of sent as a parameter: a named prepared statement then
+ * parses it once per connection, and its plan holds it as a constant, where a parameter is
+ * parsed again at every execution and is a value of unknown length to the plan.
+ */
+export function constantArraySql(
+  values: readonly ArrayElement[],
+  type: 'text' | 'integer' | 'jsonb',
+): RawBuilder<unknown> {
+  let byType = sqlOfConstants.get(values);
+  if (byType === undefined) {
+    byType = new Map();
+    sqlOfConstants.set(values, byType);
+  }
+  let raw = byType.get(type);
+  if (raw === undefined) {
+    raw = typedConstantSql(arrayLiteral(values), `${type}[]`);
+    byType.set(type, raw);
+  }
+  return raw;
+}
+
+/**
+ * A constant's text as a typed literal in a statement (`E'…'::jsonb`): an escape string, so
+ * that its backslashes mean the same whatever standard_conforming_strings says.
+ */
+export function typedConstantSql(text: string, type: string): RawBuilder<unknown> {
+  return sql.raw(`E'${text.replaceAll('\\', '\\\\').replaceAll("'", "''")}'::${type}`);
 }

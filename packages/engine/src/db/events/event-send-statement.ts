@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import { arrayLiteral, constantArrayLiteral } from '../array-literal';
+import { arrayLiteral, constantArraySql, typedConstantSql } from '../array-literal';
 import { type Db, preparedSql } from '../database';
-import { executeDirect } from '../direct';
-import { effectAssignments, setList, valueSql } from '../edge-assignments';
+import { executeText } from '../direct';
+import { caseSetList, effectAssignments, valueSql } from '../edge-assignments';
 import type { EventEdgePlan, SettleEdgePlan } from '../edge-plans';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
-import { parentUpdateCte, type StepColumns, stepCte } from '../settle/shared-ctes';
+import { parentUpdateCte, type StepColumns } from '../settle/shared-ctes';
 
 type PromotionPlan = Omit<
   SettleEdgePlan,
@@ -13,11 +13,21 @@ type PromotionPlan = Omit<
 >;
 
 /**
- * A send of events in one statement: the events (distinct (name, key) pairs and idempotency
- * keys; each detail is the machine's edge detail for it), who sends them, the edges, and the
- * engine's steps.
+ * What the one-statement send is made of for one engine: the edges, the engine's steps and its
+ * event steps (workflow name, step, event name). The statement's text depends on nothing else,
+ * so it is built once per shape and every send only binds its events.
  */
-export interface EventSendPlan extends PromotionPlan, EventEdgePlan, StepColumns {
+export interface EventSendShape extends PromotionPlan, EventEdgePlan, StepColumns {
+  readonly eventStepWorkflows: readonly string[];
+  readonly eventStepSteps: readonly string[];
+  readonly eventStepEvents: readonly string[];
+}
+
+/**
+ * The events of one send: distinct (name, key) pairs and idempotency keys; each detail is the
+ * machine's edge detail for it.
+ */
+export interface EventSendValues {
   readonly ids: readonly string[];
   readonly names: readonly string[];
   readonly keys: readonly string[];
@@ -30,19 +40,25 @@ export interface EventSendPlan extends PromotionPlan, EventEdgePlan, StepColumns
   /** The event rows' `sent_by`, and the actor of the edges the events cause. */
   readonly sentBy: string;
   readonly actor: string;
-  /** The event steps this engine defines: workflow name, step, event name. */
-  readonly eventStepWorkflows: readonly string[];
-  readonly eventStepSteps: readonly string[];
-  readonly eventStepEvents: readonly string[];
 }
 
-/** A task an event completed: by the event's position in the plan, as it is after. */
+/** A task an event completed: by the event's position in the send, as it is after. */
 export interface EventCompletion {
   readonly position: number;
   readonly taskId: string;
   readonly workflowId: string;
   readonly step: string;
   readonly state: string;
+}
+
+interface SendRow {
+  readonly written: boolean;
+  readonly received_at: Date;
+  readonly position: string | null;
+  readonly id: string | null;
+  readonly workflow_id: string | null;
+  readonly step: string | null;
+  readonly state: string | null;
 }
 
 /**
@@ -59,55 +75,119 @@ export interface EventCompletion {
  */
 export async function eventSendInOneStatement(
   db: Db,
-  plan: EventSendPlan,
+  shape: EventSendShape,
+  values: EventSendValues,
 ): Promise<{
   readonly written: boolean;
   readonly receivedAt: Date;
   readonly completed: readonly EventCompletion[];
 }> {
+  const { rows } = await executeText<SendRow>(db, statementText(db, shape), [
+    arrayLiteral(values.ids),
+    arrayLiteral(values.names),
+    arrayLiteral(values.keys),
+    arrayLiteral(values.payloads),
+    arrayLiteral(values.idempotencyKeys),
+    arrayLiteral(values.reasons),
+    arrayLiteral(values.outputs),
+    arrayLiteral(values.details),
+    values.sentBy,
+    values.actor,
+  ]);
+  const first = rows[0];
+  if (first === undefined) throw new Error('the send statement returned no summary row');
+  const completed = rows.flatMap((row) =>
+    row.id === null
+      ? []
+      : [
+          {
+            position: Number(row.position),
+            taskId: row.id,
+            workflowId: row.workflow_id as string,
+            step: row.step as string,
+            state: row.state as string,
+          },
+        ],
+  );
+  completed.sort((a, b) =>
+    a.position === b.position ? (a.taskId < b.taskId ? -1 : 1) : a.position - b.position,
+  );
+  return { written: first.written, receivedAt: first.received_at, completed };
+}
+
+const texts = new WeakMap<EventSendShape, string>();
+
+function statementText(db: Db, shape: EventSendShape): string {
+  let text = texts.get(shape);
+  if (text === undefined) {
+    const compiled = statement(shape).compile(db);
+    if (compiled.parameters.length > 0) {
+      throw new Error('the send statement must hold its constants in its text');
+    }
+    text = compiled.sql;
+    texts.set(shape, text);
+  }
+  return text;
+}
+
+/** A (workflow, step) or (workflow, step, event) as one text, for lookups in constants. */
+const joined = (...parts: readonly string[]) => parts.join('\n');
+
+/**
+ * The statement, with the edges and steps written into its text as constants and the events as
+ * parameters $1–$10 (ids, names, keys, payloads, idempotency keys, reasons, outputs, details,
+ * sent by, actor). Constants in the text are parsed once per connection (it is a named prepared
+ * statement), and lookups in them (`->`, subscripts) replace joins with tables of constants.
+ */
+function statement(shape: EventSendShape) {
   const clockNow = sql`clock.now`;
-  const eventAssignments = effectAssignments(plan.eventEffects, { now: clockNow });
-  const promoteAssignments = effectAssignments(plan.promoteEffects, {
+  const eventAssignments = effectAssignments(shape.eventEffects, { now: clockNow });
+  const promoteAssignments = effectAssignments(shape.promoteEffects, {
     now: clockNow,
     undelayed: true,
   });
-  const { rows } = await executeDirect(
-    db,
-    sql<{
-      readonly written: boolean;
-      readonly received_at: Date;
-      readonly position: string | null;
-      readonly id: string | null;
-      readonly workflow_id: string | null;
-      readonly step: string | null;
-      readonly state: string | null;
-    }>`
+  const lit = (value: string) => sql.lit(value);
+  const stepKey = sql`(t.name || E'\n' || t.step)`;
+  // Per (workflow, step): the steps it runs after directly, and its place in the definition.
+  const stepAfter: Record<string, unknown> = {};
+  const stepOrder: Record<string, number> = {};
+  shape.stepNames.forEach((name, index) => {
+    const key = joined(name, shape.stepSteps[index] as string);
+    stepAfter[key] = JSON.parse(shape.stepAfter[index] as string);
+    stepOrder[key] = shape.stepOrder[index] as number;
+  });
+  const jsonConstant = (value: unknown) => typedConstantSql(JSON.stringify(value), 'jsonb');
+  const eventSteps = shape.eventStepWorkflows.map((name, index) =>
+    joined(name, shape.eventStepSteps[index] as string, shape.eventStepEvents[index] as string),
+  );
+  // The parent's state by presence mask (bit i: some task is in stateOrder[i]), by subscript.
+  const byMask = new Map(shape.presenceMasks.map((mask, i) => [mask, shape.presenceStates[i]]));
+  const maskCount = 2 ** shape.stateOrder.length - 1;
+  const parentByMask = Array.from({ length: maskCount }, (_, i) => byMask.get(i + 1) ?? null);
+  return sql<SendRow>`
     ${preparedSql}
     with clock as materialized (select causeway_statement_now() as now),
     sent as materialized (
-      select * from unnest(${arrayLiteral(plan.ids)}::uuid[], ${arrayLiteral(plan.names)}::text[],
-        ${arrayLiteral(plan.keys)}::text[], ${arrayLiteral(plan.payloads)}::text[],
-        ${arrayLiteral(plan.idempotencyKeys)}::text[], ${arrayLiteral(plan.reasons)}::text[],
-        ${arrayLiteral(plan.outputs)}::text[], ${arrayLiteral(plan.details)}::text[])
-        with ordinality as s(id, name, key, payload, idempotency_key, reason, output, detail,
-          position)
+      select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[],
+        $6::text[]) with ordinality as s(id, name, key, payload, idempotency_key, reason, position)
     ),
     -- The (name, key) locks, then the waits under them, read with a snapshot taken after the
     -- locks (0018): every wait committed before them is here.
     waiter as materialized (
-      select * from causeway_event_waits_locked(${arrayLiteral(plan.names)}::text[],
-        ${arrayLiteral(plan.keys)}::text[])
+      select * from causeway_event_waits_locked($2::text[], $3::text[])
     ),
+    -- Never waits, so the order it locks in cannot make a cycle.
     locked_workflow as materialized (
-      select id, name, state, created_at from causeway_workflows
+      select id, name, state,
+        -- A wait of a workflow accepted after the event never matches it (R37).
+        created_at <= (select now from clock) as accepted_before
+      from causeway_workflows
       -- An array, not a semi-join: the planner then probes the primary key for each id.
       where id = any(array(select workflow_id from waiter))
-      order by id
       for update skip locked
     ),
     whole as materialized (
-      select (select count(*) from locked_workflow) = (select count(distinct workflow_id) from waiter)
-        and (select count(*) from waiter) = (select count(distinct workflow_id) from waiter)
+      select (select count(*) from locked_workflow) = w.workflows and w.workflows = w.waits
         -- Probed per keyed event (the unique index), never a join the planner may answer
         -- with a scan of every event.
         and not exists (
@@ -116,115 +196,127 @@ export async function eventSendInOneStatement(
             select 1 from causeway_events as e
             where e.name = s.name and e.idempotency_key = s.idempotency_key)
         ) as ok
+      from (select count(distinct workflow_id) as workflows, count(*) as waits from waiter) as w
     ),
-    -- Each locked task with its workflow's columns, so nothing below joins the two: joins of
-    -- one statement's CTEs are planned from row estimates of one or ten, and a nested loop
-    -- over a thousand rows on each side is a million comparisons.
+    -- The locked workflows by id, for lookups: no CTE below is joined to another (or to a
+    -- table by more than one condition), since such joins are planned from row estimates of
+    -- one, and a nested loop over a thousand rows on each side is a million comparisons.
+    workflow_of as materialized (
+      select coalesce(jsonb_object_agg(id::text, jsonb_build_object('name', name,
+        'state', state, 'accepted_before', accepted_before)), '{}') as by_id
+      from locked_workflow
+    ),
+    -- Each locked task with its workflow's columns.
     locked_task as materialized (
-      select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, t.deadline_at,
-        t.event_name, t.event_key, w.name, w.state as parent_before, w.created_at
-      from causeway_tasks as t
-      join locked_workflow as w on w.id = t.workflow_id
-      -- The array as well as the join: with the join alone the planner scans the whole table
-      -- whenever it thinks the table small, instead of probing its workflow_id index.
+      select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, w.row ->> 'name' as name,
+        w.row ->> 'state' as parent_before, (w.row -> 'accepted_before')::boolean as accepted_before
+      from causeway_tasks as t,
+        lateral (select (select by_id from workflow_of) -> t.workflow_id::text as row) as w
+      -- The array alone, probed in the workflow_id index: with a join to the workflows as well
+      -- the planner may probe the index once per workflow with the whole array each time.
       where t.workflow_id = any(array(select id from locked_workflow)) and (select ok from whole)
       order by t.id
       for update of t
     ),
-    ${stepCte(plan)},
-    event_step as materialized (
-      select * from unnest(
-        ${constantArrayLiteral(plan.eventStepWorkflows)}::text[],
-        ${constantArrayLiteral(plan.eventStepSteps)}::text[],
-        ${constantArrayLiteral(plan.eventStepEvents)}::text[]
-      ) as es(name, step, event)
-    ),
-    -- The waits these events reach, by the position of their event, then checked in \`cause\`:
-    -- joined on single keys with no filter, so that no row estimate of one turns a join into a
-    -- loop over every pair.
+    -- The waits these events reach, joined on the task id alone (no filter whose estimate of
+    -- one row could make the join a loop over every pair), their event's values by subscript.
     matched as materialized (
-      select t.id as task_id, t.workflow_id, t.step, t.state as from_state, t.attempt,
-        t.name, t.parent_before, t.created_at, s.name as event_name, s.id as event_id,
-        s.output, s.detail, s.position as event_position
+      select t.id as task_id, t.workflow_id, t.step, t.state as from_state, t.attempt, t.name,
+        t.parent_before, t.accepted_before, wt.pair_index as event_position,
+        ($1::uuid[])[wt.pair_index] as event_id, ($2::text[])[wt.pair_index] as event_name,
+        ($7::text[])[wt.pair_index] as output, ($8::text[])[wt.pair_index] as detail
       from waiter as wt
       join locked_task as t on t.id = wt.task_id
-      join sent as s on s.position = wt.pair_index
     ),
     cause as materialized (
-      select m.*, row_number() over (order by m.task_id) as position
-      from matched as m
-      join event_step as es on es.name = m.name and es.step = m.step and es.event = m.event_name
-      cross join clock
-      -- A wait of a workflow accepted after the event never matches it (R37).
-      where m.from_state = ${plan.eventFrom} and m.created_at <= clock.now
+      select m.* from matched as m
+      where m.from_state = ${lit(shape.eventFrom)}
+        -- A step of this engine that waits for this event.
+        and (m.name || E'\n' || m.step || E'\n' || m.event_name)
+          = any(${constantArraySql(eventSteps, 'text')})
+        and m.accepted_before
+    ),
+    -- Each cause by its workflow (one per workflow: \`whole\`), for lookups: below, no CTE is
+    -- joined to another, since such joins are planned from row estimates of one, and a nested
+    -- loop over a thousand rows on each side is a million comparisons.
+    cause_of as materialized (
+      select coalesce(jsonb_object_agg(workflow_id::text,
+        jsonb_build_object('task', task_id, 'step', step)), '{}') as by_workflow
+      from cause
     ),
     -- Every task of those workflows as it is after the edge, with what its workflow's log
-    -- rows need from the cause (one per workflow: \`whole\`).
+    -- rows need from the cause.
     after_cause as materialized (
-      select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.name, c.parent_before,
-        c.step as cause_step, c.position as cause_position,
-        case when t.id = c.task_id then ${plan.eventTo} else t.state end as state
-      from locked_task as t
-      join cause as c on c.workflow_id = t.workflow_id
+      select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.name, t.parent_before,
+        c.cause ->> 'step' as cause_step, (c.cause ->> 'task')::uuid as cause_task,
+        case when t.id = (c.cause ->> 'task')::uuid then ${lit(shape.eventTo)} else t.state end
+          as state
+      from locked_task as t,
+        lateral (select (select by_workflow from cause_of) -> t.workflow_id::text as cause) as c
+      where c.cause is not null
+    ),
+    -- Per workflow, its steps in the state promotion asks of every upstream step.
+    upstream_done as materialized (
+      select coalesce(jsonb_object_agg(workflow_id::text, steps), '{}') as by_workflow
+      from (
+        select workflow_id, jsonb_agg(step) as steps from after_cause
+        where state = ${lit(shape.upstreamState)}
+        group by workflow_id
+      ) as d
     ),
     promoted as materialized (
-      select a.id, a.workflow_id, a.step, a.queue, a.attempt, a.cause_position, s.ord
-      from after_cause as a
-      join step as s on s.name = a.name and s.step = a.step
-      left join lateral jsonb_array_elements_text(s.after) as u(step) on true
-      left join after_cause as done
-        on done.workflow_id = a.workflow_id and done.step = u.step
-          and done.state = ${sql.lit(plan.upstreamState)}
-      where a.state = ${sql.lit(plan.promoteFrom)}
-      group by a.id, a.workflow_id, a.step, a.queue, a.attempt, a.cause_position, s.ord
-      having count(u.step) = count(done.id)
+      select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.cause_task,
+        (${jsonConstant(stepOrder)} ->> ${stepKey})::integer as ord
+      from after_cause as t
+      where t.state = ${lit(shape.promoteFrom)}
+        -- A step this engine does not define has no entry, so it is never promoted.
+        and (${jsonConstant(stepAfter)} -> ${stepKey}) <@ coalesce(
+          (select by_workflow from upstream_done) -> t.workflow_id::text, '[]'::jsonb)
+    ),
+    promoted_ids as materialized (
+      select coalesce(jsonb_object_agg(id::text, true), '{}') as ids from promoted
     ),
     parent as materialized (
-      select m.workflow_id, m.parent_before, m.cause_step, m.cause_position, g.state as parent_after
+      select m.workflow_id, m.parent_before, m.cause_step, m.cause_task,
+        (${constantArraySql(parentByMask, 'text')})[m.mask] as parent_after
       from (
-        select a.workflow_id, a.parent_before, a.cause_step, a.cause_position,
-          bit_or(1 << (array_position(${constantArrayLiteral(plan.stateOrder)}::text[],
-            case when a.id = any(array(select id from promoted)) then ${plan.promoteTo}
+        select a.workflow_id, a.parent_before, a.cause_step, a.cause_task,
+          bit_or(1 << (array_position(${constantArraySql(shape.stateOrder, 'text')},
+            case when (select ids from promoted_ids) ? a.id::text then ${lit(shape.promoteTo)}
               else a.state end) - 1)) as mask
         from after_cause as a
-        group by a.workflow_id, a.parent_before, a.cause_step, a.cause_position
+        group by a.workflow_id, a.parent_before, a.cause_step, a.cause_task
       ) as m
-      join unnest(
-        ${constantArrayLiteral(plan.presenceMasks)}::integer[],
-        ${constantArrayLiteral(plan.presenceStates)}::text[]
-      ) as g(mask, state) on g.mask = m.mask
     ),
     event_insert as (
       insert into causeway_events
         (id, name, key, payload, idempotency_key, sent_by, reason, received_at)
-      select s.id, s.name, s.key, s.payload::jsonb, s.idempotency_key, ${plan.sentBy}, s.reason,
+      select s.id, s.name, s.key, s.payload::jsonb, s.idempotency_key, $9::text, s.reason,
         clock.now
       from sent as s, clock
       where (select ok from whole)
-      order by s.position
       returning 1
     ),
-    event_update as (
+    -- The event's edge for each cause and the promotion for each promoted step, in one write.
+    task_update as (
       update causeway_tasks as t set
-        state = ${plan.eventTo},
-        ${setList(eventAssignments, 't')},
-        output = c.output::jsonb,
+        state = u.to_state,
+        ${caseSetList(sql`u.by_event`, eventAssignments, promoteAssignments, 't')},
+        output = case when u.by_event then u.output::jsonb else t.output end,
         updated_at = clock.now
-      from cause as c, clock
-      -- Conditional on the state it was read with (R1). The column, not the constant: with a
-      -- constant the planner may scan every task in that state (and join them all to the
-      -- events) instead of probing the primary key for each.
-      where t.id = c.task_id and t.state = c.from_state
-      returning t.id, t.workflow_id, t.step, t.state, c.event_position
-    ),
-    promoted_update as (
-      update causeway_tasks as t set
-        state = ${plan.promoteTo},
-        ${setList(promoteAssignments, 't')},
-        updated_at = clock.now
-      from promoted as p, clock
-      where t.id = p.id and t.state = ${sql.lit(plan.promoteFrom)}
-      returning 1
+      from (
+        select c.task_id as id, c.from_state, ${lit(shape.eventTo)} as to_state, true as by_event,
+          c.output, c.event_position
+        from cause as c
+        union all
+        select p.id, ${lit(shape.promoteFrom)}, ${lit(shape.promoteTo)}, false, null, null
+        from promoted as p
+      ) as u, clock
+      -- Conditional on the state it was read with (R1). A column, not a constant: with a
+      -- constant the planner may scan every task in that state instead of probing the
+      -- primary key for each.
+      where t.id = u.id and t.state = u.from_state
+      returning t.id, t.workflow_id, t.step, t.state, u.by_event, u.event_position
     ),
     ${parentUpdateCte},
     delivery_insert as (
@@ -232,75 +324,56 @@ export async function eventSendInOneStatement(
       select c.event_id, c.task_id, c.workflow_id, clock.now from cause as c, clock
       returning 1
     ),
+    -- Written whether or not anything reads it; ordered by the cause's task id, then task,
+    -- promotions in definition order, parent.
     log_insert as (
       insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
         reason, error_category, error_summary, actor, attempt, at, detail)
       select workflow_id, task_id, step, from_state, to_state, reason, null, null, actor,
         attempt, clock.now, detail
       from (
-        select c.workflow_id, c.task_id, c.step, ${plan.eventFrom} as from_state,
-          ${plan.eventTo} as to_state, ${plan.eventReason} as reason, ${plan.actor} as actor,
+        select c.workflow_id, c.task_id, c.step, ${lit(shape.eventFrom)} as from_state,
+          ${lit(shape.eventTo)} as to_state, ${lit(shape.eventReason)} as reason,
+          $10::text as actor,
           ${valueSql(eventAssignments, 'attempt', sql`c.attempt`)} as attempt,
-          c.detail::jsonb as detail, c.position, 0 as rank, 0 as ord
+          c.detail::jsonb as detail, c.task_id as cause_task, 0 as rank, 0 as ord
         from cause as c
         union all
-        select p.workflow_id, p.id, p.step, ${sql.lit(plan.promoteFrom)}, ${plan.promoteTo},
-          ${plan.promoteReason}, ${plan.promoteActor},
-          ${valueSql(promoteAssignments, 'attempt', sql`p.attempt`)}, null, p.cause_position, 1,
+        select p.workflow_id, p.id, p.step, ${lit(shape.promoteFrom)}, ${lit(shape.promoteTo)},
+          ${lit(shape.promoteReason)}, ${lit(shape.promoteActor)},
+          ${valueSql(promoteAssignments, 'attempt', sql`p.attempt`)}, null, p.cause_task, 1,
           p.ord
         from promoted as p
         union all
-        select pa.workflow_id, null, null, pa.parent_before, pa.parent_after, ${plan.eventReason},
-          ${plan.actor}, 0, jsonb_build_object('step', pa.cause_step), pa.cause_position, 2, 0
+        select pa.workflow_id, null, null, pa.parent_before, pa.parent_after,
+          ${lit(shape.eventReason)}, $10::text, 0, jsonb_build_object('step', pa.cause_step),
+          pa.cause_task, 2, 0
         from parent as pa
         where pa.parent_after <> pa.parent_before
       ) as v, clock
-      order by position, rank, ord
-      returning 1
+      order by cause_task, rank, ord
     ),
     wake as (
-      select pg_notify(${wakeupChannel}, queue) from (select distinct queue from promoted) as q
-    ),
-    announce as (
-      select pg_notify(${transitionsChannel}, '') where exists (select 1 from cause)
+      select pg_notify(${lit(wakeupChannel)}, queue) from (select distinct queue from promoted) as q
     ),
     summary as materialized (
       -- Fails the statement, undoing its writes, if it wrote other than it decided.
       select (select ok from whole) as written, (select now from clock) as received_at,
         causeway_written_as_decided(
-          (select count(*) from cause) * 2 + (select count(*) from promoted)
-            + (select count(*) from parent where parent_after <> parent_before)
-            + case when (select ok from whole) then (select count(*) from sent) else 0 end,
-          (select count(*) from event_update) + (select count(*) from delivery_insert)
-            + (select count(*) from promoted_update) + (select count(*) from workflow_update)
-            + (select count(*) from event_insert)) as checked,
-        (select count(*) from log_insert) as log_count,
+          (select count(*) from (
+            select from cause union all select from cause union all select from promoted
+            union all select from parent where parent_after <> parent_before
+            union all select from sent where (select ok from whole)) as decided),
+          (select count(*) from (
+            select from task_update union all select from delivery_insert
+            union all select from workflow_update union all select from event_insert) as written)
+        ) as checked,
         (select count(*) from wake) as wake_count,
-        (select count(*) from announce) as announce_count
+        case when exists (select from cause) then pg_notify(${lit(transitionsChannel)}, '') end
+          as announced
     )
     select summary.written, summary.received_at, u.event_position as position, u.id,
       u.workflow_id, u.step, u.state
     from summary
-    left join event_update as u on true
-    order by u.event_position, u.id`,
-  );
-  const first = rows[0];
-  if (first === undefined) throw new Error('the send statement returned no summary row');
-  return {
-    written: first.written,
-    receivedAt: first.received_at,
-    completed: rows.flatMap((row) =>
-      row.id === null
-        ? []
-        : [
-            {
-              position: Number(row.position),
-              taskId: row.id,
-              workflowId: row.workflow_id as string,
-              step: row.step as string,
-              state: row.state as string,
-            },
-          ],
-    ),
-  };
+    left join task_update as u on u.by_event`;
 }

@@ -9,7 +9,7 @@ import {
   type WorkflowStep,
 } from '@causeway/workflow';
 import type { Kysely } from 'kysely';
-import { eventSendInOneStatement } from '../../db/events/event-send-statement';
+import { type EventSendShape, eventSendInOneStatement } from '../../db/events/event-send-statement';
 import { isRetryableDatabaseError, isUniqueViolation } from '../../db/pg-errors';
 import type { CausewayDatabase } from '../../db/schema';
 import { oneStatementPaths } from '../one-statement-paths';
@@ -34,9 +34,7 @@ interface EventSteps {
 /** What the one statement needs of an engine's definitions, built once per set. */
 interface SendTable {
   readonly byEvent: ReadonlyMap<string, EventSteps>;
-  readonly eventStepWorkflows: readonly string[];
-  readonly eventStepSteps: readonly string[];
-  readonly eventStepEvents: readonly string[];
+  readonly shape: EventSendShape;
 }
 
 const tables = new WeakMap<ReadonlyMap<string, WorkflowDefinition>, SendTable>();
@@ -58,11 +56,30 @@ function sendTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): Send
     entry.steps.push(step);
     byEvent.set(event, entry);
   }
+  const { settle, send } = oneStatementPaths();
+  const steps = stepTableOf(definitions);
   table = {
     byEvent,
-    eventStepWorkflows: entries.map((entry) => entry.definition.name),
-    eventStepSteps: entries.map((entry) => entry.step.name),
-    eventStepEvents: entries.map((entry) => entry.event),
+    shape: {
+      ...send,
+      promoteFrom: settle.promoteFrom,
+      promoteTo: settle.promoteTo,
+      promoteReason: settle.promoteReason,
+      promoteActor: settle.promoteActor,
+      promoteEffects: settle.promoteEffects,
+      upstreamState: settle.upstreamState,
+      stateOrder: settle.stateOrder,
+      presenceMasks: settle.presenceMasks,
+      presenceStates: settle.presenceStates,
+      stepNames: steps.stepNames,
+      stepSteps: steps.stepSteps,
+      stepAfter: steps.stepAfter,
+      stepUpstream: steps.stepUpstream,
+      stepOrder: steps.stepOrder,
+      eventStepWorkflows: entries.map((entry) => entry.definition.name),
+      eventStepSteps: entries.map((entry) => entry.step.name),
+      eventStepEvents: entries.map((entry) => entry.event),
+    },
   };
   tables.set(definitions, table);
   return table;
@@ -118,11 +135,9 @@ export async function sendInOneStatement(
   const edges = events.map((event, index) =>
     eventReceivedEdge(actor, ids[index] as string, event.reason ?? undefined),
   );
-  const { settle, send } = oneStatementPaths();
-  const steps = stepTableOf(definitions);
   let result: Awaited<ReturnType<typeof eventSendInOneStatement>>;
   try {
-    result = await eventSendInOneStatement(db, {
+    result = await eventSendInOneStatement(db, table.shape, {
       ids,
       names: events.map((event) => event.name),
       keys: events.map((event) => event.key),
@@ -133,24 +148,6 @@ export async function sendInOneStatement(
       details: edges.map((edge) => JSON.stringify(edge.detail)),
       sentBy: formatActor(actor),
       actor: (edges[0] as (typeof edges)[number]).actor,
-      ...send,
-      promoteFrom: settle.promoteFrom,
-      promoteTo: settle.promoteTo,
-      promoteReason: settle.promoteReason,
-      promoteActor: settle.promoteActor,
-      promoteEffects: settle.promoteEffects,
-      upstreamState: settle.upstreamState,
-      stateOrder: settle.stateOrder,
-      presenceMasks: settle.presenceMasks,
-      presenceStates: settle.presenceStates,
-      stepNames: steps.stepNames,
-      stepSteps: steps.stepSteps,
-      stepAfter: steps.stepAfter,
-      stepUpstream: steps.stepUpstream,
-      stepOrder: steps.stepOrder,
-      eventStepWorkflows: table.eventStepWorkflows,
-      eventStepSteps: table.eventStepSteps,
-      eventStepEvents: table.eventStepEvents,
     });
   } catch (error) {
     // The same idempotency key sent concurrently (the transaction path answers the repeat), or
