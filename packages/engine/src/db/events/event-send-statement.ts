@@ -167,10 +167,6 @@ function statement(shape: EventSendShape) {
   return sql<SendRow>`
     ${preparedSql}
     with clock as materialized (select causeway_statement_now() as now),
-    sent as materialized (
-      select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[],
-        $6::text[]) with ordinality as s(id, name, key, payload, idempotency_key, reason, position)
-    ),
     -- The (name, key) locks, then the waits under them, read with a snapshot taken after the
     -- locks (0018): every wait committed before them is here.
     waiter as materialized (
@@ -191,7 +187,7 @@ function statement(shape: EventSendShape) {
         -- Probed per keyed event (the unique index), never a join the planner may answer
         -- with a scan of every event.
         and not exists (
-          select 1 from sent as s
+          select 1 from unnest($2::text[], $5::text[]) as s(name, idempotency_key)
           where s.idempotency_key is not null and exists (
             select 1 from causeway_events as e
             where e.name = s.name and e.idempotency_key = s.idempotency_key)
@@ -210,6 +206,8 @@ function statement(shape: EventSendShape) {
     locked_task as materialized (
       select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, w.row ->> 'name' as name,
         w.row ->> 'state' as parent_before, (w.row -> 'accepted_before')::boolean as accepted_before
+      -- Looked up, not joined: a row lock of a join copies each row of its other side (here
+      -- the whole map) into every locked row.
       from causeway_tasks as t,
         lateral (select (select by_id from workflow_of) -> t.workflow_id::text as row) as w
       -- The array alone, probed in the workflow_id index: with a join to the workflows as well
@@ -292,10 +290,10 @@ function statement(shape: EventSendShape) {
       insert into causeway_events
         (id, name, key, payload, idempotency_key, sent_by, reason, received_at)
       select s.id, s.name, s.key, s.payload::jsonb, s.idempotency_key, $9::text, s.reason,
-        clock.now
-      from sent as s, clock
+        (select now from clock)
+      from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+        as s(id, name, key, payload, idempotency_key, reason)
       where (select ok from whole)
-      returning 1
     ),
     -- The event's edge for each cause and the promotion for each promoted step, in one write.
     task_update as (
@@ -321,8 +319,7 @@ function statement(shape: EventSendShape) {
     ${parentUpdateCte},
     delivery_insert as (
       insert into causeway_event_deliveries (event_id, task_id, workflow_id, delivered_at)
-      select c.event_id, c.task_id, c.workflow_id, clock.now from cause as c, clock
-      returning 1
+      select c.event_id, c.task_id, c.workflow_id, (select now from clock) from cause as c
     ),
     -- Written whether or not anything reads it; ordered by the cause's task id, then task,
     -- promotions in definition order, parent.
@@ -330,7 +327,7 @@ function statement(shape: EventSendShape) {
       insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
         reason, error_category, error_summary, actor, attempt, at, detail)
       select workflow_id, task_id, step, from_state, to_state, reason, null, null, actor,
-        attempt, clock.now, detail
+        attempt, (select now from clock), detail
       from (
         select c.workflow_id, c.task_id, c.step, ${lit(shape.eventFrom)} as from_state,
           ${lit(shape.eventTo)} as to_state, ${lit(shape.eventReason)} as reason,
@@ -350,25 +347,22 @@ function statement(shape: EventSendShape) {
           pa.cause_task, 2, 0
         from parent as pa
         where pa.parent_after <> pa.parent_before
-      ) as v, clock
+      ) as v
       order by cause_task, rank, ord
     ),
-    wake as (
-      select pg_notify(${lit(wakeupChannel)}, queue) from (select distinct queue from promoted) as q
-    ),
     summary as materialized (
-      -- Fails the statement, undoing its writes, if it wrote other than it decided.
       select (select ok from whole) as written, (select now from clock) as received_at,
+        -- Fails the statement, undoing its writes, if a conditional update wrote other than it
+        -- decided (the inserts write what they select).
         causeway_written_as_decided(
           (select count(*) from (
-            select from cause union all select from cause union all select from promoted
-            union all select from parent where parent_after <> parent_before
-            union all select from sent where (select ok from whole)) as decided),
+            select from cause union all select from promoted
+            union all select from parent where parent_after <> parent_before) as decided),
           (select count(*) from (
-            select from task_update union all select from delivery_insert
-            union all select from workflow_update union all select from event_insert) as written)
+            select from task_update union all select from workflow_update) as written)
         ) as checked,
-        (select count(*) from wake) as wake_count,
+        (select count(pg_notify(${lit(wakeupChannel)}, queue))
+          from (select distinct queue from promoted) as q) as woken,
         case when exists (select from cause) then pg_notify(${lit(transitionsChannel)}, '') end
           as announced
     )
