@@ -183,7 +183,9 @@ function statement(shape: EventSendShape) {
       for update skip locked
     ),
     whole as materialized (
-      select (select count(*) from locked_workflow) = w.workflows and w.workflows = w.waits
+      -- Every wait's workflow locked, and none twice: a workflow is locked once, so the two
+      -- counts are equal only if the waits are in distinct workflows and all of those locked.
+      select (select count(*) from locked_workflow) = (select count(*) from waiter)
         -- Probed per keyed event (the unique index), never a join the planner may answer
         -- with a scan of every event.
         and not exists (
@@ -192,7 +194,6 @@ function statement(shape: EventSendShape) {
             select 1 from causeway_events as e
             where e.name = s.name and e.idempotency_key = s.idempotency_key)
         ) as ok
-      from (select count(distinct workflow_id) as workflows, count(*) as waits from waiter) as w
     ),
     -- The locked workflows by id, for lookups: no CTE below is joined to another (or to a
     -- table by more than one condition), since such joins are planned from row estimates of
