@@ -56,7 +56,11 @@ it('turns the existing log into the first partition and goes on from its last id
   );
   expect(oldRows.length).toBeGreaterThan(0);
 
-  expect(await cw.migrate()).toEqual(['0017_transition_partitions', '0018_event_waits_locked']);
+  expect(await cw.migrate()).toEqual([
+    '0017_transition_partitions',
+    '0018_event_waits_locked',
+    '0019_event_deliveries_unchecked',
+  ]);
   const kept = await query<{ id: string; partition: string }>(
     url(),
     'select id::text, tableoid::regclass::text as partition from causeway_transitions where workflow_id = $1 order by id',

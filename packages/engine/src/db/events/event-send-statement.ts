@@ -82,7 +82,7 @@ export async function eventSendInOneStatement(
   readonly receivedAt: Date;
   readonly completed: readonly EventCompletion[];
 }> {
-  const { rows } = await executeText<SendRow>(db, statementText(db, shape), [
+  const { rows } = await executeText<SendRow>(db, eventSendStatementText(db, shape), [
     arrayLiteral(values.ids),
     arrayLiteral(values.names),
     arrayLiteral(values.keys),
@@ -117,7 +117,8 @@ export async function eventSendInOneStatement(
 
 const texts = new WeakMap<EventSendShape, string>();
 
-function statementText(db: Db, shape: EventSendShape): string {
+/** The statement's text for an engine's shape, compiled once (its plan is tested at scale). */
+export function eventSendStatementText(db: Db, shape: EventSendShape): string {
   let text = texts.get(shape);
   if (text === undefined) {
     const compiled = statement(shape).compile(db);
@@ -195,9 +196,10 @@ function statement(shape: EventSendShape) {
             where e.name = s.name and e.idempotency_key = s.idempotency_key)
         ) as ok
     ),
-    -- The locked workflows by id, for lookups: no CTE below is joined to another (or to a
-    -- table by more than one condition), since such joins are planned from row estimates of
-    -- one, and a nested loop over a thousand rows on each side is a million comparisons.
+    -- The locked workflows by id, for lookups: no CTE of this statement is joined to another
+    -- (or to a table by more than one condition). Such joins are planned from row estimates of
+    -- one or ten, and a nested loop over a thousand rows on each side is a million comparisons;
+    -- a lookup in a map is linear whatever plan is chosen (event-send-plan.test.ts).
     workflow_of as materialized (
       select coalesce(jsonb_object_agg(id::text, jsonb_build_object('name', name,
         'state', state, 'accepted_before', accepted_before)), '{}') as by_id
@@ -217,27 +219,26 @@ function statement(shape: EventSendShape) {
       order by t.id
       for update of t
     ),
-    -- The waits these events reach, joined on the task id alone (no filter whose estimate of
-    -- one row could make the join a loop over every pair), their event's values by subscript.
-    matched as materialized (
-      select t.id as task_id, t.workflow_id, t.step, t.state as from_state, t.attempt, t.name,
-        t.parent_before, t.accepted_before, wt.pair_index as event_position,
-        ($1::uuid[])[wt.pair_index] as event_id, ($2::text[])[wt.pair_index] as event_name,
-        ($7::text[])[wt.pair_index] as output, ($8::text[])[wt.pair_index] as detail
-      from waiter as wt
-      join locked_task as t on t.id = wt.task_id
+    -- Each wait's event by its task, for lookups.
+    wait_of as materialized (
+      select coalesce(jsonb_object_agg(task_id::text, pair_index), '{}') as by_task from waiter
     ),
+    -- The waits these events reach that this engine's steps may take the event's edge from,
+    -- with their event's values by subscript.
     cause as materialized (
-      select m.* from matched as m
-      where m.from_state = ${lit(shape.eventFrom)}
-        -- A step of this engine that waits for this event.
-        and (m.name || E'\n' || m.step || E'\n' || m.event_name)
+      select t.id as task_id, t.workflow_id, t.step, t.state as from_state, t.attempt,
+        t.parent_before, w.pair_index as event_position,
+        ($1::uuid[])[w.pair_index] as event_id, ($7::text[])[w.pair_index] as output,
+        ($8::text[])[w.pair_index] as detail
+      from locked_task as t,
+        lateral (select ((select by_task from wait_of) ->> t.id::text)::integer as pair_index)
+          as w
+      where w.pair_index is not null and t.state = ${lit(shape.eventFrom)}
+        and (t.name || E'\n' || t.step || E'\n' || ($2::text[])[w.pair_index])
           = any(${constantArraySql(eventSteps, 'text')})
-        and m.accepted_before
+        and t.accepted_before
     ),
-    -- Each cause by its workflow (one per workflow: \`whole\`), for lookups: below, no CTE is
-    -- joined to another, since such joins are planned from row estimates of one, and a nested
-    -- loop over a thousand rows on each side is a million comparisons.
+    -- Each cause by its workflow (one per workflow: \`whole\`), for lookups.
     cause_of as materialized (
       select coalesce(jsonb_object_agg(workflow_id::text,
         jsonb_build_object('task', task_id, 'step', step)), '{}') as by_workflow

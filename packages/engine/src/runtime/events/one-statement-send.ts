@@ -85,6 +85,13 @@ function sendTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): Send
   return table;
 }
 
+/** What the one-statement send is made of for these definitions (built once per set). */
+export function eventSendShapeOf(
+  definitions: ReadonlyMap<string, WorkflowDefinition>,
+): EventSendShape {
+  return sendTableOf(definitions).shape;
+}
+
 /** The one output every step waiting for the event gives its payload, or null if they differ. */
 function commonOutput(steps: readonly WorkflowStep[], payloadJson: string): string | null {
   const payload = JSON.parse(payloadJson) as unknown;
