@@ -14,6 +14,7 @@ import { workflow } from '@causeway/workflow';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { arrayLiteral } from '../../packages/engine/src/db/array-literal';
 import { eventSendStatementText } from '../../packages/engine/src/db/events/event-send-statement';
 import { eventSendShapeOf } from '../../packages/engine/src/runtime/events/one-statement-send';
 import { useTestDatabase } from '../helpers/database';
@@ -57,17 +58,15 @@ function rowsProduced(node: PlanNode): { total: number; most: { node: string; ro
 /** The statement's ten parameters for these events (text, as the engine sends them). */
 function parameters(keys: readonly string[]): string[] {
   const ids = keys.map(() => randomUUID());
-  const array = (values: readonly (string | null)[]) =>
-    `{${values.map((value) => (value === null ? 'NULL' : JSON.stringify(value))).join(',')}}`;
   return [
-    array(ids),
-    array(keys.map(() => approval.name)),
-    array(keys),
-    array(keys.map(() => '{"ok":true}')),
-    array(keys.map(() => null)),
-    array(keys.map(() => null)),
-    array(keys.map(() => '{"ok":true}')),
-    array(ids.map((id) => JSON.stringify({ eventId: id }))),
+    arrayLiteral(ids),
+    arrayLiteral(keys.map(() => approval.name)),
+    arrayLiteral(keys),
+    arrayLiteral(keys.map(() => '{"ok":true}')),
+    arrayLiteral(keys.map(() => null)),
+    arrayLiteral(keys.map(() => null)),
+    arrayLiteral(keys.map(() => '{"ok":true}')),
+    arrayLiteral(ids.map((id) => JSON.stringify({ eventId: id }))),
     'client',
     'client',
   ];

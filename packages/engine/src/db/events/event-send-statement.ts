@@ -17,7 +17,10 @@ type PromotionPlan = Omit<
  * event steps (workflow name, step, event name). The statement's text depends on nothing else,
  * so it is built once per shape and every send only binds its events.
  */
-export interface EventSendShape extends PromotionPlan, EventEdgePlan, StepColumns {
+export interface EventSendShape
+  extends PromotionPlan,
+    EventEdgePlan,
+    Pick<StepColumns, 'stepNames' | 'stepSteps' | 'stepAfter' | 'stepOrder'> {
   readonly eventStepWorkflows: readonly string[];
   readonly eventStepSteps: readonly string[];
   readonly eventStepEvents: readonly string[];

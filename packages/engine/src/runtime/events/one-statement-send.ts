@@ -74,7 +74,6 @@ function sendTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): Send
       stepNames: steps.stepNames,
       stepSteps: steps.stepSteps,
       stepAfter: steps.stepAfter,
-      stepUpstream: steps.stepUpstream,
       stepOrder: steps.stepOrder,
       eventStepWorkflows: entries.map((entry) => entry.definition.name),
       eventStepSteps: entries.map((entry) => entry.step.name),
