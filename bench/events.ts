@@ -3,8 +3,10 @@
  * submit in the same run. Each round, in fresh databases: `--waiting` workflows wait for an
  * event each; then (a) one-step workflows submitted one by one from 10 producers, (b) their
  * events sent one by one from 10 senders, (c) another set's events sent batched, 1,000 per
- * `sendEvents` call. Every send must complete its wait; the rates and (b) ÷ (a) are printed
- * per round with their medians. With `--floor`, (d) a third set's events sent one by one from 10
+ * `sendEvents` call, (d) the events of a set of two-step workflows (a step after the event
+ * step, which each event makes ready) sent one by one from 10 senders. Every send must
+ * complete its wait; the rates, (b) ÷ (a) and (d) ÷ (a) are printed per round with their
+ * medians. With `--floor`, (e) a fourth set's events sent one by one from 10
  * senders through the contract's floor (`event-floor.ts`), in the same run. Each phase also
  * reports the CPU per operation of this process and, when the server runs on this machine, of
  * the whole PostgreSQL server (every backend and background process).
@@ -35,8 +37,19 @@ const rounds = Number(values.rounds);
 const senders = Number(values.senders);
 const batch = Number(values.batch);
 
+const approval = {
+  name: 'bench.approved',
+  key: (ctx: { readonly input: { readonly id: string } }) => ctx.input.id,
+  timeoutMs: 86_400_000,
+};
 const awaited = workflow({ name: 'bench-awaited', input: z.object({ id: z.string() }) })
-  .event('approval', { name: 'bench.approved', key: (ctx) => ctx.input.id, timeoutMs: 86_400_000 })
+  .event('approval', approval)
+  .build();
+// Its own event name: the engine's send leaves out the promotion part only for events no
+// step runs after.
+const chained = workflow({ name: 'bench-chained', input: z.object({ id: z.string() }) })
+  .event('approval', { ...approval, name: 'bench.chained' })
+  .step('publish', { after: ['approval'], queue: 'bench-publish', run: () => null })
   .build();
 const job = defineWorkflow({
   name: 'bench-job',
@@ -50,7 +63,7 @@ const server = await startServer(repoRoot);
 async function engineOn(url: string): Promise<Engine> {
   const engine = createEngine({
     databaseUrl: url,
-    workflows: [awaited, job],
+    workflows: [awaited, chained, job],
     logger: pino({ level: 'silent' }),
     poolSize: senders + 2,
   });
@@ -59,14 +72,28 @@ async function engineOn(url: string): Promise<Engine> {
 }
 
 /** Submits `count` waiting workflows (untimed) and answers their keys. */
-async function parkWaits(engine: Engine, prefix: string, count: number): Promise<string[]> {
+async function parkWaits(
+  engine: Engine,
+  prefix: string,
+  count: number,
+  name = 'bench-awaited',
+): Promise<string[]> {
   const keys = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
   for (let first = 0; first < count; first += 1_000) {
     await engine.submitMany(
-      keys.slice(first, first + 1_000).map((id) => ({ name: 'bench-awaited', input: { id } })),
+      keys.slice(first, first + 1_000).map((id) => ({ name, input: { id } })),
     );
   }
   return keys;
+}
+
+/** Sends the events of `keys` one by one from the senders; each must complete one wait. */
+function sendOneByOne(engine: Engine, name: string, keys: readonly string[]): Promise<void> {
+  return parallelFor(keys.length, senders, async (i) => {
+    const answer = await engine.sendEvent(name, keys[i] as string, { i });
+    if (answer.tasks.length !== 1)
+      throw new Error(`event ${i} completed ${answer.tasks.length} tasks`);
+  });
 }
 
 async function completed(url: string): Promise<number> {
@@ -76,7 +103,10 @@ async function completed(url: string): Promise<number> {
     const { rows } = await client.query(
       `select count(*)::int as n from causeway_tasks where step = 'approval' and state = 'succeeded'`,
     );
-    return rows[0].n;
+    const ready = await client.query(
+      `select count(*)::int as n from causeway_tasks where step = 'publish' and state = 'queued'`,
+    );
+    return rows[0].n + ready.rows[0].n;
   } finally {
     await client.end();
   }
@@ -111,7 +141,13 @@ async function phase(
 const cpuText = (p: Phase) =>
   `node ${p.nodeUs.toFixed(0)} µs${Number.isNaN(p.serverUs) ? '' : ` + server ${p.serverUs.toFixed(0)} µs`} CPU/op`;
 
-const results: { submit: Phase; send: Phase; batched: Phase; floor: Phase | null }[] = [];
+const results: {
+  submit: Phase;
+  send: Phase;
+  batched: Phase;
+  chainedSend: Phase;
+  floor: Phase | null;
+}[] = [];
 for (let round = 1; round <= rounds; round += 1) {
   const name = `bench_events_r${round}`;
   const url = await server.createDatabase(name);
@@ -119,6 +155,7 @@ for (let round = 1; round <= rounds; round += 1) {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   const oneByOne = await parkWaits(engine, 'one', waiting);
   const batchedKeys = await parkWaits(engine, 'batch', waiting);
+  const chainedKeys = await parkWaits(engine, 'chained', waiting, 'bench-chained');
   const floorKeys = values.floor ? await parkWaits(engine, 'floor', waiting) : [];
   const floorPool = new pg.Pool({ connectionString: url, max: senders });
   // end() resolves before its sockets close: the forced drop of the database may still reach
@@ -138,11 +175,7 @@ for (let round = 1; round <= rounds; round += 1) {
   await checkpoint(pool);
 
   const send = await phase(postmaster, waiting, () =>
-    parallelFor(waiting, senders, async (i) => {
-      const answer = await engine.sendEvent('bench.approved', oneByOne[i] as string, { i });
-      if (answer.tasks.length !== 1)
-        throw new Error(`event ${i} completed ${answer.tasks.length} tasks`);
-    }),
+    sendOneByOne(engine, 'bench.approved', oneByOne),
   );
   await checkpoint(pool);
 
@@ -159,6 +192,10 @@ for (let round = 1; round <= rounds; round += 1) {
         throw new Error('a batched event missed');
     }
   });
+  await checkpoint(pool);
+  const chainedSend = await phase(postmaster, waiting, () =>
+    sendOneByOne(engine, 'bench.chained', chainedKeys),
+  );
   let floor: Phase | null = null;
   if (values.floor) {
     await checkpoint(pool);
@@ -170,18 +207,19 @@ for (let round = 1; round <= rounds; round += 1) {
     );
   }
   const done = await completed(url);
-  const expected = (values.floor ? 3 : 2) * waiting;
+  // Each chained workflow counts twice: its approval and its publish made ready.
+  const expected = (values.floor ? 5 : 4) * waiting;
   if (done !== expected) throw new Error(`expected ${expected} completed waits, found ${done}`);
-  results.push({ submit, send, batched, floor });
+  results.push({ submit, send, batched, chainedSend, floor });
   const floorText =
     floor === null
       ? ''
       : `, floor ${floor.rate.toFixed(0)}/s (${(floor.rate / submit.rate).toFixed(2)}× submit)`;
   console.log(
-    `round ${round}: submit ${submit.rate.toFixed(0)}/s, sendEvent ${send.rate.toFixed(0)}/s (${(send.rate / submit.rate).toFixed(2)}× submit), sendEvents ${batched.rate.toFixed(0)}/s${floorText}`,
+    `round ${round}: submit ${submit.rate.toFixed(0)}/s, sendEvent ${send.rate.toFixed(0)}/s (${(send.rate / submit.rate).toFixed(2)}× submit), sendEvents ${batched.rate.toFixed(0)}/s, sendEvent with a step after ${chainedSend.rate.toFixed(0)}/s (${(chainedSend.rate / submit.rate).toFixed(2)}× submit)${floorText}`,
   );
   console.log(
-    `  submit ${cpuText(submit)}; sendEvent ${cpuText(send)}; sendEvents ${cpuText(batched)}${floor === null ? '' : `; floor ${cpuText(floor)}`}`,
+    `  submit ${cpuText(submit)}; sendEvent ${cpuText(send)}; sendEvents ${cpuText(batched)}; with a step after ${cpuText(chainedSend)}${floor === null ? '' : `; floor ${cpuText(floor)}`}`,
   );
   await floorPool.end();
   await pool.end();
@@ -191,6 +229,6 @@ for (let round = 1; round <= rounds; round += 1) {
 const median = (numbers: number[]) =>
   [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] as number;
 console.log(
-  `median over ${rounds} rounds, ${waiting} waiting, ${senders} senders, server ${server.kind} ${server.version}: submit ${median(results.map((r) => r.submit.rate)).toFixed(0)}/s, sendEvent ${median(results.map((r) => r.send.rate)).toFixed(0)}/s, ratio ${median(results.map((r) => r.send.rate / r.submit.rate)).toFixed(2)}, sendEvents (batch ${batch}) ${median(results.map((r) => r.batched.rate)).toFixed(0)}/s${values.floor ? `, floor ratio ${median(results.map((r) => (r.floor?.rate ?? 0) / r.submit.rate)).toFixed(2)}` : ''}`,
+  `median over ${rounds} rounds, ${waiting} waiting, ${senders} senders, server ${server.kind} ${server.version}: submit ${median(results.map((r) => r.submit.rate)).toFixed(0)}/s, sendEvent ${median(results.map((r) => r.send.rate)).toFixed(0)}/s, ratio ${median(results.map((r) => r.send.rate / r.submit.rate)).toFixed(2)}, sendEvents (batch ${batch}) ${median(results.map((r) => r.batched.rate)).toFixed(0)}/s, with a step after ${median(results.map((r) => r.chainedSend.rate)).toFixed(0)}/s ratio ${median(results.map((r) => r.chainedSend.rate / r.submit.rate)).toFixed(2)}${values.floor ? `, floor ratio ${median(results.map((r) => (r.floor?.rate ?? 0) / r.submit.rate)).toFixed(2)}` : ''}`,
 );
 await server.stop();

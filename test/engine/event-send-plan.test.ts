@@ -1,14 +1,15 @@
 /**
- * The one-statement send's plan at scale, counted rather than timed: a batch of 1,000 events,
- * each completing a wait (half of them making a step ready), must make the executor produce a
- * bounded number of rows per event over all plan nodes, with the plan PostgreSQL caches after
- * five executions (generic) and with the plans before it (custom), and with every join a
- * nested loop. The planner picks a nested loop for a join of two of the statement's CTEs when
- * it estimates one row on each side (it did, for a running database's statistics); such a loop
- * reads every row of one side for each row of the other, a million rows for this batch, where
- * the bound is 200,000. Forcing nested loops makes every such join show, whatever the
- * statistics: the statement must have none.
- */
+ * The one-statement send's plans at scale, counted rather than timed: each of its texts (one
+ * event or a batch, with or without the promotion part) completing 1,000 waits (with
+ * promotions, half of them making a step ready) must make the executor produce a bounded
+ * number of rows per wait over all plan nodes, with the plan PostgreSQL caches after five
+ * executions (generic) and with the plans before it (custom), and with every join a nested
+ * loop. A batch sends 1,000 events, one for each wait; one event has 1,000 waits for its key.
+ * The planner picks a nested loop for a join of two of the statement's CTEs when it estimates
+ * one row on each side (it did, for a running database's statistics); such a loop reads every
+ * row of one side for each row of the other, a million rows here, where the bound is 200,000.
+ * Forcing nested loops makes every such join show, whatever the statistics: the statement must
+ * have none. */
 import { randomUUID } from 'node:crypto';
 import { workflow } from '@causeway/workflow';
 import pg from 'pg';
@@ -32,8 +33,8 @@ const chained = workflow({ name: 'plan-chained', input })
   .step('publish', { after: ['approval'], queue: 'q-plan', run: () => null })
   .build();
 
-const batch = 1_000;
-const rowsPerEvent = 200;
+const waitCount = 1_000;
+const rowsPerWait = 200;
 
 interface PlanNode {
   readonly 'Node Type': string;
@@ -55,18 +56,24 @@ function rowsProduced(node: PlanNode): { total: number; most: { node: string; ro
   return { total, most };
 }
 
-/** The statement's ten parameters for these events (text, as the engine sends them). */
-function parameters(keys: readonly string[]): string[] {
+/**
+ * The statement's ten parameters for these events (text, as the engine sends them): one
+ * event's values, or a batch's array literals.
+ */
+function parameters(keys: readonly string[], single: boolean): (string | null)[] {
   const ids = keys.map(() => randomUUID());
+  const columns = [
+    ids,
+    keys.map(() => approval.name),
+    keys,
+    keys.map(() => '{"ok":true}'),
+    keys.map(() => null),
+    keys.map(() => null),
+    keys.map(() => '{"ok":true}'),
+    ids.map((id) => JSON.stringify({ eventId: id })),
+  ];
   return [
-    arrayLiteral(ids),
-    arrayLiteral(keys.map(() => approval.name)),
-    arrayLiteral(keys),
-    arrayLiteral(keys.map(() => '{"ok":true}')),
-    arrayLiteral(keys.map(() => null)),
-    arrayLiteral(keys.map(() => null)),
-    arrayLiteral(keys.map(() => '{"ok":true}')),
-    arrayLiteral(ids.map((id) => JSON.stringify({ eventId: id }))),
+    ...columns.map((column) => (single ? (column[0] ?? null) : arrayLiteral(column))),
     'client',
     'client',
   ];
@@ -74,23 +81,31 @@ function parameters(keys: readonly string[]): string[] {
 
 const db = useTestDatabase();
 
+const cases = (['force_generic_plan', 'force_custom_plan'] as const).flatMap((mode) =>
+  [true, false].flatMap((single) => [true, false].map((promotes) => ({ mode, single, promotes }))),
+);
+
 describe('the one-statement send at scale', () => {
-  it.each(['force_generic_plan', 'force_custom_plan'])(
-    'produces a bounded number of rows per event for a batch of 1,000, joins as nested loops (%s)',
-    async (mode) => {
+  it.each(cases)(
+    'produces a bounded number of rows per wait for 1,000 waits, joins as nested loops ($mode, single $single, promotes $promotes)',
+    async ({ mode, single, promotes }) => {
       const engine = testEngine(db().url, { workflows: [alone, chained] });
       await engine.migrate();
-      const prefix = mode === 'force_generic_plan' ? 'g' : 'c';
+      const prefix = `${mode === 'force_generic_plan' ? 'g' : 'c'}${single ? 's' : 'b'}${promotes ? 'p' : 'n'}`;
       const warmup = Array.from({ length: 6 }, (_, i) => `${prefix}-warm-${i}`);
-      const keys = Array.from({ length: batch }, (_, i) => `${prefix}-${i}`);
-      // Every other workflow has a step the event makes ready.
-      await engine.submitMany(
-        [...warmup, ...keys].map((key, index) => ({
-          name: index % 2 === 0 ? 'plan-alone' : 'plan-chained',
-          input: { key },
-        })),
+      // A batch: one event for each of 1,000 waits; one event: 1,000 waits for its key.
+      const waits = Array.from({ length: waitCount }, (_, i) =>
+        single ? `${prefix}-all` : `${prefix}-${i}`,
       );
-      const text = eventSendStatementText(engine.db, eventSendShapeOf(engine.definitions));
+      // With promotions, every other workflow has a step the event makes ready.
+      const kind = (index: number) => (promotes && index % 2 === 1 ? 'plan-chained' : 'plan-alone');
+      await engine.submitMany(
+        [...warmup, ...waits].map((key, index) => ({ name: kind(index), input: { key } })),
+      );
+      const text = eventSendStatementText(engine.db, eventSendShapeOf(engine.definitions), {
+        single,
+        promotes,
+      });
       const client = new pg.Client({ connectionString: db().url });
       await client.connect();
       try {
@@ -98,22 +113,23 @@ describe('the one-statement send at scale', () => {
         await client.query('set enable_hashjoin = off');
         await client.query('set enable_mergejoin = off');
         await client.query(`prepare send as ${text}`);
-        const execute = (values: readonly string[]) =>
-          `execute send(${values.map((value) => client.escapeLiteral(value)).join(', ')})`;
-        for (const key of warmup) await client.query(execute(parameters([key])));
+        const execute = (values: readonly (string | null)[]) =>
+          `execute send(${values.map((value) => (value === null ? 'null' : client.escapeLiteral(value))).join(', ')})`;
+        for (const key of warmup) await client.query(execute(parameters([key], single)));
+        const sent = single ? [`${prefix}-all`] : waits;
         const { rows } = await client.query(
-          `explain (analyze, format json) ${execute(parameters(keys))}`,
+          `explain (analyze, format json) ${execute(parameters(sent, single))}`,
         );
         const plan = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]?.Plan;
         if (plan === undefined) throw new Error('no plan');
         const { total, most } = rowsProduced(plan);
         expect(total, `the most rows: ${most.rows} from a ${most.node}`).toBeLessThan(
-          rowsPerEvent * batch,
+          rowsPerWait * waitCount,
         );
       } finally {
         await client.end();
       }
-      // The batch did its work: every wait completed, every chained step made ready.
+      // The send did its work: every wait completed, every chained step made ready.
       const states = await query<{ step: string; state: string; n: number }>(
         db().url,
         `select t.step, t.state, count(*)::int as n from causeway_tasks as t
@@ -121,9 +137,10 @@ describe('the one-statement send at scale', () => {
           where w.input->>'key' like $1 group by 1, 2 order by 1, 2`,
         [`${prefix}-%`],
       );
+      const all = waitCount + warmup.length;
       expect(states).toEqual([
-        { step: 'approval', state: 'succeeded', n: batch + warmup.length },
-        { step: 'publish', state: 'queued', n: (batch + warmup.length) / 2 },
+        { step: 'approval', state: 'succeeded', n: all },
+        ...(promotes ? [{ step: 'publish', state: 'queued', n: all / 2 }] : []),
       ]);
       expect(await logMismatches(db().url)).toEqual([]);
     },

@@ -1,11 +1,12 @@
 /**
  * The one-statement send (`sendInOneStatement` → `eventSendInOneStatement`) against the
  * transaction path (`sendEventsInFull`, the full decision): the same workflows wait in two
- * databases, the same random batches of events are sent one way in each, and every row that
- * differs only in ids and times must be the same (steps after one event, and after two): workflows, tasks, log rows, events,
- * deliveries and the answers. Then the cases the statement leaves to the transaction path,
- * each of which must write nothing: a locked workflow, a used idempotency key, a completion
- * that makes a delayed step ready, a workflow waiting twice, one (name, key) twice in a batch.
+ * databases, the same random batches of events (of one event or several) are sent one way in
+ * each, and every row that differs only in ids and times must be the same (steps after one
+ * event, after two, and none): workflows, tasks, log rows, events, deliveries and the answers.
+ * Then the cases the statement leaves to the transaction path, each of which must write
+ * nothing: a locked workflow, a used idempotency key, a completion that makes a delayed step
+ * ready, a workflow waiting twice, one (name, key) twice in a batch.
  *
  * The oracle is the engine's own full decision on purpose (a differential test): the engine
  * model test checks that decision against the pure machine.
@@ -61,7 +62,13 @@ const twice = workflow({ name: 'eo-twice', input })
   .event('first', { name: 'eo.twice', key: (ctx) => ctx.input.key, timeoutMs })
   .event('second', { name: 'eo.twice', key: (ctx) => ctx.input.key, timeoutMs })
   .build();
-const workflows = [plain, chained, both, delayed, twice];
+// No step after the event step (the statement without its promotion part), beside a step of
+// its own: the parent's state is the tasks' states as the event leaves them.
+const signed = workflow({ name: 'eo-signed', input })
+  .event('signature', keyed('eo.signed'))
+  .step('side', { queue: 'q-eo', run: () => null })
+  .build();
+const workflows = [plain, chained, both, delayed, twice, signed];
 
 const one = useTestDatabase();
 const full = useTestDatabase();
@@ -132,7 +139,10 @@ async function written(url: string, prefix: string) {
 
 const shape = fc.record({
   waits: fc.array(
-    fc.record({ kind: fc.constantFrom('eo-plain', 'eo-chained', 'eo-both'), key: fc.nat(5) }),
+    fc.record({
+      kind: fc.constantFrom('eo-plain', 'eo-chained', 'eo-both', 'eo-signed'),
+      key: fc.nat(5),
+    }),
     {
       minLength: 1,
       maxLength: 6,
@@ -140,7 +150,7 @@ const shape = fc.record({
   ),
   batches: fc.array(
     fc.record({
-      name: fc.constantFrom('eo.approved', 'eo.legal'),
+      name: fc.constantFrom('eo.approved', 'eo.legal', 'eo.signed'),
       keys: fc.uniqueArray(fc.nat(7), { minLength: 1, maxLength: 5 }),
       reason: fc.option(fc.constantFrom('looks good', '  trimmed  '), { nil: undefined }),
       operator: fc.option(fc.constant('alice'), { nil: undefined }),

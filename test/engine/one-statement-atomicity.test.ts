@@ -1,17 +1,21 @@
 /**
- * The one-statement claim and settle commit on their own (no BEGIN, no COMMIT). If either
- * wrote fewer rows than it decided (a row changed in a way the statement could not follow),
- * the statement itself must fail and undo everything it wrote, since no client transaction
- * is left to roll back. A trigger that silently skips the parent's update stands in for such
- * a change here.
+ * The one-statement claim, settle and event send commit on their own (no BEGIN, no COMMIT).
+ * If one wrote fewer rows than it decided (a row changed in a way the statement could not
+ * follow), the statement itself must fail and undo everything it wrote, since no client
+ * transaction is left to roll back. A trigger that silently skips the parent's update stands
+ * in for such a change here. The send is tried in each of its texts (one event or two, with
+ * the promotion part or without it).
  */
-import { defineWorkflow, step, workflowRegistry } from '@causeway/workflow';
+import { randomUUID } from 'node:crypto';
+import { defineWorkflow, step, workflow, workflowRegistry } from '@causeway/workflow';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { eventSendInOneStatement } from '../../packages/engine/src/db/events/event-send-statement';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
+import { eventSendShapeOf } from '../../packages/engine/src/runtime/events/one-statement-send';
 import { settleInOneStatement } from '../../packages/engine/src/runtime/settle/one-statement-settle';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
@@ -118,4 +122,90 @@ describe('the one-statement claim and settle on their own', () => {
     expect((await engine.getWorkflow(workflow.id))?.state).toBe('succeeded');
     expect(await logMismatches(url)).toEqual([]);
   });
+});
+
+const awaited = {
+  name: 'atomic.approved',
+  key: (ctx: { input: { key: string } }) => ctx.input.key,
+};
+const alone = workflow({ name: 'atomic-alone', input: z.object({ key: z.string() }) })
+  .event('approval', { ...awaited, timeoutMs: 86_400_000 })
+  .build();
+const chained = workflow({ name: 'atomic-chained', input: z.object({ key: z.string() }) })
+  .event('approval', { ...awaited, timeoutMs: 86_400_000 })
+  .step('publish', { after: ['approval'], queue: 'atomic', run: () => null })
+  .build();
+
+describe('the one-statement event send on its own', () => {
+  it.each([
+    { events: 1, promotes: false },
+    { events: 1, promotes: true },
+    { events: 2, promotes: false },
+    { events: 2, promotes: true },
+  ])(
+    'writes nothing when it wrote fewer rows than it decided ($events events, promotes $promotes)',
+    async ({ events, promotes }) => {
+      const url = database().url;
+      const engine = testEngine(url, { workflows: [alone, chained] });
+      await engine.migrate();
+      const prefix = `${events}-${promotes}`;
+      const keys = Array.from({ length: events }, (_, i) => `${prefix}-${i}`);
+      const submitted = await engine.submitMany(
+        keys.map((key) => ({ name: promotes ? 'atomic-chained' : 'atomic-alone', input: { key } })),
+      );
+      const ids = submitted.map((answer) => answer.workflow.id);
+      const db = autocommitDb(url);
+      const shape = eventSendShapeOf(engine.definitions);
+      const send = () => {
+        const eventIds = keys.map(() => randomUUID());
+        return eventSendInOneStatement(
+          db,
+          shape,
+          {
+            ids: eventIds,
+            names: keys.map(() => awaited.name),
+            keys,
+            payloads: keys.map(() => '{}'),
+            idempotencyKeys: keys.map(() => null),
+            reasons: keys.map(() => null),
+            outputs: keys.map(() => '{}'),
+            details: eventIds.map((eventId) => JSON.stringify({ eventId })),
+            sentBy: 'client',
+            actor: 'client',
+          },
+          { promotes },
+        );
+      };
+      const before = await Promise.all(ids.map((id) => logReasons(url, id)));
+      await skipParentUpdatesTo(url, promotes ? 'running' : 'succeeded');
+      await expect(send()).rejects.toMatchObject({ code: '40001' });
+      for (const [index, id] of ids.entries()) {
+        expect(await taskRow(url, id)).toMatchObject({ state: 'waiting' });
+        expect(await logReasons(url, id)).toEqual(before[index]);
+      }
+      const stored = await query(url, 'select 1 from causeway_events where key = any($1)', [keys]);
+      expect(stored).toEqual([]);
+      await allowParentUpdates(url);
+
+      const sent = await send();
+      expect(sent.written).toBe(true);
+      expect(sent.completed.map((task) => task.workflowId).sort()).toEqual([...ids].sort());
+      for (const id of ids) {
+        const tasks = await query<{ step: string; state: string }>(
+          url,
+          'select step, state from causeway_tasks where workflow_id = $1 order by step',
+          [id],
+        );
+        expect(tasks).toEqual(
+          promotes
+            ? [
+                { step: 'approval', state: 'succeeded' },
+                { step: 'publish', state: 'queued' },
+              ]
+            : [{ step: 'approval', state: 'succeeded' }],
+        );
+      }
+      expect(await logMismatches(url)).toEqual([]);
+    },
+  );
 });

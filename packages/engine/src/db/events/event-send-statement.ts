@@ -1,30 +1,14 @@
 import { sql } from 'kysely';
-import { arrayLiteral, constantArraySql, typedConstantSql } from '../array-literal';
+import { arrayLiteral, constantArraySql } from '../array-literal';
 import { type Db, preparedSql } from '../database';
 import { executeText } from '../direct';
-import { caseSetList, effectAssignments, valueSql } from '../edge-assignments';
-import type { EventEdgePlan, SettleEdgePlan } from '../edge-plans';
-import { transitionsChannel, wakeupChannel } from '../notify-channels';
-import { parentUpdateCte, type StepColumns } from '../settle/shared-ctes';
+import { effectAssignments, valueSql } from '../edge-assignments';
+import { transitionsChannel } from '../notify-channels';
+import { parentUpdateCte } from '../settle/shared-ctes';
+import { promotionParts } from './event-send-promotions';
+import type { EventSendShape } from './event-send-shape';
 
-type PromotionPlan = Omit<
-  SettleEdgePlan,
-  'completeFrom' | 'completeTo' | 'completeReason' | 'completeEffects'
->;
-
-/**
- * What the one-statement send is made of for one engine: the edges, the engine's steps and its
- * event steps (workflow name, step, event name). The statement's text depends on nothing else,
- * so it is built once per shape and every send only binds its events.
- */
-export interface EventSendShape
-  extends PromotionPlan,
-    EventEdgePlan,
-    Pick<StepColumns, 'stepNames' | 'stepSteps' | 'stepAfter' | 'stepOrder'> {
-  readonly eventStepWorkflows: readonly string[];
-  readonly eventStepSteps: readonly string[];
-  readonly eventStepEvents: readonly string[];
-}
+export type { EventSendShape } from './event-send-shape';
 
 /**
  * The events of one send: distinct (name, key) pairs and idempotency keys; each detail is the
@@ -65,6 +49,16 @@ interface SendRow {
 }
 
 /**
+ * Which of the statement's texts a send uses: for one event or a batch, and with the
+ * promotion part or without it, when no step waiting for the send's events has a step after
+ * it (`promotionParts`).
+ */
+export interface EventSendVariant {
+  readonly single: boolean;
+  readonly promotes: boolean;
+}
+
+/**
  * Stores events and completes the tasks waiting for them in one statement (R38), for the
  * common case, or writes nothing and says so (`written: false`) for the transaction path to
  * decide: when a waiting task's workflow is locked by another transaction (never awaited, so
@@ -74,29 +68,32 @@ interface SendRow {
  * idempotency key was used before. What it writes is what the full decision writes, row for
  * row: the event, each waiting task's edge, the promotions it allows, the parent's new state,
  * the log rows in the full decision's order (by task id: task, promotions in definition order,
- * parent), the deliveries and the wake-ups.
+ * parent), the deliveries and the wake-ups. `promotes` may be false only when no step waiting
+ * for these events has a step after it: that text makes no step ready.
  */
 export async function eventSendInOneStatement(
   db: Db,
   shape: EventSendShape,
   values: EventSendValues,
+  options: { readonly promotes: boolean },
 ): Promise<{
   readonly written: boolean;
   readonly receivedAt: Date;
   readonly completed: readonly EventCompletion[];
 }> {
-  const { rows } = await executeText<SendRow>(db, eventSendStatementText(db, shape), [
-    arrayLiteral(values.ids),
-    arrayLiteral(values.names),
-    arrayLiteral(values.keys),
-    arrayLiteral(values.payloads),
-    arrayLiteral(values.idempotencyKeys),
-    arrayLiteral(values.reasons),
-    arrayLiteral(values.outputs),
-    arrayLiteral(values.details),
-    values.sentBy,
-    values.actor,
-  ]);
+  const single = values.ids.length === 1;
+  const events = [
+    values.ids,
+    values.names,
+    values.keys,
+    values.payloads,
+    values.idempotencyKeys,
+    values.reasons,
+    values.outputs,
+    values.details,
+  ].map((column) => (single ? column[0] : arrayLiteral(column)));
+  const text = eventSendStatementText(db, shape, { single, promotes: options.promotes });
+  const { rows } = await executeText<SendRow>(db, text, [...events, values.sentBy, values.actor]);
   const first = rows[0];
   if (first === undefined) throw new Error('the send statement returned no summary row');
   const completed = rows.flatMap((row) =>
@@ -118,24 +115,54 @@ export async function eventSendInOneStatement(
   return { written: first.written, receivedAt: first.received_at, completed };
 }
 
-const texts = new WeakMap<EventSendShape, string>();
+const texts = new WeakMap<EventSendShape, Map<string, string>>();
 
-/** The statement's text for an engine's shape, compiled once (its plan is tested at scale). */
-export function eventSendStatementText(db: Db, shape: EventSendShape): string {
-  let text = texts.get(shape);
+/**
+ * The statement's text for an engine's shape and a variant, compiled once (the plans of every
+ * variant are tested at scale).
+ */
+export function eventSendStatementText(
+  db: Db,
+  shape: EventSendShape,
+  variant: EventSendVariant,
+): string {
+  let byVariant = texts.get(shape);
+  if (byVariant === undefined) {
+    byVariant = new Map();
+    texts.set(shape, byVariant);
+  }
+  const key = `${variant.single}/${variant.promotes}`;
+  let text = byVariant.get(key);
   if (text === undefined) {
-    const compiled = statement(shape).compile(db);
+    const compiled = statement(shape, variant).compile(db);
     if (compiled.parameters.length > 0) {
       throw new Error('the send statement must hold its constants in its text');
     }
     text = compiled.sql;
-    texts.set(shape, text);
+    byVariant.set(key, text);
   }
   return text;
 }
 
-/** A (workflow, step) or (workflow, step, event) as one text, for lookups in constants. */
-const joined = (...parts: readonly string[]) => parts.join('\n');
+/**
+ * The events' parameters $1–$8 as arrays: a batch binds array literals; one event binds its
+ * values, made one-element arrays in the statement, which costs less than parsing array
+ * literals at every execution.
+ */
+function eventParameters(single: boolean) {
+  const parameter = (index: number, type: 'uuid' | 'text') =>
+    sql.raw(single ? `array[$${index}::${type}]` : `$${index}::${type}[]`);
+  return {
+    ids: parameter(1, 'uuid'),
+    names: parameter(2, 'text'),
+    keys: parameter(3, 'text'),
+    payloads: parameter(4, 'text'),
+    idempotencyKeys: parameter(5, 'text'),
+    reasons: parameter(6, 'text'),
+    outputs: parameter(7, 'text'),
+    details: parameter(8, 'text'),
+  };
+}
 
 /**
  * The statement, with the edges and steps written into its text as constants and the events as
@@ -143,26 +170,16 @@ const joined = (...parts: readonly string[]) => parts.join('\n');
  * sent by, actor). Constants in the text are parsed once per connection (it is a named prepared
  * statement), and lookups in them (`->`, subscripts) replace joins with tables of constants.
  */
-function statement(shape: EventSendShape) {
+function statement(shape: EventSendShape, variant: EventSendVariant) {
   const clockNow = sql`clock.now`;
   const eventAssignments = effectAssignments(shape.eventEffects, { now: clockNow });
-  const promoteAssignments = effectAssignments(shape.promoteEffects, {
-    now: clockNow,
-    undelayed: true,
-  });
+  const promotion = promotionParts(shape, variant.promotes, eventAssignments);
+  const p = eventParameters(variant.single);
   const lit = (value: string) => sql.lit(value);
-  const stepKey = sql`(t.name || E'\n' || t.step)`;
-  // Per (workflow, step): the steps it runs after directly, and its place in the definition.
-  const stepAfter: Record<string, unknown> = {};
-  const stepOrder: Record<string, number> = {};
-  shape.stepNames.forEach((name, index) => {
-    const key = joined(name, shape.stepSteps[index] as string);
-    stepAfter[key] = JSON.parse(shape.stepAfter[index] as string);
-    stepOrder[key] = shape.stepOrder[index] as number;
-  });
-  const jsonConstant = (value: unknown) => typedConstantSql(JSON.stringify(value), 'jsonb');
   const eventSteps = shape.eventStepWorkflows.map((name, index) =>
-    joined(name, shape.eventStepSteps[index] as string, shape.eventStepEvents[index] as string),
+    [name, shape.eventStepSteps[index] as string, shape.eventStepEvents[index] as string].join(
+      '\n',
+    ),
   );
   // The parent's state by presence mask (bit i: some task is in stateOrder[i]), by subscript.
   const byMask = new Map(shape.presenceMasks.map((mask, i) => [mask, shape.presenceStates[i]]));
@@ -174,55 +191,47 @@ function statement(shape: EventSendShape) {
     -- The (name, key) locks, then the waits under them, read with a snapshot taken after the
     -- locks (0018): every wait committed before them is here.
     waiter as materialized (
-      select * from causeway_event_waits_locked($2::text[], $3::text[])
+      select * from causeway_event_waits_locked(${p.names}, ${p.keys})
     ),
-    -- Never waits, so the order it locks in cannot make a cycle.
-    locked_workflow as materialized (
-      select id, name, state,
-        -- A wait of a workflow accepted after the event never matches it (R37).
-        created_at <= (select now from clock) as accepted_before
-      from causeway_workflows
-      -- An array, not a semi-join: the planner then probes the primary key for each id.
-      where id = any(array(select workflow_id from waiter))
-      for update skip locked
+    -- Every task of the waits' workflows, with its workflow's columns, locked: the workflows
+    -- first and never awaited (so the order this locks in cannot make a cycle), then the tasks
+    -- in id order. The tasks by the array (an index probe per workflow), each task's workflow
+    -- by its primary key: a subquery with a row lock is never merged into its query, so no
+    -- statistics can make this a join the planner reorders. A workflow's second task locks it
+    -- again, which costs little.
+    locked_task as materialized (
+      select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, w.name,
+        w.state as parent_before, w.accepted_before
+      from causeway_tasks as t,
+        lateral (
+          select w.name, w.state,
+            -- A wait of a workflow accepted after the event never matches it (R37).
+            w.created_at <= (select now from clock) as accepted_before
+          from causeway_workflows as w
+          where w.id = t.workflow_id
+          for update skip locked
+        ) as w
+      where t.workflow_id = any(array(select workflow_id from waiter))
+      order by t.id
+      for update of t
     ),
     whole as materialized (
-      -- Every wait's workflow locked, and none twice: a workflow is locked once, so the two
-      -- counts are equal only if the waits are in distinct workflows and all of those locked.
-      select (select count(*) from locked_workflow) = (select count(*) from waiter)
+      -- Every wait's workflow locked, and none twice: the counts are equal only if the waits
+      -- are in distinct workflows and all of those locked.
+      select (select count(distinct workflow_id) from locked_task) = (select count(*) from waiter)
         -- Probed per keyed event (the unique index), never a join the planner may answer
         -- with a scan of every event.
         and not exists (
-          select 1 from unnest($2::text[], $5::text[]) as s(name, idempotency_key)
+          select 1 from unnest(${p.names}, ${p.idempotencyKeys}) as s(name, idempotency_key)
           where s.idempotency_key is not null and exists (
             select 1 from causeway_events as e
             where e.name = s.name and e.idempotency_key = s.idempotency_key)
         ) as ok
     ),
-    -- The locked workflows by id, for lookups: no CTE of this statement is joined to another
+    -- Each wait's event by its task, for lookups: no CTE of this statement is joined to another
     -- (or to a table by more than one condition). Such joins are planned from row estimates of
     -- one or ten, and a nested loop over a thousand rows on each side is a million comparisons;
     -- a lookup in a map is linear whatever plan is chosen (event-send-plan.test.ts).
-    workflow_of as materialized (
-      select coalesce(jsonb_object_agg(id::text, jsonb_build_object('name', name,
-        'state', state, 'accepted_before', accepted_before)), '{}') as by_id
-      from locked_workflow
-    ),
-    -- Each locked task with its workflow's columns.
-    locked_task as materialized (
-      select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, w.row ->> 'name' as name,
-        w.row ->> 'state' as parent_before, (w.row -> 'accepted_before')::boolean as accepted_before
-      -- Looked up, not joined: a row lock of a join copies each row of its other side (here
-      -- the whole map) into every locked row.
-      from causeway_tasks as t,
-        lateral (select (select by_id from workflow_of) -> t.workflow_id::text as row) as w
-      -- The array alone, probed in the workflow_id index: with a join to the workflows as well
-      -- the planner may probe the index once per workflow with the whole array each time.
-      where t.workflow_id = any(array(select id from locked_workflow)) and (select ok from whole)
-      order by t.id
-      for update of t
-    ),
-    -- Each wait's event by its task, for lookups.
     wait_of as materialized (
       select coalesce(jsonb_object_agg(task_id::text, pair_index), '{}') as by_task from waiter
     ),
@@ -231,15 +240,14 @@ function statement(shape: EventSendShape) {
     cause as materialized (
       select t.id as task_id, t.workflow_id, t.step, t.state as from_state, t.attempt,
         t.parent_before, w.pair_index as event_position,
-        ($1::uuid[])[w.pair_index] as event_id, ($7::text[])[w.pair_index] as output,
-        ($8::text[])[w.pair_index] as detail
-      from locked_task as t,
-        lateral (select ((select by_task from wait_of) ->> t.id::text)::integer as pair_index)
-          as w
+        (${p.ids})[w.pair_index] as event_id, (${p.outputs})[w.pair_index] as output,
+        (${p.details})[w.pair_index] as detail
+      from locked_task as t, wait_of as m,
+        lateral (select (m.by_task ->> t.id::text)::integer as pair_index) as w
       where w.pair_index is not null and t.state = ${lit(shape.eventFrom)}
-        and (t.name || E'\n' || t.step || E'\n' || ($2::text[])[w.pair_index])
+        and (t.name || E'\n' || t.step || E'\n' || (${p.names})[w.pair_index])
           = any(${constantArraySql(eventSteps, 'text')})
-        and t.accepted_before
+        and t.accepted_before and (select ok from whole)
     ),
     -- Each cause by its workflow (one per workflow: \`whole\`), for lookups.
     cause_of as materialized (
@@ -254,39 +262,18 @@ function statement(shape: EventSendShape) {
         c.cause ->> 'step' as cause_step, (c.cause ->> 'task')::uuid as cause_task,
         case when t.id = (c.cause ->> 'task')::uuid then ${lit(shape.eventTo)} else t.state end
           as state
-      from locked_task as t,
-        lateral (select (select by_workflow from cause_of) -> t.workflow_id::text as cause) as c
+      from locked_task as t, cause_of as m,
+        lateral (select m.by_workflow -> t.workflow_id::text as cause) as c
       where c.cause is not null
     ),
-    -- Per workflow, its steps in the state promotion asks of every upstream step.
-    upstream_done as materialized (
-      select coalesce(jsonb_object_agg(workflow_id::text, steps), '{}') as by_workflow
-      from (
-        select workflow_id, jsonb_agg(step) as steps from after_cause
-        where state = ${lit(shape.upstreamState)}
-        group by workflow_id
-      ) as d
-    ),
-    promoted as materialized (
-      select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.cause_task,
-        (${jsonConstant(stepOrder)} ->> ${stepKey})::integer as ord
-      from after_cause as t
-      where t.state = ${lit(shape.promoteFrom)}
-        -- A step this engine does not define has no entry, so it is never promoted.
-        and (${jsonConstant(stepAfter)} -> ${stepKey}) <@ coalesce(
-          (select by_workflow from upstream_done) -> t.workflow_id::text, '[]'::jsonb)
-    ),
-    promoted_ids as materialized (
-      select coalesce(jsonb_object_agg(id::text, true), '{}') as ids from promoted
-    ),
+    ${promotion.ctes}
     parent as materialized (
       select m.workflow_id, m.parent_before, m.cause_step, m.cause_task,
         (${constantArraySql(parentByMask, 'text')})[m.mask] as parent_after
       from (
         select a.workflow_id, a.parent_before, a.cause_step, a.cause_task,
           bit_or(1 << (array_position(${constantArraySql(shape.stateOrder, 'text')},
-            case when (select ids from promoted_ids) ? a.id::text then ${lit(shape.promoteTo)}
-              else a.state end) - 1)) as mask
+            ${promotion.stateForParent}) - 1)) as mask
         from after_cause as a
         group by a.workflow_id, a.parent_before, a.cause_step, a.cause_task
       ) as m
@@ -296,24 +283,20 @@ function statement(shape: EventSendShape) {
         (id, name, key, payload, idempotency_key, sent_by, reason, received_at)
       select s.id, s.name, s.key, s.payload::jsonb, s.idempotency_key, $9::text, s.reason,
         (select now from clock)
-      from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-        as s(id, name, key, payload, idempotency_key, reason)
+      from unnest(${p.ids}, ${p.names}, ${p.keys}, ${p.payloads}, ${p.idempotencyKeys},
+        ${p.reasons}) as s(id, name, key, payload, idempotency_key, reason)
       where (select ok from whole)
     ),
     -- The event's edge for each cause and the promotion for each promoted step, in one write.
     task_update as (
       update causeway_tasks as t set
         state = u.to_state,
-        ${caseSetList(sql`u.by_event`, eventAssignments, promoteAssignments, 't')},
-        output = case when u.by_event then u.output::jsonb else t.output end,
+        ${promotion.setList},
         updated_at = clock.now
       from (
         select c.task_id as id, c.from_state, ${lit(shape.eventTo)} as to_state, true as by_event,
           c.output, c.event_position
-        from cause as c
-        union all
-        select p.id, ${lit(shape.promoteFrom)}, ${lit(shape.promoteTo)}, false, null, null
-        from promoted as p
+        from cause as c${promotion.updateBranch}
       ) as u, clock
       -- Conditional on the state it was read with (R1). A column, not a constant: with a
       -- constant the planner may scan every task in that state instead of probing the
@@ -339,13 +322,7 @@ function statement(shape: EventSendShape) {
           $10::text as actor,
           ${valueSql(eventAssignments, 'attempt', sql`c.attempt`)} as attempt,
           c.detail::jsonb as detail, c.task_id as cause_task, 0 as rank, 0 as ord
-        from cause as c
-        union all
-        select p.workflow_id, p.id, p.step, ${lit(shape.promoteFrom)}, ${lit(shape.promoteTo)},
-          ${lit(shape.promoteReason)}, ${lit(shape.promoteActor)},
-          ${valueSql(promoteAssignments, 'attempt', sql`p.attempt`)}, null, p.cause_task, 1,
-          p.ord
-        from promoted as p
+        from cause as c${promotion.logBranch}
         union all
         select pa.workflow_id, null, null, pa.parent_before, pa.parent_after,
           ${lit(shape.eventReason)}, $10::text, 0, jsonb_build_object('step', pa.cause_step),
@@ -361,13 +338,12 @@ function statement(shape: EventSendShape) {
         -- decided (the inserts write what they select).
         causeway_written_as_decided(
           (select count(*) from (
-            select from cause union all select from promoted
+            select from cause${promotion.decidedBranch}
             union all select from parent where parent_after <> parent_before) as decided),
           (select count(*) from (
             select from task_update union all select from workflow_update) as written)
         ) as checked,
-        (select count(pg_notify(${lit(wakeupChannel)}, queue))
-          from (select distinct queue from promoted) as q) as woken,
+        ${promotion.wokenColumn},
         case when exists (select from cause) then pg_notify(${lit(transitionsChannel)}, '') end
           as announced
     )

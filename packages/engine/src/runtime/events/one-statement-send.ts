@@ -28,6 +28,8 @@ export interface CheckedEvent {
 interface EventSteps {
   /** Every step waiting for this event name may be completed by the one statement. */
   readonly inOne: boolean;
+  /** Some step waiting for this event name has a step after it, which it may make ready. */
+  readonly promotes: boolean;
   readonly steps: readonly WorkflowStep[];
 }
 
@@ -47,12 +49,15 @@ function sendTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): Send
       step.event === undefined ? [] : [{ definition, step, event: step.event.name }],
     ),
   );
-  const byEvent = new Map<string, { inOne: boolean; steps: WorkflowStep[] }>();
+  const byEvent = new Map<string, { inOne: boolean; promotes: boolean; steps: WorkflowStep[] }>();
   for (const { definition, step, event } of entries) {
-    const entry = byEvent.get(event) ?? { inOne: true, steps: [] };
+    const entry = byEvent.get(event) ?? { inOne: true, promotes: false, steps: [] };
     // A completion that makes a delayed or event step ready is decided in full (its run_at,
     // key and timeout are per step), as the settle does.
     if (promotesStepDecidedInFull(definition, step.name)) entry.inOne = false;
+    // Only a step after the completed one can become ready: every other pending step's
+    // upstream steps were as they are when the last of them finished.
+    if (definition.steps.some((other) => other.after.includes(step.name))) entry.promotes = true;
     entry.steps.push(step);
     byEvent.set(event, entry);
   }
@@ -121,9 +126,11 @@ export async function sendInOneStatement(
   const pairs = new Set<string>();
   const idempotencyKeys = new Set<string>();
   const outputs: string[] = [];
+  let promotes = false;
   for (const event of events) {
     const steps = table.byEvent.get(event.name);
     if (steps === undefined || !steps.inOne) return null;
+    if (steps.promotes) promotes = true;
     const pair = `${event.name}\n${event.key}`;
     if (pairs.has(pair)) return null;
     pairs.add(pair);
@@ -143,18 +150,23 @@ export async function sendInOneStatement(
   );
   let result: Awaited<ReturnType<typeof eventSendInOneStatement>>;
   try {
-    result = await eventSendInOneStatement(db, table.shape, {
-      ids,
-      names: events.map((event) => event.name),
-      keys: events.map((event) => event.key),
-      payloads: events.map((event) => event.payloadJson),
-      idempotencyKeys: events.map((event) => event.idempotencyKey),
-      reasons: events.map((event) => event.reason),
-      outputs,
-      details: edges.map((edge) => JSON.stringify(edge.detail)),
-      sentBy: formatActor(actor),
-      actor: (edges[0] as (typeof edges)[number]).actor,
-    });
+    result = await eventSendInOneStatement(
+      db,
+      table.shape,
+      {
+        ids,
+        names: events.map((event) => event.name),
+        keys: events.map((event) => event.key),
+        payloads: events.map((event) => event.payloadJson),
+        idempotencyKeys: events.map((event) => event.idempotencyKey),
+        reasons: events.map((event) => event.reason),
+        outputs,
+        details: edges.map((edge) => JSON.stringify(edge.detail)),
+        sentBy: formatActor(actor),
+        actor: (edges[0] as (typeof edges)[number]).actor,
+      },
+      { promotes },
+    );
   } catch (error) {
     // The same idempotency key sent concurrently (the transaction path answers the repeat), or
     // a conflict the transaction path retries: it decides these events instead.
