@@ -55,8 +55,8 @@ function sendTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): Send
     // A completion that makes a delayed or event step ready is decided in full (its run_at,
     // key and timeout are per step), as the settle does.
     if (promotesStepDecidedInFull(definition, step.name)) entry.inOne = false;
-    // Only a step after the completed one can become ready: every other pending step's
-    // upstream steps were as they are when the last of them finished.
+    // Only a step after the completed one can become ready: any other pending step's upstream
+    // steps are as they were when the last of them finished, which would have made it ready.
     if (definition.steps.some((other) => other.after.includes(step.name))) entry.promotes = true;
     entry.steps.push(step);
     byEvent.set(event, entry);
