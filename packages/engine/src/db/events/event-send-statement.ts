@@ -193,32 +193,20 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
     waiter as materialized (
       select * from causeway_event_waits_locked(${p.names}, ${p.keys})
     ),
-    -- Every task of the waits' workflows, with its workflow's columns, locked: the workflows
-    -- first and never awaited (so the order this locks in cannot make a cycle), then the tasks
-    -- in id order. The tasks by the array (an index probe per workflow), each task's workflow
-    -- by its primary key: a subquery with a row lock is never merged into its query, so no
-    -- statistics can make this a join the planner reorders. A workflow's second task locks it
-    -- again, which costs little.
-    locked_task as materialized (
-      select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, w.name,
-        w.state as parent_before, w.accepted_before
-      from causeway_tasks as t,
-        lateral (
-          select w.name, w.state,
-            -- A wait of a workflow accepted after the event never matches it (R37).
-            w.created_at <= (select now from clock) as accepted_before
-          from causeway_workflows as w
-          where w.id = t.workflow_id
-          for update skip locked
-        ) as w
-      where t.workflow_id = any(array(select workflow_id from waiter))
-      order by t.id
-      for update of t
+    -- Never waits, so the order it locks in cannot make a cycle.
+    locked_workflow as materialized (
+      select id, name, state,
+        -- A wait of a workflow accepted after the event never matches it (R37).
+        created_at <= (select now from clock) as accepted_before
+      from causeway_workflows
+      -- An array, not a semi-join: the planner then probes the primary key for each id.
+      where id = any(array(select workflow_id from waiter))
+      for update skip locked
     ),
     whole as materialized (
-      -- Every wait's workflow locked, and none twice: the counts are equal only if the waits
-      -- are in distinct workflows and all of those locked.
-      select (select count(distinct workflow_id) from locked_task) = (select count(*) from waiter)
+      -- Every wait's workflow locked, and none twice: a workflow is locked once, so the two
+      -- counts are equal only if the waits are in distinct workflows and all of those locked.
+      select (select count(*) from locked_workflow) = (select count(*) from waiter)
         -- Probed per keyed event (the unique index), never a join the planner may answer
         -- with a scan of every event.
         and not exists (
@@ -228,10 +216,30 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
             where e.name = s.name and e.idempotency_key = s.idempotency_key)
         ) as ok
     ),
-    -- Each wait's event by its task, for lookups: no CTE of this statement is joined to another
+    -- The locked workflows by id, for lookups: no CTE of this statement is joined to another
     -- (or to a table by more than one condition). Such joins are planned from row estimates of
     -- one or ten, and a nested loop over a thousand rows on each side is a million comparisons;
     -- a lookup in a map is linear whatever plan is chosen (event-send-plan.test.ts).
+    workflow_of as materialized (
+      select coalesce(jsonb_object_agg(id::text, jsonb_build_object('name', name,
+        'state', state, 'accepted_before', accepted_before)), '{}') as by_id
+      from locked_workflow
+    ),
+    -- Each locked task with its workflow's columns.
+    locked_task as materialized (
+      select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, w.row ->> 'name' as name,
+        w.row ->> 'state' as parent_before, (w.row -> 'accepted_before')::boolean as accepted_before
+      -- Looked up, not joined: a row lock of a join copies each row of its other side (here
+      -- the whole map) into every locked row.
+      from causeway_tasks as t,
+        lateral (select (select by_id from workflow_of) -> t.workflow_id::text as row) as w
+      -- The array alone, probed in the workflow_id index: with a join to the workflows as well
+      -- the planner may probe the index once per workflow with the whole array each time.
+      where t.workflow_id = any(array(select id from locked_workflow)) and (select ok from whole)
+      order by t.id
+      for update of t
+    ),
+    -- Each wait's event by its task, for lookups.
     wait_of as materialized (
       select coalesce(jsonb_object_agg(task_id::text, pair_index), '{}') as by_task from waiter
     ),
@@ -247,7 +255,7 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
       where w.pair_index is not null and t.state = ${lit(shape.eventFrom)}
         and (t.name || E'\n' || t.step || E'\n' || (${p.names})[w.pair_index])
           = any(${constantArraySql(eventSteps, 'text')})
-        and t.accepted_before and (select ok from whole)
+        and t.accepted_before
     ),
     -- Each cause by its workflow (one per workflow: \`whole\`), for lookups.
     cause_of as materialized (
