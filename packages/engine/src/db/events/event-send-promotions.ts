@@ -19,7 +19,7 @@ const joined = (...parts: readonly string[]) => parts.join('\n');
  * update, the log, the written-as-decided count, the parent's state and the wake-ups. Without
  * promotions (no step waiting for the send's events has a step after it, so none can become
  * ready) every part is empty and the parent's state is the tasks' states as the events leave
- * them: the statement then has about a fifth fewer plan nodes.
+ * them: fewer plan nodes to start at every send.
  */
 export interface PromotionParts {
   /** `upstream_done`, `promoted`, `promoted_ids`, each followed by a comma. */
