@@ -157,6 +157,9 @@ for (let round = 1; round <= rounds; round += 1) {
   const batchedKeys = await parkWaits(engine, 'batch', waiting);
   const chainedKeys = await parkWaits(engine, 'chained', waiting, 'bench-chained');
   const floorKeys = values.floor ? await parkWaits(engine, 'floor', waiting) : [];
+  // Statistics as autovacuum keeps them (it would analyze these tables within a minute): a
+  // connection's cached plans are made for the tables as they are, not as they were empty.
+  await pool.query('analyze');
   const floorPool = new pg.Pool({ connectionString: url, max: senders });
   // end() resolves before its sockets close: the forced drop of the database may still reach
   // one, as an error of the pool.

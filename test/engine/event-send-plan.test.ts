@@ -11,30 +11,24 @@
  * Forcing nested loops makes every such join show, whatever the statistics: the statement must
  * have none. */
 import { randomUUID } from 'node:crypto';
-import { workflow } from '@causeway/workflow';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { arrayLiteral } from '../../packages/engine/src/db/array-literal';
 import { eventSendStatementText } from '../../packages/engine/src/db/events/event-send-statement';
 import { eventSendShapeOf } from '../../packages/engine/src/runtime/events/one-statement-send';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
+import {
+  planAlone,
+  planApproval,
+  planChained,
+  planRowsPerWait,
+  planWaitCount,
+} from './fixtures/event-plan-workflows';
 
-const input = z.object({ key: z.string() });
-const approval = {
-  name: 'plan.approved',
-  key: (ctx: { readonly input: z.infer<typeof input> }) => ctx.input.key,
-  timeoutMs: 86_400_000,
-};
-const alone = workflow({ name: 'plan-alone', input }).event('approval', approval).build();
-const chained = workflow({ name: 'plan-chained', input })
-  .event('approval', approval)
-  .step('publish', { after: ['approval'], queue: 'q-plan', run: () => null })
-  .build();
-
-const waitCount = 1_000;
-const rowsPerWait = 200;
+const approval = planApproval;
+const waitCount = planWaitCount;
+const rowsPerWait = planRowsPerWait;
 
 interface PlanNode {
   readonly 'Node Type': string;
@@ -89,7 +83,7 @@ describe('the one-statement send at scale', () => {
   it.each(cases)(
     'produces a bounded number of rows per wait for 1,000 waits, joins as nested loops ($mode, single $single, promotes $promotes)',
     async ({ mode, single, promotes }) => {
-      const engine = testEngine(db().url, { workflows: [alone, chained] });
+      const engine = testEngine(db().url, { workflows: [planAlone, planChained] });
       await engine.migrate();
       const prefix = `${mode === 'force_generic_plan' ? 'g' : 'c'}${single ? 's' : 'b'}${promotes ? 'p' : 'n'}`;
       const warmup = Array.from({ length: 6 }, (_, i) => `${prefix}-warm-${i}`);
@@ -98,7 +92,8 @@ describe('the one-statement send at scale', () => {
         single ? `${prefix}-all` : `${prefix}-${i}`,
       );
       // With promotions, every other workflow has a step the event makes ready.
-      const kind = (index: number) => (promotes && index % 2 === 1 ? 'plan-chained' : 'plan-alone');
+      const kind = (index: number) =>
+        promotes && index % 2 === 1 ? planChained.name : planAlone.name;
       await engine.submitMany(
         [...warmup, ...waits].map((key, index) => ({ name: kind(index), input: { key } })),
       );

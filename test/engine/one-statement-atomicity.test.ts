@@ -4,7 +4,7 @@
  * follow), the statement itself must fail and undo everything it wrote, since no client
  * transaction is left to roll back. A trigger that silently skips the parent's update stands
  * in for such a change here. The send is tried in each of its texts (one event or two, with
- * the promotion part or without it).
+ * the promotion part or without it) and as the send function (one event).
  */
 import { randomUUID } from 'node:crypto';
 import { defineWorkflow, step, workflow, workflowRegistry } from '@causeway/workflow';
@@ -12,6 +12,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { registerPool } from '../../packages/engine/src/db/direct';
 import { eventSendInOneStatement } from '../../packages/engine/src/db/events/event-send-statement';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
@@ -30,17 +31,26 @@ const single = defineWorkflow({
 const apply = { definitions: workflowRegistry([single]), leaseMs: 30_000, random: () => 0.5 };
 const holder = 'atomic-host/1/boot';
 
-const opened: Kysely<CausewayDatabase>[] = [];
+const opened: { readonly db: Kysely<CausewayDatabase>; readonly pool: pg.Pool }[] = [];
 afterEach(async () => {
-  await Promise.all(opened.splice(0).map((db) => db.destroy()));
+  await Promise.all(
+    opened.splice(0).map(async ({ db, pool }) => {
+      await db.destroy();
+      // Kysely ends only a pool it has used; the send function's calls go to it directly.
+      if (!pool.ended) await pool.end();
+    }),
+  );
 });
 
-/** A Kysely on the test database: statements outside a transaction commit on their own. */
-function autocommitDb(url: string): Kysely<CausewayDatabase> {
-  const db = new Kysely<CausewayDatabase>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }),
-  });
-  opened.push(db);
+/**
+ * A Kysely on the test database: statements outside a transaction commit on their own. With
+ * `sessionFunctions`, one event's send runs as the send function, as on an engine's pool.
+ */
+function autocommitDb(url: string, sessionFunctions = false): Kysely<CausewayDatabase> {
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
+  if (sessionFunctions) registerPool(db, pool, { sessionState: true });
+  opened.push({ db, pool });
   return db;
 }
 
@@ -138,23 +148,25 @@ const chained = workflow({ name: 'atomic-chained', input: z.object({ key: z.stri
 
 describe('the one-statement event send on its own', () => {
   it.each([
-    { events: 1, promotes: false },
-    { events: 1, promotes: true },
-    { events: 2, promotes: false },
-    { events: 2, promotes: true },
+    { events: 1, promotes: false, sessionFunctions: false },
+    { events: 1, promotes: true, sessionFunctions: false },
+    { events: 1, promotes: false, sessionFunctions: true },
+    { events: 1, promotes: true, sessionFunctions: true },
+    { events: 2, promotes: false, sessionFunctions: false },
+    { events: 2, promotes: true, sessionFunctions: false },
   ])(
-    'writes nothing when it wrote fewer rows than it decided ($events events, promotes $promotes)',
-    async ({ events, promotes }) => {
+    'writes nothing when it wrote fewer rows than it decided ($events events, promotes $promotes, send function $sessionFunctions)',
+    async ({ events, promotes, sessionFunctions }) => {
       const url = database().url;
       const engine = testEngine(url, { workflows: [alone, chained] });
       await engine.migrate();
-      const prefix = `${events}-${promotes}`;
+      const prefix = `${events}-${promotes}-${sessionFunctions}`;
       const keys = Array.from({ length: events }, (_, i) => `${prefix}-${i}`);
       const submitted = await engine.submitMany(
         keys.map((key) => ({ name: promotes ? 'atomic-chained' : 'atomic-alone', input: { key } })),
       );
       const ids = submitted.map((answer) => answer.workflow.id);
-      const db = autocommitDb(url);
+      const db = autocommitDb(url, sessionFunctions);
       const shape = eventSendShapeOf(engine.definitions);
       const send = () => {
         const eventIds = keys.map(() => randomUUID());

@@ -86,9 +86,10 @@ export interface EngineOptions {
    */
   readonly directUrl?: string;
   /**
-   * Sends the hot statements as named prepared statements (each connection plans them once).
-   * Turn off behind a pooler that does not track them per server connection, such as
-   * PgBouncer before 1.21 in transaction mode. Default true.
+   * Sends the hot statements as named prepared statements (each connection plans them once),
+   * and lets connections keep the engine's session functions (`pg_temp`). Turn off behind a
+   * pooler that does not keep a client on one server connection, such as PgBouncer in
+   * transaction mode. Default true.
    */
   readonly preparedStatements?: boolean;
   // biome-ignore lint/suspicious/noExplicitAny: each definition has its own input schema type.
@@ -232,7 +233,7 @@ export function createEngine(options: EngineOptions): Engine {
   // kill the process. The next statement on it fails and its caller retries.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
-  registerPool(db, pool);
+  registerPool(db, pool, { sessionState: options.preparedStatements !== false });
   const notifier = new Notifier(directUrl, logger, wakeupChannel);
   const registry = new WorkerRegistry(db, holder, definitions, logger, {
     heartbeatMs,
@@ -274,6 +275,8 @@ export function createEngine(options: EngineOptions): Engine {
       await Promise.all([...workers].map((worker) => worker.stop(closeOptions)));
       await notifier.close();
       await db.destroy();
+      // Kysely ends only a pool it has used; statements sent straight to it may be all there were.
+      if (!pool.ended) await pool.end();
     })();
     return closed;
   };

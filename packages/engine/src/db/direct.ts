@@ -4,10 +4,29 @@ import type { CausewayDatabase } from './schema';
 
 /** The pools behind engines' Kysely instances, for statements that skip Kysely's executor. */
 const pools = new WeakMap<Kysely<CausewayDatabase>, pg.Pool>();
+/** Those pools whose connections keep what a session makes (not behind a transaction pooler). */
+const sessionPools = new WeakSet<pg.Pool>();
 
-/** Lets `executeDirect` run statements of `db` on `pool` (the pool `db` was made with). */
-export function registerPool(db: Kysely<CausewayDatabase>, pool: pg.Pool): void {
+/**
+ * Lets `executeDirect` run statements of `db` on `pool` (the pool `db` was made with);
+ * `sessionState`: each connection is one server session for its whole life, so it may keep
+ * session functions (`session-functions.ts`).
+ */
+export function registerPool(
+  db: Kysely<CausewayDatabase>,
+  pool: pg.Pool,
+  options: { readonly sessionState: boolean },
+): void {
   pools.set(db, pool);
+  if (options.sessionState) sessionPools.add(pool);
+}
+
+/** The pool for session functions of `db`, outside a transaction; undefined where none. */
+export function sessionPoolOf(
+  db: Kysely<CausewayDatabase> | Transaction<CausewayDatabase>,
+): pg.Pool | undefined {
+  const pool = db.isTransaction ? undefined : pools.get(db);
+  return pool !== undefined && sessionPools.has(pool) ? pool : undefined;
 }
 
 /**

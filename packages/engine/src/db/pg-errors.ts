@@ -56,3 +56,10 @@ export function isUniqueViolation(error: unknown): boolean {
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505'
   );
 }
+
+/** undefined_function: e.g. a session function the server connection does not have. */
+export function isUndefinedFunction(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '42883'
+  );
+}

@@ -1,10 +1,13 @@
 import { sql } from 'kysely';
 import { arrayLiteral, constantArraySql } from '../array-literal';
 import { type Db, preparedSql } from '../database';
-import { executeText } from '../direct';
+import { executeText, sessionPoolOf } from '../direct';
 import { effectAssignments, valueSql } from '../edge-assignments';
 import { transitionsChannel } from '../notify-channels';
+import { isUndefinedFunction } from '../pg-errors';
+import { callSessionFunction } from '../session-functions';
 import { parentUpdateCte } from '../settle/shared-ctes';
+import { eventSendFunction } from './event-send-function';
 import { promotionParts } from './event-send-promotions';
 import type { EventSendShape } from './event-send-shape';
 
@@ -92,8 +95,8 @@ export async function eventSendInOneStatement(
     values.outputs,
     values.details,
   ].map((column) => (single ? column[0] : arrayLiteral(column)));
-  const text = eventSendStatementText(db, shape, { single, promotes: options.promotes });
-  const { rows } = await executeText<SendRow>(db, text, [...events, values.sentBy, values.actor]);
+  const parameters = [...events, values.sentBy, values.actor];
+  const rows = await sendRows(db, shape, { single, promotes: options.promotes }, parameters);
   const first = rows[0];
   if (first === undefined) throw new Error('the send statement returned no summary row');
   const completed = rows.flatMap((row) =>
@@ -113,6 +116,30 @@ export async function eventSendInOneStatement(
     a.position === b.position ? (a.taskId < b.taskId ? -1 : 1) : a.position - b.position,
   );
   return { written: first.written, receivedAt: first.received_at, completed };
+}
+
+/**
+ * One event, on a connection that keeps its session, goes to the send function, which writes
+ * the same; any other send, or one whose server connection lacks the function (a transaction
+ * pooler the engine was not told of: the call failed and wrote nothing), to the statement.
+ */
+async function sendRows(
+  db: Db,
+  shape: EventSendShape,
+  variant: EventSendVariant,
+  parameters: readonly unknown[],
+): Promise<SendRow[]> {
+  const sessionPool = variant.single ? sessionPoolOf(db) : undefined;
+  if (sessionPool !== undefined) {
+    const fn = eventSendFunction(db, shape, variant.promotes);
+    try {
+      return await callSessionFunction<SendRow>(sessionPool, fn, fn.callText, parameters);
+    } catch (error) {
+      if (!isUndefinedFunction(error)) throw error;
+    }
+  }
+  const text = eventSendStatementText(db, shape, variant);
+  return (await executeText<SendRow>(db, text, parameters)).rows;
 }
 
 const texts = new WeakMap<EventSendShape, Map<string, string>>();
