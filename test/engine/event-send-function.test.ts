@@ -22,16 +22,13 @@ import { eventSendShapeOf } from '../../packages/engine/src/runtime/events/one-s
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
 import {
+  expectSendCompleted,
   planAlone,
   planApproval,
   planChained,
   planRowsPerWait,
   planWaitCount,
 } from './fixtures/event-plan-workflows';
-
-const approval = planApproval;
-const waitCount = planWaitCount;
-const rowsPerWait = planRowsPerWait;
 
 interface PlanNode {
   readonly 'Actual Rows': number;
@@ -54,7 +51,7 @@ function parameters(key: string): (string | null)[] {
   const id = randomUUID();
   return [
     id,
-    approval.name,
+    planApproval.name,
     key,
     '{"ok":true}',
     null,
@@ -99,7 +96,7 @@ describe('the send function at scale', () => {
         // The connection's plans, made now: the tables hold a few rows.
         for (const key of warmup) await client.query(fn.callText, parameters(key));
         await engine.submitMany(
-          Array.from({ length: waitCount }, (_, index) => ({
+          Array.from({ length: planWaitCount }, (_, index) => ({
             name: kind(index),
             input: { key: `${prefix}-all` },
           })),
@@ -123,29 +120,17 @@ describe('the send function at scale', () => {
           if (start >= 0) plans.push((JSON.parse(text.slice(start)) as { Plan: PlanNode }).Plan);
         });
         const { rows } = await client.query(fn.callText, parameters(`${prefix}-all`));
-        expect(rows).toHaveLength(waitCount);
+        expect(rows).toHaveLength(planWaitCount);
         // The function's own statements, and the call.
         expect(plans.length).toBeGreaterThan(10);
         const total = plans.reduce((sum, plan) => sum + rowsRead(plan), 0);
-        expect(total).toBeLessThan(rowsPerWait * waitCount);
+        expect(total).toBeLessThan(planRowsPerWait * planWaitCount);
       } finally {
         await client.end();
         for (const table of tables)
           await query(db().url, `alter table ${table} reset (autovacuum_enabled)`);
       }
-      const states = await query<{ step: string; state: string; n: number }>(
-        db().url,
-        `select t.step, t.state, count(*)::int as n from causeway_tasks as t
-          join causeway_workflows as w on w.id = t.workflow_id
-          where w.input->>'key' like $1 group by 1, 2 order by 1, 2`,
-        [`${prefix}-%`],
-      );
-      const all = waitCount + warmup.length;
-      expect(states).toEqual([
-        { step: 'approval', state: 'succeeded', n: all },
-        ...(promotes ? [{ step: 'publish', state: 'queued', n: all / 2 }] : []),
-      ]);
-      expect(await logMismatches(db().url)).toEqual([]);
+      await expectSendCompleted(db().url, prefix, planWaitCount + warmup.length, promotes);
     },
   );
 });
@@ -167,7 +152,7 @@ describe('the send function on a connection', () => {
     const keys = ['life-1', 'life-2', 'life-3'];
     await engine.submitMany(keys.map((key) => ({ name: planAlone.name, input: { key } })));
     expect(await ownSendFunctions(engine)).toBe(0);
-    expect((await engine.sendEvent(approval.name, 'life-1', {})).tasks).toHaveLength(1);
+    expect((await engine.sendEvent(planApproval.name, 'life-1', {})).tasks).toHaveLength(1);
     expect(await ownSendFunctions(engine)).toBe(1);
     const [{ pid }] = (
       await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(engine.db)
@@ -176,7 +161,7 @@ describe('the send function on a connection', () => {
     // The cut connection fails the next statement on it; the pool then opens another.
     await sql`select 1`.execute(engine.db).catch(() => undefined);
     expect(await ownSendFunctions(engine)).toBe(0);
-    expect((await engine.sendEvent(approval.name, 'life-2', {})).tasks).toHaveLength(1);
+    expect((await engine.sendEvent(planApproval.name, 'life-2', {})).tasks).toHaveLength(1);
     expect(await ownSendFunctions(engine)).toBe(1);
     const inSchemas = await query(
       db().url,
@@ -192,7 +177,7 @@ describe('the send function on a connection', () => {
     await engine.migrate();
     const keys = ['lost-1', 'lost-2', 'lost-3'];
     await engine.submitMany(keys.map((key) => ({ name: planAlone.name, input: { key } })));
-    expect((await engine.sendEvent(approval.name, 'lost-1', {})).tasks).toHaveLength(1);
+    expect((await engine.sendEvent(planApproval.name, 'lost-1', {})).tasks).toHaveLength(1);
     // The engine's connection believes it made the function; the server connection lacks it.
     const { rows } = await sql<{ name: string }>`
       select proname as name from pg_proc
@@ -201,9 +186,9 @@ describe('the send function on a connection', () => {
     );
     expect(rows).toHaveLength(1);
     await sql.raw(`drop function pg_temp.${rows[0]?.name}`).execute(engine.db);
-    const answer = await engine.sendEvent(approval.name, 'lost-2', { late: true });
+    const answer = await engine.sendEvent(planApproval.name, 'lost-2', { late: true });
     expect(answer.tasks.map((task) => task.state)).toEqual(['succeeded']);
-    expect((await engine.sendEvent(approval.name, 'lost-3', {})).tasks).toHaveLength(1);
+    expect((await engine.sendEvent(planApproval.name, 'lost-3', {})).tasks).toHaveLength(1);
     expect(await ownSendFunctions(engine)).toBe(1);
     const outputs = await query<{ output: unknown }>(
       db().url,
@@ -222,7 +207,7 @@ describe('the send function on a connection', () => {
     });
     await engine.migrate();
     await engine.submit(planAlone.name, { key: 'pooled' });
-    expect((await engine.sendEvent(approval.name, 'pooled', {})).tasks).toHaveLength(1);
+    expect((await engine.sendEvent(planApproval.name, 'pooled', {})).tasks).toHaveLength(1);
     expect(await ownSendFunctions(engine)).toBe(0);
   });
 });

@@ -17,18 +17,15 @@ import { arrayLiteral } from '../../packages/engine/src/db/array-literal';
 import { eventSendStatementText } from '../../packages/engine/src/db/events/event-send-statement';
 import { eventSendShapeOf } from '../../packages/engine/src/runtime/events/one-statement-send';
 import { useTestDatabase } from '../helpers/database';
-import { logMismatches, query, testEngine } from '../helpers/engine';
+import { testEngine } from '../helpers/engine';
 import {
+  expectSendCompleted,
   planAlone,
   planApproval,
   planChained,
   planRowsPerWait,
   planWaitCount,
 } from './fixtures/event-plan-workflows';
-
-const approval = planApproval;
-const waitCount = planWaitCount;
-const rowsPerWait = planRowsPerWait;
 
 interface PlanNode {
   readonly 'Node Type': string;
@@ -58,7 +55,7 @@ function parameters(keys: readonly string[], single: boolean): (string | null)[]
   const ids = keys.map(() => randomUUID());
   const columns = [
     ids,
-    keys.map(() => approval.name),
+    keys.map(() => planApproval.name),
     keys,
     keys.map(() => '{"ok":true}'),
     keys.map(() => null),
@@ -88,7 +85,7 @@ describe('the one-statement send at scale', () => {
       const prefix = `${mode === 'force_generic_plan' ? 'g' : 'c'}${single ? 's' : 'b'}${promotes ? 'p' : 'n'}`;
       const warmup = Array.from({ length: 6 }, (_, i) => `${prefix}-warm-${i}`);
       // A batch: one event for each of 1,000 waits; one event: 1,000 waits for its key.
-      const waits = Array.from({ length: waitCount }, (_, i) =>
+      const waits = Array.from({ length: planWaitCount }, (_, i) =>
         single ? `${prefix}-all` : `${prefix}-${i}`,
       );
       // With promotions, every other workflow has a step the event makes ready.
@@ -119,25 +116,13 @@ describe('the one-statement send at scale', () => {
         if (plan === undefined) throw new Error('no plan');
         const { total, most } = rowsProduced(plan);
         expect(total, `the most rows: ${most.rows} from a ${most.node}`).toBeLessThan(
-          rowsPerWait * waitCount,
+          planRowsPerWait * planWaitCount,
         );
       } finally {
         await client.end();
       }
       // The send did its work: every wait completed, every chained step made ready.
-      const states = await query<{ step: string; state: string; n: number }>(
-        db().url,
-        `select t.step, t.state, count(*)::int as n from causeway_tasks as t
-          join causeway_workflows as w on w.id = t.workflow_id
-          where w.input->>'key' like $1 group by 1, 2 order by 1, 2`,
-        [`${prefix}-%`],
-      );
-      const all = waitCount + warmup.length;
-      expect(states).toEqual([
-        { step: 'approval', state: 'succeeded', n: all },
-        ...(promotes ? [{ step: 'publish', state: 'queued', n: all / 2 }] : []),
-      ]);
-      expect(await logMismatches(db().url)).toEqual([]);
+      await expectSendCompleted(db().url, prefix, planWaitCount + warmup.length, promotes);
     },
   );
 });

@@ -9,18 +9,19 @@ export interface SessionFunction {
   /** Unique per text (a hash of it), so connections never mix two versions. */
   readonly name: string;
   readonly createText: string;
+  /** The statement that calls it (its parameters are the call's). */
+  readonly callText: string;
 }
 
 const created = new WeakMap<pg.PoolClient, Set<string>>();
 
 /**
- * Runs `callText` on a connection of `pool`, after creating `fn` there if that connection has
- * not yet. A failed call releases its connection as `pool.query` does (it is closed).
+ * Calls `fn` on a connection of `pool`, after creating it there if that connection has not
+ * yet. A failed call releases its connection as `pool.query` does (it is closed).
  */
 export async function callSessionFunction<Row>(
   pool: pg.Pool,
   fn: SessionFunction,
-  callText: string,
   parameters: readonly unknown[],
 ): Promise<Row[]> {
   const client = await pool.connect();
@@ -34,7 +35,7 @@ export async function callSessionFunction<Row>(
       await client.query(fn.createText);
       names.add(fn.name);
     }
-    const result = await client.query(callText, parameters as unknown[]);
+    const result = await client.query(fn.callText, parameters as unknown[]);
     client.release();
     return result.rows as Row[];
   } catch (error) {

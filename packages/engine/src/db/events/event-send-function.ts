@@ -6,7 +6,13 @@ import { effectAssignments, setList, valueSql } from '../edge-assignments';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import { preparedMarker } from '../prepared-statements';
 import type { SessionFunction } from '../session-functions';
-import type { EventSendShape } from './event-send-shape';
+import {
+  builtOncePerShape,
+  type EventSendShape,
+  eventStepKeys,
+  parentStateByMask,
+  stepLookups,
+} from './event-send-shape';
 
 /**
  * One event's send (R38) as a PL/pgSQL function each connection creates for itself in
@@ -15,14 +21,10 @@ import type { EventSendShape } from './event-send-shape';
  * statement leaves. A send is then a dozen small statements whose plans the connection keeps,
  * each run only when needed (no promotion query when nothing waits, no parent write when the
  * parent stays), where the statement starts a plan of some ninety nodes at every execution.
- * Its answer has the statement's columns (`SendRow`).
+ * Its call takes parameters $1–$10 as the statement's, one event's values as they are, and
+ * answers the statement's columns (`SendRow`).
  */
-export interface EventSendFunction extends SessionFunction {
-  /** The call: parameters $1–$10 as the statement's, one event's values as they are. */
-  readonly callText: string;
-}
-
-const functions = new WeakMap<EventSendShape, Map<boolean, EventSendFunction>>();
+const functions = new WeakMap<EventSendShape, Map<string, SessionFunction>>();
 
 /**
  * The function for an engine's shape, with the promotion part or without it (when no step
@@ -32,21 +34,20 @@ export function eventSendFunction(
   db: Db,
   shape: EventSendShape,
   promotes: boolean,
-): EventSendFunction {
-  let byVariant = functions.get(shape);
-  if (byVariant === undefined) {
-    byVariant = new Map();
-    functions.set(shape, byVariant);
-  }
-  let made = byVariant.get(promotes);
-  if (made !== undefined) return made;
+): SessionFunction {
+  return builtOncePerShape(functions, shape, String(promotes), () =>
+    compiledSendFunction(db, shape, promotes),
+  );
+}
+
+function compiledSendFunction(db: Db, shape: EventSendShape, promotes: boolean): SessionFunction {
   const body = functionBody(shape, promotes).compile(db);
   if (body.parameters.length > 0) {
     throw new Error('the send function must hold its constants in its text');
   }
   // Named by its text: a connection that made another engine's function keeps it apart.
   const name = `causeway_event_send_${createHash('sha1').update(body.sql).digest('hex').slice(0, 16)}`;
-  made = {
+  return {
     name,
     createText: `create or replace function pg_temp.${name}(
   p_event_id uuid, p_name text, p_key text, p_payload text, p_idempotency_key text,
@@ -66,8 +67,6 @@ $causeway_send$`,
 from pg_temp.${name}($1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
   $8::text, $9::text, $10::text)`,
   };
-  byVariant.set(promotes, made);
-  return made;
 }
 
 /**
@@ -82,13 +81,7 @@ function promotionPart(shape: EventSendShape): RawBuilder<unknown> {
     now: sql`v_now`,
     undelayed: true,
   });
-  const stepAfter: Record<string, unknown> = {};
-  const stepOrder: Record<string, number> = {};
-  shape.stepNames.forEach((name, index) => {
-    const key = `${name}\n${shape.stepSteps[index] as string}`;
-    stepAfter[key] = JSON.parse(shape.stepAfter[index] as string);
-    stepOrder[key] = shape.stepOrder[index] as number;
-  });
+  const { stepAfter, stepOrder } = stepLookups(shape);
   const jsonConstant = (value: unknown) => typedConstantSql(JSON.stringify(value), 'jsonb');
   const stepKey = sql`(v_cause.name || E'\n' || t.step)`;
   return sql`
@@ -120,14 +113,8 @@ function promotionPart(shape: EventSendShape): RawBuilder<unknown> {
 function functionBody(shape: EventSendShape, promotes: boolean): RawBuilder<unknown> {
   const lit = (value: string) => sql.lit(value);
   const eventAssignments = effectAssignments(shape.eventEffects, { now: sql`v_now` });
-  const eventSteps = shape.eventStepWorkflows.map((name, index) =>
-    [name, shape.eventStepSteps[index] as string, shape.eventStepEvents[index] as string].join(
-      '\n',
-    ),
-  );
-  const byMask = new Map(shape.presenceMasks.map((mask, i) => [mask, shape.presenceStates[i]]));
-  const maskCount = 2 ** shape.stateOrder.length - 1;
-  const parentByMask = Array.from({ length: maskCount }, (_, i) => byMask.get(i + 1) ?? null);
+  const eventSteps = eventStepKeys(shape);
+  const parentByMask = parentStateByMask(shape);
   return sql`
 #variable_conflict use_column
 declare

@@ -8,10 +8,7 @@ import {
   valueSql,
 } from '../edge-assignments';
 import { wakeupChannel } from '../notify-channels';
-import type { EventSendShape } from './event-send-shape';
-
-/** A (workflow, step) as one text, for lookups in constants. */
-const joined = (...parts: readonly string[]) => parts.join('\n');
+import { type EventSendShape, stepLookups } from './event-send-shape';
 
 /**
  * The parts of the one-statement send that make steps ready (the promotion edge) after an
@@ -61,14 +58,7 @@ export function promotionParts(
     undelayed: true,
   });
   const stepKey = sql`(t.name || E'\n' || t.step)`;
-  // Per (workflow, step): the steps it runs after directly, and its place in the definition.
-  const stepAfter: Record<string, unknown> = {};
-  const stepOrder: Record<string, number> = {};
-  shape.stepNames.forEach((name, index) => {
-    const key = joined(name, shape.stepSteps[index] as string);
-    stepAfter[key] = JSON.parse(shape.stepAfter[index] as string);
-    stepOrder[key] = shape.stepOrder[index] as number;
-  });
+  const { stepAfter, stepOrder } = stepLookups(shape);
   const jsonConstant = (value: unknown) => typedConstantSql(JSON.stringify(value), 'jsonb');
   return {
     ctes: sql`

@@ -9,7 +9,12 @@ import { callSessionFunction } from '../session-functions';
 import { parentUpdateCte } from '../settle/shared-ctes';
 import { eventSendFunction } from './event-send-function';
 import { promotionParts } from './event-send-promotions';
-import type { EventSendShape } from './event-send-shape';
+import {
+  builtOncePerShape,
+  type EventSendShape,
+  eventStepKeys,
+  parentStateByMask,
+} from './event-send-shape';
 
 export type { EventSendShape } from './event-send-shape';
 
@@ -133,7 +138,7 @@ async function sendRows(
   if (sessionPool !== undefined) {
     const fn = eventSendFunction(db, shape, variant.promotes);
     try {
-      return await callSessionFunction<SendRow>(sessionPool, fn, fn.callText, parameters);
+      return await callSessionFunction<SendRow>(sessionPool, fn, parameters);
     } catch (error) {
       if (!isUndefinedFunction(error)) throw error;
     }
@@ -153,22 +158,13 @@ export function eventSendStatementText(
   shape: EventSendShape,
   variant: EventSendVariant,
 ): string {
-  let byVariant = texts.get(shape);
-  if (byVariant === undefined) {
-    byVariant = new Map();
-    texts.set(shape, byVariant);
-  }
-  const key = `${variant.single}/${variant.promotes}`;
-  let text = byVariant.get(key);
-  if (text === undefined) {
+  return builtOncePerShape(texts, shape, `${variant.single}/${variant.promotes}`, () => {
     const compiled = statement(shape, variant).compile(db);
     if (compiled.parameters.length > 0) {
       throw new Error('the send statement must hold its constants in its text');
     }
-    text = compiled.sql;
-    byVariant.set(key, text);
-  }
-  return text;
+    return compiled.sql;
+  });
 }
 
 /**
@@ -203,15 +199,8 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
   const promotion = promotionParts(shape, variant.promotes, eventAssignments);
   const p = eventParameters(variant.single);
   const lit = (value: string) => sql.lit(value);
-  const eventSteps = shape.eventStepWorkflows.map((name, index) =>
-    [name, shape.eventStepSteps[index] as string, shape.eventStepEvents[index] as string].join(
-      '\n',
-    ),
-  );
-  // The parent's state by presence mask (bit i: some task is in stateOrder[i]), by subscript.
-  const byMask = new Map(shape.presenceMasks.map((mask, i) => [mask, shape.presenceStates[i]]));
-  const maskCount = 2 ** shape.stateOrder.length - 1;
-  const parentByMask = Array.from({ length: maskCount }, (_, i) => byMask.get(i + 1) ?? null);
+  const eventSteps = eventStepKeys(shape);
+  const parentByMask = parentStateByMask(shape);
   return sql<SendRow>`
     ${preparedSql}
     with clock as materialized (select causeway_statement_now() as now),
