@@ -58,9 +58,16 @@ const rulesDoc = read('docs/rules.md');
 const ruleHeadings = [...rulesDoc.matchAll(/^### (R\d+) — \S.*$/gm)].map((match) => match[1]);
 
 describe('docs/rules.md', () => {
-  it('has one heading per rule, R1 to R42 and on, each id once and in order', () => {
-    expect(ruleHeadings.length).toBeGreaterThanOrEqual(42);
-    expect(ruleHeadings).toEqual(ruleHeadings.map((_, index) => `R${index + 1}`));
+  it('has one heading per rule, R1 to R42 without a gap, then each id once and in order', () => {
+    const numbers = ruleHeadings.map((id) => Number(id.slice(1)));
+    expect(numbers.slice(0, 42)).toEqual(numbers.slice(0, 42).map((_, index) => index + 1));
+    expect(numbers.length).toBeGreaterThanOrEqual(42);
+    for (let index = 1; index < numbers.length; index += 1) {
+      expect(
+        numbers[index],
+        `${ruleHeadings[index]} after ${ruleHeadings[index - 1]}`,
+      ).toBeGreaterThan(numbers[index - 1] ?? 0);
+    }
   });
 });
 
