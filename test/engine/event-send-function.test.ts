@@ -21,6 +21,7 @@ import { eventSendFunction } from '../../packages/engine/src/db/events/event-sen
 import { eventSendShapeOf } from '../../packages/engine/src/runtime/events/one-statement-send';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
 import {
   expectSendCompleted,
   planAlone,
@@ -158,8 +159,17 @@ describe('the send function on a connection', () => {
       await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(engine.db)
     ).rows as [{ pid: number }];
     await query(db().url, 'select pg_terminate_backend($1)', [pid]);
-    // The cut connection fails the next statement on it; the pool then opens another.
-    await sql`select 1`.execute(engine.db).catch(() => undefined);
+    // The signal only asks the backend to end: a statement can still reach it until it has.
+    // A cut connection fails the next statement on it, and the pool then opens another.
+    await waitFor(
+      async () => {
+        const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`
+          .execute(engine.db)
+          .catch(() => undefined);
+        return backend !== undefined && backend.rows[0]?.pid !== pid;
+      },
+      { description: 'the engine on a new server connection' },
+    );
     expect(await ownSendFunctions(engine)).toBe(0);
     expect((await engine.sendEvent(planApproval.name, 'life-2', {})).tasks).toHaveLength(1);
     expect(await ownSendFunctions(engine)).toBe(1);
