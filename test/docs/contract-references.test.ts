@@ -55,7 +55,7 @@ function anchorOf(heading: string): string {
 }
 
 const rulesDoc = read('docs/rules.md');
-const ruleHeadings = [...rulesDoc.matchAll(/^### (R\d+) — \S.*$/gm)].map((match) => match[1]);
+const ruleHeadings = [...rulesDoc.matchAll(/^### (R\d+) — \S.*$/gm)].map((match) => match[1] ?? '');
 
 describe('docs/rules.md', () => {
   it('has one heading per rule, R1 to R42 without a gap, then each id once and in order', () => {
