@@ -8,11 +8,12 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { serveApi } from '../../examples/publish-note/serve';
 import { publishNote } from '../../examples/publish-note/workflow';
 import { isLoopbackAddress } from '../../packages/api/src/auth';
 import { useTestDatabase } from '../helpers/database';
-import { query } from '../helpers/engine';
-import { aliceToken, gql, handshake, sseSubscribe, startApi } from './helpers';
+import { query, testEngine } from '../helpers/engine';
+import { aliceToken, gql, handshake, silentLogger, sseSubscribe, startApi } from './helpers';
 
 const database = useTestDatabase();
 const readQuery = '{ workflows { edges { node { id input } } } }';
@@ -150,6 +151,41 @@ describe('reads on loopback only', () => {
     expect(lines.filter((line) => line.level >= 40)).toEqual([]);
     // A token that is sent must still be valid.
     expect((await gql(api.url, readQuery, { token: 'not-a-valid-token-0000' })).status).toBe(401);
+  });
+
+  it("stay open under pnpm start's server, whose banner says which reads need the token", async () => {
+    const engine = testEngine(database().url, { workflows: [publishNote] });
+    await engine.migrate();
+    for (const [host, open] of [
+      ['127.0.0.1', true],
+      ['0.0.0.0', false],
+    ] as const) {
+      const api = await serveApi({
+        engine,
+        databaseUrl: database().url,
+        logger: silentLogger(),
+        port: 0,
+        host,
+        mode: 'production',
+      });
+      try {
+        const url = api.url.replace('0.0.0.0', '127.0.0.1');
+        expect({ host, status: (await gql(url, readQuery)).status }).toEqual({
+          host,
+          status: open ? 200 : 401,
+        });
+        expect(api.demoToken).not.toBeNull();
+        expect((await gql(url, readQuery, { token: api.demoToken as string })).status).toBe(200);
+        expect(api.banner).toContain(
+          open
+            ? `mutations need a token (reads are open: this address is loopback only): Authorization: Bearer ${api.demoToken}`
+            : `reads and mutations need a token (sign in to the dashboard with it): Authorization: Bearer ${api.demoToken}`,
+        );
+      } finally {
+        await api.close();
+      }
+    }
+    await engine.close();
   });
 
   it('is told apart from addresses others can reach', () => {
