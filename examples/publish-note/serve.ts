@@ -8,7 +8,8 @@
  *   process.once('SIGINT', () => controller.abort()); // closes the API and the engine's workers
  *
  * Configuration (environment):
- * - CAUSEWAY_API_PORT (default 4000), CAUSEWAY_API_HOST (default 127.0.0.1);
+ * - CAUSEWAY_API_PORT (default 4000), CAUSEWAY_API_HOST (default 127.0.0.1: loopback only, so
+ *   reads need no token; on any other address every read needs one too, see README);
  * - CAUSEWAY_API_MODE: `development` (default here: GraphiQL, introspection) or `production`;
  * - CAUSEWAY_OPERATORS (JSON `[{ "name": "alice", "token": "…" }]`) or CAUSEWAY_OPERATORS_FILE
  *   (a file with that JSON). With neither, one operator `demo` gets a random token for this run,
@@ -63,20 +64,23 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
-  const { url } = await server.listen({
+  const { url, publicReads } = await server.listen({
     port: options.port ?? Number(process.env.CAUSEWAY_API_PORT ?? 4000),
     host: options.host ?? process.env.CAUSEWAY_API_HOST ?? '127.0.0.1',
   });
   const wsUrl = url.replace(/^http/, 'ws');
+  const needs = publicReads
+    ? 'mutations need a token (reads are open: this address is loopback only)'
+    : 'reads and mutations need a token (sign in to the dashboard with it)';
   const banner = [
     `GraphQL API: ${url}${mode === 'development' ? ' (GraphiQL: open it in a browser)' : ''}`,
     `  subscriptions: SSE on the same URL, graphql-ws on ${wsUrl}`,
     `Dashboard: ${new URL('/', url).href}`,
     `Metrics (Prometheus): ${new URL('/metrics', url).href}`,
-    `CLI: pnpm exec causeway status|why|watch|workers …${url === 'http://127.0.0.1:4000/graphql' ? '' : ` --url ${url}`} (CAUSEWAY_TOKEN for mutations)`,
+    `CLI: pnpm exec causeway status|why|watch|workers …${url === 'http://127.0.0.1:4000/graphql' ? '' : ` --url ${url}`} (CAUSEWAY_TOKEN for ${publicReads ? 'mutations' : 'every command'})`,
     demoToken === null
-      ? `  operators: ${operators.map((operator) => operator.name).join(', ')} (mutations need Authorization: Bearer <token>)`
-      : `  mutations need a token: Authorization: Bearer ${demoToken} (operator "demo", this run only)`,
+      ? `  operators: ${operators.map((operator) => operator.name).join(', ')}; ${needs}: Authorization: Bearer <token>`
+      : `  ${needs}: Authorization: Bearer ${demoToken} (operator "demo", this run only)`,
   ].join('\n');
   return {
     url,

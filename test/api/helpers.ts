@@ -33,13 +33,15 @@ export interface TestApi {
   readonly server: ApiServer;
 }
 
-/** An engine and an API server on loopback (closed after the test). */
+/** An engine and an API server, on loopback unless `host` says otherwise (closed after the test). */
 export async function startApi(
   databaseUrl: string,
   options: {
     engine?: Omit<EngineOptions, 'databaseUrl'>;
     api?: Partial<Omit<ApiServerOptions, 'engine'>>;
     engineInstance?: Engine;
+    /** Where the server listens (default 127.0.0.1); the URLs returned always name 127.0.0.1. */
+    host?: string;
   },
 ): Promise<TestApi> {
   const engine =
@@ -57,7 +59,8 @@ export async function startApi(
     ...options.api,
   });
   servers.add(server);
-  const { url } = await server.listen({ port: 0 });
+  const { port } = await server.listen({ port: 0, host: options.host ?? '127.0.0.1' });
+  const url = `http://127.0.0.1:${port}${options.api?.endpoint ?? '/graphql'}`;
   return { url, wsUrl: url.replace(/^http/, 'ws'), engine, server };
 }
 
@@ -250,4 +253,24 @@ export function sseSubscribe<T = Record<string, unknown>>(
     }
   })();
   return { items, errors, done, status, stop: () => controller.abort() };
+}
+
+/** Opens a raw graphql-transport-ws socket, sends connection_init, resolves with the first reply or the close code. */
+export function handshake(
+  wsUrl: string,
+  payload: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  return new Promise<{ ack: boolean; code?: number; reason?: string }>((resolve, reject) => {
+    const socket = new WebSocket(wsUrl, 'graphql-transport-ws', { headers });
+    socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload })));
+    socket.on('message', (message) => {
+      if (JSON.parse(message.toString()).type === 'connection_ack') {
+        resolve({ ack: true });
+        socket.close();
+      }
+    });
+    socket.on('close', (code, reason) => resolve({ ack: false, code, reason: reason.toString() }));
+    socket.on('error', reject);
+  });
 }

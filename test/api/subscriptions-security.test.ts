@@ -1,32 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { publishNote } from '../../examples/publish-note/workflow';
 import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
-import { aliceToken, gql, sseSubscribe, startApi, wsClient, wsSubscribe } from './helpers';
+import {
+  aliceToken,
+  gql,
+  handshake,
+  sseSubscribe,
+  startApi,
+  wsClient,
+  wsSubscribe,
+} from './helpers';
 
 const database = useTestDatabase();
-
-/** Opens a raw graphql-transport-ws socket, sends connection_init, resolves with the first reply or the close code. */
-function handshake(
-  wsUrl: string,
-  payload: Record<string, unknown>,
-  headers: Record<string, string> = {},
-) {
-  return new Promise<{ ack: boolean; code?: number; reason?: string }>((resolve, reject) => {
-    const socket = new WebSocket(wsUrl, 'graphql-transport-ws', { headers });
-    socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload })));
-    socket.on('message', (message) => {
-      if (JSON.parse(message.toString()).type === 'connection_ack') {
-        resolve({ ack: true });
-        socket.close();
-      }
-    });
-    socket.on('close', (code, reason) => resolve({ ack: false, code, reason: reason.toString() }));
-    socket.on('error', reject);
-  });
-}
 
 describe('subscriptions authenticate at connection time', () => {
   it('WebSocket: an invalid token is refused at connection_init (4403), before any operation', async () => {

@@ -19,6 +19,15 @@ export type OperatorLookup =
   | { readonly kind: 'operator'; readonly name: string }
   | { readonly kind: 'invalid' };
 
+/**
+ * True for an address only this machine can reach (127.0.0.0/8, ::1, or 127.x mapped into
+ * IPv6). `0.0.0.0`, `::` and LAN addresses are reachable by others: reads there need a token
+ * unless `publicReads: true` says otherwise.
+ */
+export function isLoopbackAddress(address: string): boolean {
+  return address === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(address);
+}
+
 /** The shortest token accepted: anything shorter is guessable. */
 export const minTokenLength = 16;
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;

@@ -18,7 +18,10 @@ export interface QueryLimits {
   readonly maxDepth: number;
   /** Aliased fields per operation. Default 20. */
   readonly maxAliases: number;
-  /** Estimated cost: one per field, times the list sizes above it. Default 100,000. */
+  /**
+   * Estimated cost: one per field (more for the fields in `fieldCosts`), times the list sizes
+   * above it. Default 100,000.
+   */
   readonly maxCost: number;
   /** Lexical tokens per document. Default 3,000. */
   readonly maxTokens: number;
@@ -58,6 +61,17 @@ const listSizes: Readonly<Record<string, number>> = {
   'Worker.queues': 5,
   'Worker.workflows': 10,
   'WorkerWorkflow.steps': 10,
+};
+
+/**
+ * Fields that read more than their own row, at what they read. `totalCount` counts every
+ * matching workflow (up to the count's bound, ten thousand rows) where a page reads at most
+ * `maxPageSize`: priced at one per row it may count, twenty aliased counts are refused before
+ * anything runs, and a reader without a token cannot make one request scan the table many
+ * times over.
+ */
+export const fieldCosts: Readonly<Record<string, number>> = {
+  'WorkflowConnection.totalCount': 10_000,
 };
 
 function tooComplex(
@@ -100,6 +114,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
         depth: number,
         multiplier: number,
         visiting: ReadonlySet<string>,
+        pageSize: number,
       ): number => {
         let cost = 0;
         for (const selection of selectionSet.selections) {
@@ -109,7 +124,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
             if (selection.alias !== undefined) aliases += 1;
             const fieldDepth = depth + 1;
             if (fieldDepth > maxDepth) maxDepth = fieldDepth;
-            cost += multiplier;
+            cost += multiplier * (fieldCosts[`${parent?.name}.${selection.name.value}`] ?? 1);
             const fields =
               parent !== null &&
               parent !== undefined &&
@@ -118,13 +133,19 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
                 : undefined;
             const field = fields?.[selection.name.value];
             if (selection.selectionSet !== undefined) {
-              const size = listSize(parent?.name, selection.name.value, selection, limits);
+              const connection = parent?.name === 'Query' && selection.name.value === 'workflows';
+              // A connection is one object; its `edges` are the list, of the page's size.
+              const size =
+                parent?.name === 'WorkflowConnection' && selection.name.value === 'edges'
+                  ? pageSize
+                  : listSize(parent?.name, selection.name.value);
               cost += walk(
                 selection.selectionSet,
                 field === undefined ? undefined : getNamedType(field.type),
                 fieldDepth,
                 multiplier * size,
                 visiting,
+                connection ? connectionPageSize(selection, limits) : pageSize,
               );
             }
           } else if (selection.kind === Kind.INLINE_FRAGMENT) {
@@ -132,7 +153,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
               selection.typeCondition === undefined
                 ? parent
                 : schema.getType(selection.typeCondition.name.value);
-            cost += walk(selection.selectionSet, typed, depth, multiplier, visiting);
+            cost += walk(selection.selectionSet, typed, depth, multiplier, visiting, pageSize);
           } else {
             const name = selection.name.value;
             const fragment = fragments.get(name);
@@ -143,12 +164,13 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
               depth,
               multiplier,
               new Set([...visiting, name]),
+              pageSize,
             );
           }
         }
         return cost;
       };
-      const cost = walk(operation.selectionSet, root, 0, 1, new Set());
+      const cost = walk(operation.selectionSet, root, 0, 1, new Set(), 1);
       if (maxDepth > limits.maxDepth) {
         context.reportError(tooComplex('depth', maxDepth, limits.maxDepth, operation));
       } else if (aliases > limits.maxAliases) {
@@ -160,23 +182,22 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
   });
 }
 
-function listSize(
-  parentName: string | undefined,
-  fieldName: string,
+/** The page size a `workflows` connection asks for (`first`; a variable counts as the largest). */
+function connectionPageSize(
   selection: { arguments?: readonly { name: { value: string }; value: { kind: string } }[] },
   limits: QueryLimits,
 ): number {
-  if (parentName === 'Query' && fieldName === 'workflows') {
-    const first = selection.arguments?.find((argument) => argument.name.value === 'first')?.value;
-    const size =
-      first === undefined
-        ? limits.defaultPageSize
-        : first.kind === Kind.INT
-          ? Number((first as unknown as { value: string }).value)
-          : limits.maxPageSize;
-    // Page size errors are reported by the resolver (BAD_USER_INPUT); the estimate caps it.
-    return Math.max(1, Math.min(size, limits.maxPageSize));
-  }
-  if (parentName === 'WorkflowConnection' && fieldName === 'edges') return 1;
+  const first = selection.arguments?.find((argument) => argument.name.value === 'first')?.value;
+  const size =
+    first === undefined
+      ? limits.defaultPageSize
+      : first.kind === Kind.INT
+        ? Number((first as unknown as { value: string }).value)
+        : limits.maxPageSize;
+  // Page size errors are reported by the resolver (BAD_USER_INPUT); the estimate caps it.
+  return Math.max(1, Math.min(size, limits.maxPageSize));
+}
+
+function listSize(parentName: string | undefined, fieldName: string): number {
   return listSizes[`${parentName}.${fieldName}`] ?? 1;
 }

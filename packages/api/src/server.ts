@@ -13,7 +13,7 @@ import {
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { pino } from 'pino';
 import { WebSocketServer } from 'ws';
-import { loadOperators, type OperatorConfig, operatorDirectory } from './auth';
+import { isLoopbackAddress, loadOperators, type OperatorConfig, operatorDirectory } from './auth';
 import type { ApiContext, ApiServices } from './context';
 import { createDashboard } from './dashboard/dashboard';
 import { ApiError, toGraphQLError, withoutSuggestions } from './errors';
@@ -51,7 +51,12 @@ export interface ApiServerOptions {
    * default unless NODE_ENV=development) turns them off.
    */
   readonly mode?: ApiMode;
-  /** Queries and subscriptions without a token. Default true; mutations always need one. */
+  /**
+   * Queries, subscriptions, the dashboard's data and `/metrics` without a token. Default: only
+   * when the server listens on loopback only (127.0.0.1, ::1, localhost); on any other address
+   * every read needs a token. `true` opens reads anywhere (logged as a warning off loopback).
+   * Mutations always need an operator's token.
+   */
   readonly publicReads?: boolean;
   readonly limits?: Partial<QueryLimits>;
   /** Largest request body (HTTP) or message (WebSocket), in bytes. Default 1 MiB. */
@@ -68,8 +73,14 @@ export interface ApiServerOptions {
 }
 
 export interface ApiServer {
-  /** Starts the LISTEN connection and the HTTP/WebSocket server. Port 0 picks a free port. */
-  listen(options?: { port?: number; host?: string }): Promise<{ url: string; port: number }>;
+  /**
+   * Starts the LISTEN connection and the HTTP/WebSocket server (default 127.0.0.1:4000; port 0
+   * picks a free port). `publicReads` says whether reads need no token on the bound address.
+   */
+  listen(options?: {
+    port?: number;
+    host?: string;
+  }): Promise<{ url: string; port: number; publicReads: boolean }>;
   /** Stops accepting, completes every subscription, closes connections and LISTEN. */
   close(): Promise<void>;
   readonly httpServer: Server;
@@ -91,7 +102,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const limits: QueryLimits = { ...defaultQueryLimits, ...options.limits };
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   const endpoint = options.endpoint ?? '/graphql';
-  const publicReads = options.publicReads ?? true;
+  // Without the option, reads stay closed until listen() has bound a loopback-only address.
+  let publicReads = options.publicReads ?? false;
   const directory = operatorDirectory(options.operators ?? loadOperators());
   const databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL;
   if (databaseUrl === undefined || databaseUrl === '') {
@@ -176,7 +188,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
           engine: options.engine,
           readModel,
           operators: directory,
-          publicReads,
+          publicReads: () => publicReads,
           logger,
           metrics: options.metrics ?? {},
           ...(replica === null ? {} : { replicaLag: () => replica.lag() }),
@@ -217,7 +229,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     webSockets,
     yoga,
     directory,
-    publicReads,
+    publicReads: () => publicReads,
     mapError,
     production,
   });
@@ -259,8 +271,22 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         });
       });
       const address = httpServer.address() as AddressInfo;
+      const loopback = isLoopbackAddress(address.address);
+      publicReads = options.publicReads ?? loopback;
+      if (publicReads && !loopback) {
+        logger.warn(
+          { address: address.address, port: address.port },
+          'reads are public on an address others can reach: anyone there can read inputs, outputs and events',
+        );
+      } else {
+        logger.info({ address: address.address, port: address.port, publicReads }, 'API listening');
+      }
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      return { url: `http://${host}:${address.port}${endpoint}`, port: address.port };
+      return {
+        url: `http://${host}:${address.port}${endpoint}`,
+        port: address.port,
+        publicReads,
+      };
     },
   };
 }

@@ -9,7 +9,8 @@ interface Options {
   readonly webSockets: WebSocketServer;
   readonly yoga: YogaServerInstance<Record<string, unknown>, ApiContext>;
   readonly directory: OperatorDirectory;
-  readonly publicReads: boolean;
+  /** Read at each connection: the server decides it when it binds its address. */
+  readonly publicReads: () => boolean;
   readonly mapError: (error: unknown) => GraphQLError;
   readonly production: boolean;
 }
@@ -23,7 +24,8 @@ interface Enveloped {
  * graphql-ws (the `graphql-transport-ws` protocol) on the HTTP server's endpoint, through the
  * same yoga envelope (limits, masking, context). Authentication happens once, at connection
  * time: `connection_init` carries `{ authorization: "Bearer <token>" }` (or the upgrade request
- * has the header); an invalid token closes the socket with 4403 before any operation.
+ * has the header); an invalid token, or none where reads need one, closes the socket with 4403
+ * before any operation.
  * Returns a function that closes every socket and the server.
  */
 export function attachWebSocketServer(options: Options): () => Promise<void> {
@@ -39,7 +41,7 @@ export function attachWebSocketServer(options: Options): () => Promise<void> {
           typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
         const lookup = options.directory.lookup(authorization);
         if (lookup.kind === 'invalid') return false;
-        if (lookup.kind === 'anonymous' && !options.publicReads) return false;
+        if (lookup.kind === 'anonymous' && !options.publicReads()) return false;
         operators.set(ctx, lookup.kind === 'operator' ? lookup.name : null);
         return true;
       },

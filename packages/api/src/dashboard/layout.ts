@@ -47,12 +47,12 @@ export function renderPage(page: PageShell): SafeHtml {
         html`<li><a href="${section.href}"${section.key === page.section ? html` aria-current="page"` : ''}>${section.label}</a></li>`,
     )}
   </ul></nav>
-  <form id="token-form" class="token" autocomplete="off">
-    <label for="token-input">Operator token</label>
+  <form id="token-form" class="token" method="post" autocomplete="off">
+    <label for="token-input">Token</label>
     <input id="token-input" name="token" type="password" spellcheck="false" aria-describedby="token-state">
-    <button type="submit">Use token</button>
-    <button type="button" id="token-forget">Forget</button>
-    <span id="token-state" class="token-state">No token: reads only; actions are refused.</span>
+    <button type="submit">Sign in</button>
+    <button type="button" id="token-forget">Sign out</button>
+    <span id="token-state" class="token-state" role="status">Not signed in: actions are refused.</span>
   </form>
   <p id="live-state" class="live-state" role="status">${page.live.kind === 'none' ? 'Not live' : 'Connecting…'}</p>
 </header>
@@ -66,12 +66,26 @@ ${page.body}
 `;
 }
 
-/** A page-level problem shown in place of the data (e.g. the API refused the read). */
+/**
+ * A page-level problem shown in place of the data (e.g. the API refused the read). A read
+ * refused for want of a token shows the sign-in form: the script keeps the token for the tab
+ * and loads the page's data with it.
+ */
 export function renderProblem(code: string, message: string, hint?: string): SafeHtml {
   const needsToken = code === 'UNAUTHENTICATED';
   return html`<div class="problem" role="alert"${needsToken ? html` data-needs-token="true"` : ''}>
   <p><strong class="code">${code}</strong> ${message}</p>
   ${hint === undefined ? '' : html`<p>${hint}</p>`}
-  ${needsToken ? html`<p>Paste an operator token under “Operator token” above; the page reloads its data with it.</p>` : ''}
-</div>`;
+</div>
+${needsToken ? signInForm : ''}`;
 }
+
+// POST, so that a submit without the script never puts the token in a URL.
+const signInForm = html`<form class="sign-in" method="post" data-sign-in autocomplete="off" aria-labelledby="sign-in-title">
+  <h2 id="sign-in-title">Sign in</h2>
+  <p>This server's reads need a token. It is kept for this tab only (a reload keeps it; closing the tab or signing out drops it) and sent as a header with every request.</p>
+  <label for="sign-in-token">Token</label>
+  <input id="sign-in-token" name="token" type="password" required spellcheck="false">
+  <button type="submit">Sign in</button>
+  <p class="sign-in-error" data-sign-in-error role="alert"></p>
+</form>`;

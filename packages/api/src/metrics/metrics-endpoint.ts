@@ -13,7 +13,8 @@ import { TransitionTally, type TransitionTallyOptions } from './transition-tally
 export interface MetricsOptions {
   /**
    * A bearer token for scrapers (default: CAUSEWAY_METRICS_TOKEN). When set, `/metrics` asks
-   * for it (or an operator's token); when not, `/metrics` is open unless `publicReads` is off.
+   * for it (or an operator's token); when not, `/metrics` follows the GraphQL reads: open only
+   * where reads are public (by default, on a loopback-only address).
    */
   readonly token?: string;
   /** The path served. Default `/metrics`. */
@@ -41,7 +42,8 @@ export class MetricsEndpoint {
       readonly engine: Engine;
       readonly readModel: ReadModel;
       readonly operators: OperatorDirectory;
-      readonly publicReads: boolean;
+      /** Read at each scrape: the server decides it when it binds its address. */
+      readonly publicReads: () => boolean;
       readonly logger: Logger;
       readonly metrics: MetricsOptions;
       /** The read replica's lag, read at each scrape (absent without a replica). */
@@ -124,7 +126,7 @@ export class MetricsEndpoint {
 
   /** Why the request may not read the metrics, or null when it may. */
   private refusal(authorization: string | undefined): string | null {
-    const required = this.scraper !== null || !this.options.publicReads;
+    const required = this.scraper !== null || !this.options.publicReads();
     if (authorization === undefined || authorization === '') {
       return required ? 'send Authorization: Bearer <metrics or operator token>' : null;
     }

@@ -1,19 +1,14 @@
 // @ts-check
 /**
- * The operator token and the actions. The token is pasted once and kept in sessionStorage:
- * this tab only, gone when it closes. Each action's dialog sends one mutation with it; the
- * API decides, and its error code is shown as it answered. Without a token the request goes
- * out all the same and the API refuses it (UNAUTHENTICATED): nothing changes either way.
+ * The actions. Each action's dialog sends one mutation with the token the tab signed in with
+ * (sign-in.js); the API decides, and its error code is shown as it answered. Without a token
+ * the request goes out all the same and the API refuses it (UNAUTHENTICATED): nothing changes
+ * either way.
  */
+import { readToken } from './sign-in.js';
 
-const tokenKey = 'causeway.operatorToken';
 /** The WAL position after this tab's last mutation: the page reads at least that new. */
 const readAfterKey = 'causeway.readAfter';
-
-export function readToken() {
-  const token = sessionStorage.getItem(tokenKey);
-  return token === null || token === '' ? null : token;
-}
 
 export function readAfter() {
   return sessionStorage.getItem(readAfterKey);
@@ -137,34 +132,9 @@ async function sendMutation(endpoint, name, variables) {
 }
 
 /**
- * @param {{ endpoint: string, onDone: (text: string) => void, onTokenChanged: () => void }} options
+ * @param {{ endpoint: string, onDone: (text: string) => void }} options
  */
 export function setUpActions(options) {
-  const tokenForm = /** @type {HTMLFormElement} */ (document.getElementById('token-form'));
-  const tokenInput = /** @type {HTMLInputElement} */ (document.getElementById('token-input'));
-  const tokenState = /** @type {HTMLElement} */ (document.getElementById('token-state'));
-  const showToken = () => {
-    tokenState.textContent =
-      readToken() === null
-        ? 'No token: reads only; actions are refused.'
-        : 'Token set for this tab (until it closes).';
-  };
-  showToken();
-  tokenForm.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const token = tokenInput.value.trim();
-    if (token === '') return;
-    sessionStorage.setItem(tokenKey, token);
-    tokenInput.value = '';
-    showToken();
-    options.onTokenChanged();
-  });
-  document.getElementById('token-forget')?.addEventListener('click', () => {
-    sessionStorage.removeItem(tokenKey);
-    showToken();
-    options.onTokenChanged();
-  });
-
   // Buttons live in regions that are swapped: one listener on the document serves them all.
   document.addEventListener('click', (event) => {
     const target = event.target instanceof Element ? event.target : null;
@@ -201,28 +171,28 @@ export function setUpActions(options) {
     (fields.find((field) => field.value === '') ?? fields[0])?.focus();
   };
 
-  for (const form of document.querySelectorAll('dialog form[data-mutation]')) {
-    if (!(form instanceof HTMLFormElement)) continue;
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      const dialog = /** @type {HTMLDialogElement} */ (form.closest('dialog'));
-      const error = /** @type {HTMLElement} */ (form.querySelector('[data-error]'));
-      const submit = /** @type {HTMLButtonElement} */ (form.querySelector('button[type=submit]'));
-      const name = /** @type {MutationName} */ (form.dataset.mutation);
-      error.textContent = '';
-      submit.disabled = true;
-      form.setAttribute('aria-busy', 'true');
-      try {
-        const variables = { ...variablesOf(form), clientMutationId: form.dataset.clientMutationId };
-        const text = await sendMutation(options.endpoint, name, variables);
-        dialog.close();
-        options.onDone(text);
-      } catch (failure) {
-        error.textContent = failure instanceof Error ? failure.message : String(failure);
-      } finally {
-        submit.disabled = false;
-        form.removeAttribute('aria-busy');
-      }
-    });
-  }
+  // Submits are handled from the document too: a sign-in swaps the page's dialogs in.
+  document.addEventListener('submit', async (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.matches('dialog form[data-mutation]')) return;
+    event.preventDefault();
+    const dialog = /** @type {HTMLDialogElement} */ (form.closest('dialog'));
+    const error = /** @type {HTMLElement} */ (form.querySelector('[data-error]'));
+    const submit = /** @type {HTMLButtonElement} */ (form.querySelector('button[type=submit]'));
+    const name = /** @type {MutationName} */ (form.dataset.mutation);
+    error.textContent = '';
+    submit.disabled = true;
+    form.setAttribute('aria-busy', 'true');
+    try {
+      const variables = { ...variablesOf(form), clientMutationId: form.dataset.clientMutationId };
+      const text = await sendMutation(options.endpoint, name, variables);
+      dialog.close();
+      options.onDone(text);
+    } catch (failure) {
+      error.textContent = failure instanceof Error ? failure.message : String(failure);
+    } finally {
+      submit.disabled = false;
+      form.removeAttribute('aria-busy');
+    }
+  });
 }

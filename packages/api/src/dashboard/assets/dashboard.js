@@ -2,18 +2,23 @@
 /**
  * The dashboard's script: follows the transitions the page is about (all workflows on the
  * list, one workflow on its page), swaps the changed regions, announces changes to screen
- * readers, keeps "… ago" texts current, and runs the operator's actions. Every text it writes
- * itself goes through textContent; markup only ever comes from the server's escaped render.
+ * readers, keeps "… ago" texts current, signs in and runs the operator's actions. Every text
+ * it writes itself goes through textContent; markup only ever comes from the server's escaped
+ * render.
  */
-import { readAfter, readToken, setUpActions } from './actions.js';
+import { readAfter, setUpActions } from './actions.js';
 import { follow } from './live.js';
 import { createRefresher } from './regions.js';
+import { readToken, setUpSignIn } from './sign-in.js';
 
 const body = document.body;
-const mode = body.dataset.live ?? 'none';
 const endpoint = body.dataset.endpoint ?? '/graphql';
 const liveState = /** @type {HTMLElement} */ (document.getElementById('live-state'));
-const outcome = /** @type {HTMLElement} */ (document.getElementById('outcome'));
+/** The page's outcome line (looked up each time: a sign-in swaps the page's main part). */
+const showOutcome = (/** @type {string} */ text) => {
+  const outcome = document.getElementById('outcome');
+  if (outcome !== null) outcome.textContent = text;
+};
 const announcements = /** @type {HTMLElement} */ (document.getElementById('announcements'));
 
 /** @param {number} ms */
@@ -60,17 +65,21 @@ function announce(text) {
 const refresher = createRefresher({
   token: readToken,
   readAfter,
-  onError: (message) => {
-    outcome.textContent = message;
-  },
+  onError: showOutcome,
   onSwapped: updateRelativeTimes,
 });
 
 /** @param {string | null} state */
 const words = (state) => (state === null ? 'new' : state.toLowerCase().replaceAll('_', ' '));
 
+/** The page shows a sign-in in place of its data: the server's reads need a token. */
+const needsToken = () => document.querySelector('[data-needs-token]') !== null;
+
 let stream = /** @type {{ restart(): void } | null} */ (null);
-if (mode === 'workflows' || mode === 'workflow') {
+/** Follows the stream the page asks for (once: a page follows one stream for its lifetime). */
+function startLive() {
+  const mode = body.dataset.live ?? 'none';
+  if (stream !== null || needsToken() || (mode !== 'workflows' && mode !== 'workflow')) return;
   stream = follow({
     endpoint,
     workflowId: mode === 'workflow' ? (body.dataset.liveWorkflow ?? null) : null,
@@ -99,21 +108,59 @@ if (mode === 'workflows' || mode === 'workflow') {
   });
 }
 
+/**
+ * A page rendered without its data (the browser's own request carries no token) is fetched
+ * again with the token, and its main part, title and stream position replace this one's.
+ */
+async function loadWithToken() {
+  const token = readToken();
+  if (token === null) return;
+  showOutcome('Signing in…');
+  try {
+    const response = await fetch(window.location.href, {
+      headers: { accept: 'text/html', authorization: `Bearer ${token}` },
+      cache: 'no-store',
+    });
+    const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
+    const freshMain = fresh.getElementById('main');
+    const main = document.getElementById('main');
+    if (freshMain === null || main === null) throw new Error(`HTTP ${response.status}`);
+    main.replaceWith(document.adoptNode(freshMain));
+    document.title = fresh.title;
+    for (const key of ['live', 'liveWorkflow', 'after']) {
+      body.dataset[key] = fresh.body.dataset[key] ?? '';
+    }
+    updateRelativeTimes();
+    // Still no data with the token: the API does not know it (any more).
+    if (needsToken()) signIn.refuse();
+    else startLive();
+  } catch (error) {
+    showOutcome(`Could not load the page: ${error instanceof Error ? error.message : error}`);
+  }
+}
+
 setUpActions({
   endpoint,
   onDone: (text) => {
-    outcome.textContent = text;
-    void refresher.refresh();
-  },
-  onTokenChanged: () => {
-    stream?.restart();
+    showOutcome(text);
     void refresher.refresh();
   },
 });
+const signIn = setUpSignIn({
+  endpoint,
+  onSignedIn: () => {
+    if (needsToken()) {
+      void loadWithToken();
+      return;
+    }
+    stream?.restart();
+    void refresher.refresh();
+  },
+  // Whatever the token showed leaves the page with it.
+  onSignedOut: () => window.location.reload(),
+});
 
-// A server with private reads rendered no data: with a token, fetch it now.
-if (document.querySelector('[data-needs-token]') !== null && readToken() !== null) {
-  void refresher.refresh();
-}
+if (needsToken() && readToken() !== null) void loadWithToken();
+else startLive();
 updateRelativeTimes();
 setInterval(updateRelativeTimes, 15_000);
