@@ -8,10 +8,11 @@ export const terminalWorkflowStatesSql = sql.join(
 
 /**
  * Task states that still move in a terminal workflow: every non-terminal state but the one a
- * task waits in for its upstream steps (promotion's `from`). Such a task moves only when its
- * upstream steps succeed, and in a finished workflow none will: the steps after a dead one
- * stay pending for good (R59). An operator's replay first moves a dead task, which revives
- * the workflow, so it is seen then.
+ * task waits in for its upstream steps (promotion's `from`). Such a task moves only when an
+ * upstream step succeeds: while another task of the workflow still moves (a `dead` workflow
+ * may have a leased branch), that task holds the workflow; once none does, the pending ones
+ * stay pending for good (R59). An operator's replay moves a dead task first, which holds the
+ * workflow again.
  */
 const stillMovingTaskStatesSql = sql.join(
   nonTerminalTaskStates
