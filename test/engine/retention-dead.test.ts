@@ -16,6 +16,8 @@ const engine = () => testEngine(url(), { workflows: [note, doomed], sweepInterva
 const request = { operator: 'ops@example', reason: 'keep 30 days' };
 let deadId = '';
 let partition = '';
+let replayedId = '';
+let replayedPartition = '';
 
 async function taskStates(workflowId: string): Promise<Record<string, string>> {
   const rows = await query<{ step: string; state: string }>(
@@ -31,10 +33,15 @@ beforeAll(async () => {
   await cw.migrate();
   // Made on day +2 (its own partition); it dies on day +40 of database time.
   deadId = await submitOnDay(cw, 2, doomed.name, { n: 1 });
-  partition = (await partitionsOf(url(), [deadId])).get(deadId) as string;
+  // Another on day +3, which an operator will replay.
+  replayedId = await submitOnDay(cw, 3, doomed.name, { n: 2 });
+  const partitions = await partitionsOf(url(), [deadId, replayedId]);
+  partition = partitions.get(deadId) as string;
+  replayedPartition = partitions.get(replayedId) as string;
   await setDatabaseClockOffset(url(), 40 * dayMs);
   const worker = await cw.startWorker({ queues: ['q-retention'], concurrency: 2 });
   await waitFor(async () => (await taskStates(deadId)).refuse === 'dead');
+  await waitFor(async () => (await taskStates(replayedId)).refuse === 'dead');
   await worker.stop();
   await cw.close();
 }, 60_000);
@@ -53,6 +60,7 @@ describe('a dead workflow with pending steps', () => {
     );
     expect(row?.state).toBe('dead');
     expect(partition).toMatch(/^causeway_transitions_\d{8}$/);
+    expect(replayedPartition).not.toBe(partition);
   });
 
   it('is kept while it finished inside the window, held as finished after the cutoff', async () => {
@@ -72,6 +80,13 @@ describe('a dead workflow with pending steps', () => {
   it('is removed with its partition once it finished longer ago than the window', async () => {
     const cw = engine();
     await setDatabaseClockOffset(url(), 75 * dayMs);
+    // Replayed (no worker runs it now): its dead task is queued again, so it can move.
+    const [refuse] = await query<{ id: string }>(
+      url(),
+      "select id::text from causeway_tasks where workflow_id = $1 and step = 'refuse'",
+      [replayedId],
+    );
+    await cw.replayTask(refuse?.id as string, { operator: 'ops@example', reason: 'try again' });
     const dry = await cw.purgeFinished({ ...request, olderThanMs: 30 * dayMs, dryRun: true });
     expect(dry.partitionsDropped.map((p) => p.name)).toContain(partition);
     expect(dry.partitionsHeld.map((p) => p.name)).not.toContain(partition);
@@ -86,6 +101,9 @@ describe('a dead workflow with pending steps', () => {
     );
     expect(await taskStates(deadId)).toEqual({});
     expect(await query(url(), 'select to_regclass($1) as t', [partition])).toEqual([{ t: null }]);
+    const replayed = answer.partitionsHeld.find((p) => p.name === replayedPartition);
+    expect(replayed).toMatchObject({ liveWorkflows: 1, liveSample: [replayedId] });
+    expect(await taskStates(replayedId)).toEqual({ refuse: 'queued', after: 'pending' });
     expect(await logMismatches(url())).toEqual([]);
   });
 });
