@@ -68,8 +68,9 @@ const lockAttempts = 3;
  * log partition at a time (docs/retention.md): a partition goes only when every workflow of its
  * range is eligible; then its workflows are deleted in batches (with tasks, outbox rows and
  * event deliveries) and the partition is dropped, so every workflow that remains keeps its
- * whole log (R25). Then the events no remaining workflow needs go, in batches too (R59). Any number of
- * runs may overlap: batches skip locked workflows and the drop re-checks under the log's lock.
+ * whole log (R25). Then the events no remaining workflow needs go, in batches too (R59). Any
+ * number of runs may overlap: batches skip locked rows and the drop re-checks under the log's
+ * lock.
  */
 export async function purgeFinished(
   db: Kysely<CausewayDatabase>,
