@@ -22,7 +22,8 @@ const url = () => database().url;
 
 const purge = `mutation Purge($age: Float!, $reason: String!, $dryRun: Boolean, $id: String) {
   purgeFinished(olderThanMs: $age, reason: $reason, dryRun: $dryRun, clientMutationId: $id) {
-    clientMutationId dryRun cutoffAt workflowsRemoved tasksRemoved logRowsRemoved
+    clientMutationId dryRun cutoffAt workflowsRemoved tasksRemoved logRowsRemoved eventsRemoved
+    deliveriesRemoved
     partitionsDropped { name workflows tasks logRows }
     partitionsHeld { name liveWorkflows youngWorkflows liveWorkflowIds youngWorkflowIds busy message }
     defaultPartitionRows runId
@@ -33,6 +34,8 @@ interface Payload {
   purgeFinished: {
     dryRun: boolean;
     workflowsRemoved: number;
+    eventsRemoved: number | null;
+    deliveriesRemoved: number | null;
     partitionsDropped: { name: string; workflows: number }[];
     partitionsHeld: { liveWorkflowIds: string[]; message: string }[];
     runId: string | null;
@@ -76,6 +79,8 @@ describe('purgeFinished over GraphQL', () => {
     expect(dry.body.data?.purgeFinished).toMatchObject({
       dryRun: true,
       workflowsRemoved: 1,
+      eventsRemoved: null,
+      deliveriesRemoved: null,
       runId: null,
     });
     expect(await storedCounts(url())).toEqual(before);
@@ -83,7 +88,11 @@ describe('purgeFinished over GraphQL', () => {
     const variables = { age: 30 * dayMs, reason: 'keep 30 days', id: 'purge-1' };
     const real = await gql<Payload>(api.url, purge, { variables, token: aliceToken });
     expect(real.body.errors).toBeUndefined();
-    expect(real.body.data?.purgeFinished.workflowsRemoved).toBe(1);
+    expect(real.body.data?.purgeFinished).toMatchObject({
+      workflowsRemoved: 1,
+      eventsRemoved: 0,
+      deliveriesRemoved: 0,
+    });
     expect(await query(url(), 'select id from causeway_workflows where id = $1', [done])).toEqual(
       [],
     );

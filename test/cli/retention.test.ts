@@ -56,7 +56,9 @@ describe('causeway purge', () => {
 
     const real = await causeway(['purge', '--older-than', '10d', '--reason', 'tidy', ...asAlice()]);
     expect(real.code).toBe(0);
-    expect(real.stdout).toMatch(/^removed 1 workflows, 1 tasks, \d+ log rows/);
+    expect(real.stdout).toMatch(
+      /^removed 1 workflows, 1 tasks, \d+ log rows, 0 events, 0 event deliveries \(finished/,
+    );
     expect(real.stdout).toContain('dropped causeway_transitions_initial');
     expect(
       await query(db(), 'select id from causeway_workflows where id = $1', [workflowId]),

@@ -56,7 +56,8 @@ it('turns the existing log into the first partition and goes on from its last id
   );
   expect(oldRows.length).toBeGreaterThan(0);
 
-  expect(await cw.migrate()).toEqual([
+  // Later migrations follow these; this test is about 0017 and the ones that came with it.
+  expect((await cw.migrate()).slice(0, 4)).toEqual([
     '0017_transition_partitions',
     '0018_event_waits_locked',
     '0019_event_deliveries_unchecked',

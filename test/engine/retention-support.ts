@@ -1,5 +1,5 @@
 import type { Engine } from '@causeway/engine';
-import { aggregateWorkflowState, type TaskState, workflow } from '@causeway/workflow';
+import { aggregateWorkflowState, StepError, type TaskState, workflow } from '@causeway/workflow';
 import { vi } from 'vitest';
 import { z } from 'zod';
 import { query } from '../helpers/engine';
@@ -30,6 +30,36 @@ export const approval = workflow({
   .build();
 
 export const retentionWorkflows = [note, approval];
+
+/** Dies at its first step, so its second step stays `pending` for good (R59). */
+export const doomed = workflow({
+  name: 'retention-doomed',
+  input: z.object({ n: z.number() }),
+  deadlineMs: 300 * dayMs,
+})
+  .step('refuse', {
+    queue: 'q-retention',
+    run: (): { n: number } => {
+      throw new StepError('invalid_argument', 'refused on purpose');
+    },
+  })
+  .step('after', { after: ['refuse'], queue: 'q-retention', run: () => ({ done: true }) })
+  .build();
+
+/** Waits for its event only after a first step on a queue the test serves when it chooses. */
+export const relay = workflow({
+  name: 'retention-relay',
+  input: z.object({ key: z.string() }),
+  deadlineMs: 300 * dayMs,
+})
+  .step('prepare', { queue: 'q-retention-late', run: () => ({ ready: true }) })
+  .event('approve', {
+    after: ['prepare'],
+    name: 'retention.approved',
+    key: (ctx) => ctx.input.key,
+    timeoutMs: 300 * dayMs,
+  })
+  .build();
 
 /**
  * Submits with ids made as if the engine's clock read `daysAhead` days from now: a workflow id

@@ -180,9 +180,10 @@ export interface Engine {
   /** Runs one scheduler pass now (tests, tools); returns the workflows it submitted. */
   runSchedules(): Promise<ScheduledSubmission[]>;
   /**
-   * Retention (docs/retention.md): removes terminal workflows finished at least `olderThanMs`
-   * ago with their tasks and log, a whole log partition at a time, and says what holds the
-   * partitions that stay. Recorded in `retentionRuns()` unless `dryRun`.
+   * Retention (docs/retention.md): removes workflows that can no longer move, finished at least
+   * `olderThanMs` ago, with their tasks and log, a whole log partition at a time, then the events
+   * no kept workflow needs, and says what holds the partitions that stay. Recorded in
+   * `retentionRuns()` unless `dryRun`.
    */
   purgeFinished(request: PurgeFinishedRequest): Promise<PurgeFinishedAnswer>;
   /** The latest retention runs, newest first (default 20). */

@@ -407,6 +407,8 @@ export interface SchemaFields<M extends ModelMap> {
     workflowsRemoved: { args: Record<string, never>; result: Scalars['Int'] };
     tasksRemoved: { args: Record<string, never>; result: Scalars['Int'] };
     logRowsRemoved: { args: Record<string, never>; result: Scalars['Int'] };
+    eventsRemoved: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
+    deliveriesRemoved: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
     partitionsDropped: { args: Record<string, never>; result: readonly M['DroppedPartition'][] };
     partitionsHeld: { args: Record<string, never>; result: readonly M['HeldPartition'][] };
     defaultPartitionRows: { args: Record<string, never>; result: Scalars['Int'] };

@@ -21,6 +21,8 @@ export const retentionMutationFields: Pick<ApiResolvers['Mutation'], 'purgeFinis
         workflowsRemoved: answer.workflowsRemoved,
         tasksRemoved: answer.tasksRemoved,
         logRowsRemoved: answer.logRowsRemoved,
+        eventsRemoved: answer.eventsRemoved,
+        deliveriesRemoved: answer.deliveriesRemoved,
         partitionsDropped: answer.partitionsDropped,
         partitionsHeld: answer.partitionsHeld.map(({ liveSample, youngSample, ...held }) => ({
           ...held,

@@ -30,6 +30,8 @@ interface PurgeAnswer {
   workflowsRemoved: number;
   tasksRemoved: number;
   logRowsRemoved: number;
+  eventsRemoved: number | null;
+  deliveriesRemoved: number | null;
   partitionsDropped: { name: string; workflows: number; tasks: number; logRows: number }[];
   partitionsHeld: { name: string; message: string }[];
   defaultPartitionRows: number;
@@ -38,7 +40,8 @@ interface PurgeAnswer {
 
 const purge: CommandSpec = {
   name: 'purge',
-  summary: 'remove finished workflows older than an age, a whole log partition at a time',
+  summary:
+    'remove workflows that can no longer move, finished longer ago than an age, and unneeded events',
   args: [],
   options: {
     'older-than': {
@@ -61,7 +64,8 @@ const purge: CommandSpec = {
       invocation.endpoint,
       `mutation CausewayPurge($age: Float!, $reason: String!, $dryRun: Boolean) {
         purgeFinished(olderThanMs: $age, reason: $reason, dryRun: $dryRun) {
-          dryRun cutoffAt workflowsRemoved tasksRemoved logRowsRemoved
+          dryRun cutoffAt workflowsRemoved tasksRemoved logRowsRemoved eventsRemoved
+          deliveriesRemoved
           partitionsDropped { name workflows tasks logRows }
           partitionsHeld { name liveWorkflows youngWorkflows liveWorkflowIds youngWorkflowIds busy message }
           defaultPartitionRows runId
@@ -82,7 +86,11 @@ function purgeText(answer: PurgeAnswer): string {
   const verb = answer.dryRun ? 'would remove' : 'removed';
   return [
     `${answer.dryRun ? 'dry run: ' : ''}${verb} ${answer.workflowsRemoved} workflows, ` +
-      `${answer.tasksRemoved} tasks, ${answer.logRowsRemoved} log rows ` +
+      `${answer.tasksRemoved} tasks, ${answer.logRowsRemoved} log rows` +
+      // A dry run does not count events: which go depends on the workflows removed first.
+      (answer.eventsRemoved === null
+        ? ' '
+        : `, ${answer.eventsRemoved} events, ${answer.deliveriesRemoved} event deliveries `) +
       `(finished before ${answer.cutoffAt})${answer.runId === null ? '' : `; run ${answer.runId}`}`,
     ...answer.partitionsDropped.map(
       (partition) =>

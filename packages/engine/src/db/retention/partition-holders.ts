@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database';
-import { terminalStatesSql } from '../task-states';
-import { terminalWorkflowStatesSql } from './workflow-states';
+import { workflowStillMovesSql } from './workflow-states';
 
 /** One partition of the transition log and what its workflows are, as a retention run sees them. */
 export interface PartitionStanding {
@@ -9,9 +8,9 @@ export interface PartitionStanding {
   /** Null: MINVALUE (the first partition, made of the log as it was before partitioning). */
   readonly lowerId: string | null;
   readonly upperId: string;
-  /** Workflows in the range that are terminal with every task terminal, finished before the cutoff. */
+  /** Workflows in the range that can no longer move, finished before the cutoff. */
   readonly eligibleWorkflows: number;
-  /** Workflows (or their tasks) still running: they hold the partition. */
+  /** Workflows that can still move (workflow-states.ts): they hold the partition. */
   readonly liveWorkflows: number;
   /** Terminal workflows finished after the cutoff: they hold it too. */
   readonly youngWorkflows: number;
@@ -48,10 +47,7 @@ export async function partitionStandingList(db: Db, cutoff: Date): Promise<Parti
                (array_agg(id order by id) filter (where standing = 'young'))[1:5] as young_sample
           from (
             select w.id,
-                   case when w.state not in (${terminalWorkflowStatesSql})
-                          or exists (select 1 from causeway_tasks as t
-                                      where t.workflow_id = w.id
-                                        and t.state not in (${terminalStatesSql})) then 'live'
+                   case when ${workflowStillMovesSql()} then 'live'
                         when w.updated_at >= ${cutoff} then 'young'
                         else 'eligible' end as standing
               from causeway_workflows as w

@@ -11,6 +11,8 @@ export interface RetentionRunRecord {
   readonly workflowsRemoved: number;
   readonly tasksRemoved: number;
   readonly logRowsRemoved: number;
+  readonly eventsRemoved: number;
+  readonly deliveriesRemoved: number;
   readonly partitionsDropped: readonly unknown[];
   readonly partitionsHeld: readonly unknown[];
 }
@@ -19,11 +21,11 @@ export interface RetentionRunRecord {
 export async function retentionRunInsert(db: Db, run: RetentionRunRecord): Promise<string> {
   const { rows } = await sql<{ id: string }>`
     insert into causeway_retention_runs (operator, reason, older_than_ms, cutoff_at, started_at,
-      finished_at, workflows_removed, tasks_removed, log_rows_removed, partitions_dropped,
-      partitions_held)
+      finished_at, workflows_removed, tasks_removed, log_rows_removed, events_removed,
+      deliveries_removed, partitions_dropped, partitions_held)
     values (${run.operator}, ${run.reason}, ${run.olderThanMs}, ${run.cutoffAt}, ${run.startedAt},
       causeway_now(), ${run.workflowsRemoved}, ${run.tasksRemoved}, ${run.logRowsRemoved},
-      ${JSON.stringify(run.partitionsDropped)}::jsonb, ${JSON.stringify(run.partitionsHeld)}::jsonb)
+      ${run.eventsRemoved}, ${run.deliveriesRemoved}, ${JSON.stringify(run.partitionsDropped)}::jsonb, ${JSON.stringify(run.partitionsHeld)}::jsonb)
     returning id::text as id`.execute(db);
   return (rows[0] as { id: string }).id;
 }
@@ -44,6 +46,8 @@ export async function retentionRunList(
     workflows_removed: string;
     tasks_removed: string;
     log_rows_removed: string;
+    events_removed: string;
+    deliveries_removed: string;
     partitions_dropped: unknown[];
     partitions_held: unknown[];
   }>`select * from causeway_retention_runs order by id desc limit ${limit}`.execute(db);
@@ -58,6 +62,8 @@ export async function retentionRunList(
     workflowsRemoved: Number(row.workflows_removed),
     tasksRemoved: Number(row.tasks_removed),
     logRowsRemoved: Number(row.log_rows_removed),
+    eventsRemoved: Number(row.events_removed),
+    deliveriesRemoved: Number(row.deliveries_removed),
     partitionsDropped: row.partitions_dropped,
     partitionsHeld: row.partitions_held,
   }));

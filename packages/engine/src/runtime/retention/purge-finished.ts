@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { databaseNow } from '../../db/clock';
+import { eventDeleteBatch } from '../../db/retention/event-delete-batch';
 import { partitionDropIfEmpty } from '../../db/retention/partition-drop';
 import {
   defaultPartitionCount,
@@ -45,6 +46,12 @@ export interface PurgeFinishedAnswer {
   readonly workflowsRemoved: number;
   readonly tasksRemoved: number;
   readonly logRowsRemoved: number;
+  /**
+   * Events no kept workflow needs, and deliveries of removed workflows (docs/retention.md);
+   * null for a dry run, which counts only workflows, tasks and log rows.
+   */
+  readonly eventsRemoved: number | null;
+  readonly deliveriesRemoved: number | null;
   readonly partitionsDropped: readonly DroppedPartition[];
   readonly partitionsHeld: readonly HeldPartition[];
   /** Log rows outside every day partition (ids from far-off clocks): kept, never dropped. */
@@ -57,11 +64,13 @@ const lockTimeoutMs = 500;
 const lockAttempts = 3;
 
 /**
- * Removes terminal workflows finished at least `olderThanMs` ago, a whole log partition at a
- * time (docs/retention.md): a partition goes only when every workflow of its range is
- * eligible; then its workflows are deleted in batches (with tasks and outbox rows) and the
- * partition is dropped, so every workflow that remains keeps its whole log (R25). Any number of
- * runs may overlap: batches skip locked workflows and the drop re-checks under the log's lock.
+ * Removes workflows that can no longer move and finished at least `olderThanMs` ago, a whole
+ * log partition at a time (docs/retention.md): a partition goes only when every workflow of its
+ * range is eligible; then its workflows are deleted in batches (with tasks, outbox rows and
+ * event deliveries) and the partition is dropped, so every workflow that remains keeps its
+ * whole log (R25). Then the events no remaining workflow needs go, in batches too (R59). Any
+ * number of runs may overlap: batches skip locked rows and the drop re-checks under the log's
+ * lock.
  */
 export async function purgeFinished(
   db: Kysely<CausewayDatabase>,
@@ -73,7 +82,7 @@ export async function purgeFinished(
   const cutoffAt = new Date(startedAt.getTime() - valid.olderThanMs);
   const standings = await partitionStandingList(db, cutoffAt);
   const dropped: DroppedPartition[] = [];
-  const removed = { workflows: 0, tasks: 0 };
+  const removed = { workflows: 0, tasks: 0, events: 0, deliveries: 0 };
   const held: HeldPartition[] = standings.filter(holds).map((standing) => heldBy(standing, false));
   let logBusy = false;
   for (const standing of standings.filter((candidate) => !holds(candidate))) {
@@ -95,6 +104,7 @@ export async function purgeFinished(
       const batch = await workflowDeleteBatch(db, standing, cutoffAt, valid.batchSize);
       here.workflows += batch.workflows;
       here.tasks += batch.tasks;
+      removed.deliveries += batch.deliveries;
       if (batch.workflows < valid.batchSize) break;
     }
     removed.workflows += here.workflows;
@@ -110,6 +120,15 @@ export async function purgeFinished(
       held.push(heldBy(again ?? standing, outcome === 'log_busy'));
     }
   }
+  // After the workflows: the events they alone needed go now.
+  if (!valid.dryRun) {
+    for (;;) {
+      const batch = await eventDeleteBatch(db, cutoffAt, valid.batchSize);
+      removed.events += batch.events;
+      removed.deliveries += batch.deliveries;
+      if (batch.events < valid.batchSize) break;
+    }
+  }
   // Days ahead are made here too, so a run keeps the partitions coming even with no sweeper.
   // A lock timeout there must not lose the record of what this run removed.
   if (!valid.dryRun) {
@@ -123,6 +142,8 @@ export async function purgeFinished(
     workflowsRemoved: valid.dryRun ? sum(dropped, 'workflows') : removed.workflows,
     tasksRemoved: valid.dryRun ? sum(dropped, 'tasks') : removed.tasks,
     logRowsRemoved: sum(dropped, 'logRows'),
+    eventsRemoved: valid.dryRun ? null : removed.events,
+    deliveriesRemoved: valid.dryRun ? null : removed.deliveries,
     partitionsDropped: dropped,
     partitionsHeld: held,
     defaultPartition: await defaultPartitionCount(db),
@@ -137,6 +158,8 @@ export async function purgeFinished(
     workflowsRemoved: answer.workflowsRemoved,
     tasksRemoved: answer.tasksRemoved,
     logRowsRemoved: answer.logRowsRemoved,
+    eventsRemoved: removed.events,
+    deliveriesRemoved: removed.deliveries,
     partitionsDropped: answer.partitionsDropped,
     partitionsHeld: held,
   });
@@ -146,6 +169,8 @@ export async function purgeFinished(
       reason: valid.reason,
       runId,
       workflowsRemoved: answer.workflowsRemoved,
+      eventsRemoved: removed.events,
+      deliveriesRemoved: removed.deliveries,
       partitionsDropped: answer.partitionsDropped.map((partition) => partition.name),
       partitionsHeld: held.map((partition) => partition.message),
     },
