@@ -5,9 +5,10 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from './embedded-postgres';
-import { installCommand, pgbouncer as debianPgBouncer, pgbouncerPath } from './test-programs';
+import { pgbouncer as debianPgBouncer, installCommand, pgbouncerPath } from './test-programs';
 
 export { pgbouncerPath };
+
 const startTimeoutMs = 10_000;
 const maxLogLines = 100;
 

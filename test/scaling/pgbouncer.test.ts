@@ -9,16 +9,16 @@
  */
 import { createEngine } from '@causeway/engine';
 import { describe, expect, inject, it } from 'vitest';
-import { data, sseSubscribe, startApi } from '../api/helpers';
-import { useTestDatabase } from '../helpers/database';
-import { logMismatches, query, testEngine } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
 import {
   type PgBouncer,
   pgbouncerVersion,
   startPgBouncer,
   tracksPreparedStatements,
 } from '../../scripts/pgbouncer';
+import { data, sseSubscribe, startApi } from '../api/helpers';
+import { useTestDatabase } from '../helpers/database';
+import { logMismatches, query, testEngine } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
 import { oneStep, pooledTransactions, threeSteps, usePgBouncer, workflowStates } from './pooler';
 
 const database = useTestDatabase();
@@ -132,9 +132,10 @@ describe('Causeway behind PgBouncer in transaction mode', () => {
       });
       try {
         const tracked = await submitEight(true, tracking);
-        expect(tracked.map((r) => r.status), `PgBouncer ${version.text}`).toEqual(
-          Array(8).fill('fulfilled'),
-        );
+        expect(
+          tracked.map((r) => r.status),
+          `PgBouncer ${version.text}`,
+        ).toEqual(Array(8).fill('fulfilled'));
       } finally {
         await tracking.stop();
       }

@@ -28,7 +28,9 @@ export function startWorkerProcess(databaseUrl: string, spec: WorkerSpec): Fixtu
     FAULTS_POLL_MS: String(spec.pollMs),
     FAULTS_CONCURRENCY: String(spec.concurrency),
     FAULTS_SWEEPER: spec.sweeper ? '1' : '0',
-    ...(spec.faketime === undefined ? {} : { LD_PRELOAD: libfaketimePath, FAKETIME: spec.faketime }),
+    ...(spec.faketime === undefined
+      ? {}
+      : { LD_PRELOAD: libfaketimePath, FAKETIME: spec.faketime }),
   });
 }
 
