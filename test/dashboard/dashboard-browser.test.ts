@@ -241,6 +241,8 @@ describe('the dashboard in headless Chromium', () => {
       'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
     ]);
     // A run leaves the tracked picture as it was: only `pnpm docs:images` replaces it.
-    if (!refreshDocsPicture) expect(sha256(docsPicture)).toBe(docsPictureBefore);
+    if (!refreshDocsPicture) {
+      expect(sha256(docsPicture), `${docsPicture} changed`).toBe(docsPictureBefore);
+    }
   }, 120_000);
 });
