@@ -25,17 +25,17 @@ export const libfaketimePath = `/usr/lib/${multiarchTriplet()}/faketime/libfaket
 export const chromium: TestProgram = {
   debianPackage: 'chromium',
   path: chromiumPath,
-  neededBy: 'test/dashboard/dashboard-browser.test.ts',
+  neededBy: 'The dashboard test in Chromium (test/dashboard/dashboard-browser.test.ts)',
 };
 export const pgbouncer: TestProgram = {
   debianPackage: 'pgbouncer',
   path: pgbouncerPath,
-  neededBy: 'test/scaling/pgbouncer.test.ts',
+  neededBy: 'The PgBouncer test (test/scaling/pgbouncer.test.ts)',
 };
 export const libfaketime: TestProgram = {
   debianPackage: 'faketime',
   path: libfaketimePath,
-  neededBy: 'test/reliability/clock-skew.test.ts',
+  neededBy: 'The clock-skew tests (test/reliability/clock-skew.test.ts, long/)',
 };
 
 /** Everything `pnpm test` needs besides Node and pnpm (scripts/test-prerequisites.ts). */
