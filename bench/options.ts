@@ -57,7 +57,7 @@ export const usage = `Usage: pnpm bench [options]
   Causeway tuning (public engine options; defaults are the engine's):
   --claim-batch B  --prefetch P  --pool-size P  --poll-ms MS  --lease-ms MS
   --pgbouncer C       also run each w2 case (Causeway) with prepared statements off, and through
-                      a PgBouncer 1.18 in transaction mode (started here, /usr/sbin/pgbouncer)
+                      Debian's PgBouncer in transaction mode (started here, /usr/sbin/pgbouncer)
                       with C server connections (default_pool_size), prepared statements off,
                       LISTEN and migrations to the server
   --out FILE          JSON lines (default bench/results/<stamp>.json)

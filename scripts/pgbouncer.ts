@@ -1,13 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from './embedded-postgres';
+import { pgbouncer as debianPgBouncer, installCommand, pgbouncerPath } from './test-programs';
 
-/** Debian's PgBouncer (`apt-get install pgbouncer`). */
-export const pgbouncerPath = '/usr/sbin/pgbouncer';
+export { pgbouncerPath };
+
 const startTimeoutMs = 10_000;
 const maxLogLines = 100;
 
@@ -16,6 +17,36 @@ export interface PgBouncerOptions {
   readonly serverUrl: string;
   /** Server connections per database and user (`default_pool_size`). */
   readonly poolSize: number;
+  /**
+   * Named prepared statements it tracks per client (`max_prepared_statements`, PgBouncer 1.21
+   * and later). Default 0: none, as before 1.21, whatever the version's own default (200 from
+   * 1.24), so every version behaves alike unless asked.
+   */
+  readonly maxPreparedStatements?: number;
+}
+
+export interface PgBouncerVersion {
+  readonly major: number;
+  readonly minor: number;
+  /** As `pgbouncer --version` prints it, e.g. `1.18.0`. */
+  readonly text: string;
+}
+
+/** The installed PgBouncer's version, read from `pgbouncer --version`. */
+export function pgbouncerVersion(): PgBouncerVersion {
+  const output = execFileSync(pgbouncerPath, ['--version'], { encoding: 'utf8' });
+  const match = /PgBouncer (\d+)\.(\d+)(\.\d+)?/i.exec(output);
+  if (match === null) throw new Error(`unexpected \`pgbouncer --version\` output: ${output}`);
+  return {
+    major: Number(match[1]),
+    minor: Number(match[2]),
+    text: `${match[1]}.${match[2]}${match[3] ?? ''}`,
+  };
+}
+
+/** Whether this version can track named prepared statements (`max_prepared_statements`, 1.21). */
+export function tracksPreparedStatements(version: PgBouncerVersion): boolean {
+  return version.major > 1 || (version.major === 1 && version.minor >= 21);
 }
 
 export interface PgBouncer {
@@ -40,9 +71,14 @@ export interface PgBouncer {
 export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
   if (!existsSync(pgbouncerPath)) {
     throw new Error(
-      `PgBouncer is missing at ${pgbouncerPath}. Install it with \`apt-get install pgbouncer\` ` +
-        '(as root; .ci/run does this in CI).',
+      `PgBouncer is missing at ${pgbouncerPath}. Install it with ` +
+        `\`${installCommand([debianPgBouncer])}\` (\`pnpm test\` installs it when run as root).`,
     );
+  }
+  const maxPreparedStatements = options.maxPreparedStatements ?? 0;
+  const version = pgbouncerVersion();
+  if (maxPreparedStatements > 0 && !tracksPreparedStatements(version)) {
+    throw new Error(`PgBouncer ${version.text} cannot track prepared statements (1.21 can)`);
   }
   const server = new URL(options.serverUrl);
   const user = decodeURIComponent(server.username || 'postgres');
@@ -75,6 +111,10 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
       'max_client_conn = 1000',
       // Connections of a dropped test database must not linger in the pool.
       'server_idle_timeout = 5',
+      // A version without the setting refuses to start on it.
+      ...(tracksPreparedStatements(version)
+        ? [`max_prepared_statements = ${maxPreparedStatements}`]
+        : []),
       '',
     ].join('\n'),
   );

@@ -5,42 +5,49 @@
  * step graph; the approval is sent through the page's form with the operator token and a
  * reason (required there), which is stored on the event, and the timeline, the explanation and
  * the step's events show the edge with the operator as actor and the reason; another workflow
- * is cancelled through the page, by keyboard. Along the way it saves the workflow page's
- * screenshot that the README shows (docs/images/dashboard-workflow.png).
+ * is cancelled through the page, by keyboard. Along the way it takes the workflow page's
+ * screenshot, in a temporary folder; `pnpm docs:images` has it replace the picture the README
+ * shows (docs/images/dashboard-workflow.png), which a plain run leaves alone.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { chromium as debianChromium, requireTestProgram } from '../../scripts/test-programs';
 import { aliceToken } from '../api/helpers';
 import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
 import { startPublishStack } from './fixtures/publish-stack';
 
 const database = useTestDatabase();
-const chromiumPath = '/usr/bin/chromium';
-const screenshotPath = fileURLToPath(
+const docsPicture = fileURLToPath(
   new URL('../../docs/images/dashboard-workflow.png', import.meta.url),
 );
+/** Set by `pnpm docs:images`: only then does the screenshot replace the docs' picture. */
+const refreshDocsPicture = process.env.CAUSEWAY_DOCS_IMAGES === 'write';
 /** Each wait for something the page must show; far above what it takes, far below the test's. */
 const shows = { timeout: 20_000 };
 const approvalReason = 'read it twice, "looks good" <ok>';
 
 let browser: Browser | null = null;
+let screenshotDir: string | null = null;
 afterEach(async () => {
   await browser?.close();
   browser = null;
+  if (screenshotDir !== null) rmSync(screenshotDir, { recursive: true, force: true });
+  screenshotDir = null;
 });
 
 async function openBrowser(): Promise<Browser> {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `This test drives Debian's Chromium at ${chromiumPath}, which is missing. ` +
-        'Install it with `apt-get install chromium` (as root; .ci/run does this in CI).',
-    );
-  }
-  return chromium.launch({ executablePath: chromiumPath, headless: true });
+  requireTestProgram(debianChromium);
+  return chromium.launch({ executablePath: debianChromium.path, headless: true });
+}
+
+function sha256(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
 
 /** Console errors and page errors (a CSP violation is one): the page must have none. */
@@ -60,6 +67,11 @@ async function waitLive(page: Page): Promise<void> {
 describe('the dashboard in headless Chromium', () => {
   it('shows a workflow appear live, its graph, sends its approval and cancels another', async () => {
     browser = await openBrowser();
+    const docsPictureBefore = sha256(docsPicture);
+    screenshotDir = mkdtempSync(join(tmpdir(), 'causeway-dashboard-'));
+    const screenshotPath = refreshDocsPicture
+      ? docsPicture
+      : join(screenshotDir, 'dashboard-workflow.png');
     const stack = await startPublishStack(database().url);
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     const errors = collectErrors(page);
@@ -117,8 +129,8 @@ describe('the dashboard in headless Chromium', () => {
     await expect(blockers.first().textContent()).resolves.toContain(
       'note.approved (key n-approve)',
     );
-    mkdirSync(dirname(screenshotPath), { recursive: true });
     await page.screenshot({ path: screenshotPath });
+    expect(readFileSync(screenshotPath).subarray(1, 4).toString()).toBe('PNG');
 
     // 4. The approval through the page's form. Without a token the API refuses, and it shows.
     const approval = page.locator('details[data-step="approval"]');
@@ -228,5 +240,9 @@ describe('the dashboard in headless Chromium', () => {
     expect(errors).toEqual([
       'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
     ]);
+    // A run leaves the tracked picture as it was: only `pnpm docs:images` replaces it.
+    if (!refreshDocsPicture) {
+      expect(sha256(docsPicture), `${docsPicture} changed`).toBe(docsPictureBefore);
+    }
   }, 120_000);
 });

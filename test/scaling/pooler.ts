@@ -7,17 +7,24 @@ import { query } from '../helpers/engine';
 
 /**
  * One PgBouncer (transaction pooling) per test file, in front of the server the test
- * databases are on; call at the top level, then use the getter inside tests.
+ * databases are on; call at the top level, then use the getter inside tests. When it cannot
+ * start (PgBouncer missing, say), each test fails with the reason: none is skipped.
  */
 export function usePgBouncer(poolSize: number): () => PgBouncer {
   let pooler: PgBouncer | undefined;
+  let failure: unknown;
   beforeAll(async () => {
-    pooler = await startPgBouncer({ serverUrl: inject('adminDatabaseUrl'), poolSize });
+    try {
+      pooler = await startPgBouncer({ serverUrl: inject('adminDatabaseUrl'), poolSize });
+    } catch (error) {
+      failure = error;
+    }
   });
   afterAll(async () => {
     await pooler?.stop();
   });
   return () => {
+    if (failure !== undefined) throw failure;
     if (pooler === undefined) throw new Error('usePgBouncer(): the pooler is not running yet');
     return pooler;
   };

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine } from '@causeway/engine';
 import { query } from '../../helpers/engine';
 import { waitFor } from '../../helpers/wait-for';
-import { listenBackends, terminateBackends } from './db-faults-checks';
+import { listenBackends, terminateBackends, unfinishedWorkflows } from './db-faults-checks';
 
 /**
  * The lost-notification fault: the LISTEN backends of a database are frozen (SIGSTOP: the
@@ -79,7 +78,10 @@ export async function awaitNewListeners(
   );
 }
 
-/** Several pickups, spaced by a random pause so none lines up with a poll tick. */
+/**
+ * Several pickups, each submitted once every workflow before it finished: the worker is idle,
+ * so no step of its own finishing makes it look again, and only a wake-up or a poll claims it.
+ */
 export async function pickups(
   engine: Engine,
   databaseUrl: string,
@@ -89,7 +91,10 @@ export async function pickups(
 ): Promise<number[]> {
   const latencies: number[] = [];
   for (let index = 0; index < count; index++) {
-    await sleep(100 + Math.random() * 400);
+    await waitFor(async () => (await unfinishedWorkflows(databaseUrl)) === 0, {
+      timeoutMs,
+      description: 'the workflows before it finished',
+    });
     latencies.push(await pickupLatencyMs(engine, databaseUrl, first + index, timeoutMs));
   }
   return latencies;

@@ -1,3 +1,4 @@
+import { libfaketime, libfaketimePath, requireTestProgram } from '../../../scripts/test-programs';
 import { type FixtureProcess, spawnFixture } from '../../api/fixtures/processes';
 import { operators } from '../../api/helpers';
 
@@ -5,9 +6,6 @@ import { operators } from '../../api/helpers';
  * The child processes of the database-fault scenarios (worker processes and an API process,
  * spawned with `spawnFixture`, killed after the test) and what their pino logs say.
  */
-
-/** Debian's libfaketime: preloaded, it moves the process's clock by `FAKETIME` (e.g. `+5h`). */
-export const libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 export interface WorkerSpec {
   /** `chain` (fault-chain on q-faults) or `skew:<clock>` (that clock's workflow and schedule). */
@@ -21,6 +19,8 @@ export interface WorkerSpec {
 }
 
 export function startWorkerProcess(databaseUrl: string, spec: WorkerSpec): FixtureProcess {
+  // Without the library the child would run on time and only a later assertion would show it.
+  if (spec.faketime !== undefined) requireTestProgram(libfaketime);
   return spawnFixture(new URL('./db-faults-worker.ts', import.meta.url), {
     CAUSEWAY_CHILD_DATABASE_URL: databaseUrl,
     FAULTS_LOAD: spec.load,
@@ -28,7 +28,9 @@ export function startWorkerProcess(databaseUrl: string, spec: WorkerSpec): Fixtu
     FAULTS_POLL_MS: String(spec.pollMs),
     FAULTS_CONCURRENCY: String(spec.concurrency),
     FAULTS_SWEEPER: spec.sweeper ? '1' : '0',
-    ...(spec.faketime === undefined ? {} : { LD_PRELOAD: libfaketime, FAKETIME: spec.faketime }),
+    ...(spec.faketime === undefined
+      ? {}
+      : { LD_PRELOAD: libfaketimePath, FAKETIME: spec.faketime }),
   });
 }
 

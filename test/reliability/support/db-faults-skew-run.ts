@@ -1,5 +1,6 @@
 import type { Engine } from '@causeway/engine';
 import { expect } from 'vitest';
+import { libfaketimePath } from '../../../scripts/test-programs';
 import { logMismatches, query } from '../../helpers/engine';
 import { waitFor } from '../../helpers/wait-for';
 import { unfinishedWorkflows } from './db-faults-checks';
@@ -162,7 +163,11 @@ export function expectSkewIdentical(result: SkewResult): void {
   expect(reference?.shape.some((edge) => edge.includes('lease_expired'))).toBe(false);
   for (const clock of skewClocks) {
     // The child's clock really was off (libfaketime moved Date.now()).
-    expect(Math.abs(result.offsets[clock] - expectedOffsetMs[clock])).toBeLessThan(60_000);
+    expect(
+      Math.abs(result.offsets[clock] - expectedOffsetMs[clock]),
+      `the ${clock} worker's clock is ${result.offsets[clock]} ms off, not ` +
+        `${expectedOffsetMs[clock]} ms: libfaketime (${libfaketimePath}) did not take effect`,
+    ).toBeLessThan(60_000);
     // UUIDv7 ids made there carry that clock: they sort by it, not by when they were made.
     expect(Math.abs(result.tickIdSkewMs[clock] - expectedOffsetMs[clock])).toBeLessThan(60_000);
     for (const timeline of result.timelines[clock]) {
