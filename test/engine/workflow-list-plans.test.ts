@@ -11,6 +11,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  rareWorkflowStates,
   type WorkflowKey,
   type WorkflowOrder,
   workflowCountQuery,
@@ -175,6 +176,17 @@ describe('the workflow list beside 1,000,000 finished workflows', () => {
       });
     }
   }
+
+  it('keeps rare_state to the rare states the reads expect', async () => {
+    const [column] = await query<{ expression: string }>(
+      url(),
+      `select pg_get_expr(d.adbin, d.adrelid) as expression from pg_attrdef d
+         join pg_attribute a on a.attrelid = d.adrelid and a.attnum = d.adnum
+        where d.adrelid = 'causeway_workflows'::regclass and a.attname = 'rare_state'`,
+    );
+    const named = [...(column?.expression ?? '').matchAll(/'([a-z_]+)'::text/g)].map((m) => m[1]);
+    expect(named.sort()).toEqual([...rareWorkflowStates].sort());
+  });
 
   it('counts no further than its cap', async () => {
     for (const filter of filters) {
