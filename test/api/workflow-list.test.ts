@@ -97,7 +97,7 @@ describe('the workflows query', () => {
       `insert into causeway_workflows (id, name, state, input, created_at, updated_at)
        select gen_random_uuid(), case when g <= 3 then 'few' else 'many' end, 'succeeded', '{}',
               now() - g * interval '1 second', now()
-         from generate_series(1, 10_005) g`,
+         from generate_series(1, 10005) g`,
     );
     const count = async (variables: Record<string, unknown>) => {
       const { totalCount, totalCountCapped } = (
