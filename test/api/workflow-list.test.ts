@@ -88,6 +88,22 @@ describe('the workflows query', () => {
       });
       expect(other.body.errors?.[0]?.message).toContain(`a cursor of the ${from} order`);
     }
+    // A cursor given out before there was an order (`w1`) was oldest first, and still is.
+    const [oldest] = await query<{ id: string; created: string }>(
+      database().url,
+      `select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created
+         from causeway_workflows order by created_at, id limit 1`,
+    );
+    const legacy = Buffer.from(JSON.stringify(['w1', oldest?.created, oldest?.id])).toString(
+      'base64url',
+    );
+    const resumed = await data<Page>(api.url, pageQuery, {
+      variables: { first: 100, order: 'OLDEST_FIRST', after: legacy },
+    });
+    expect(resumed.workflows.edges.map((edge) => edge.node.id)).not.toContain(oldest?.id);
+    expect(resumed.workflows.edges.length).toBeGreaterThan(0);
+    const refused = await gql<Page>(api.url, pageQuery, { variables: { after: legacy } });
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
   it('counts up to 10,000 and says when more match', async () => {
