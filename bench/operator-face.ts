@@ -1,7 +1,7 @@
 /**
  * `pnpm bench:operator-face [--history 1000000] [--samples 40] [--drain 5000]`: what the
  * operator's faces and the claim cost with a long history. In one database: a `/metrics` scrape, the dashboard's first page (`GET
- * /`, the active workflows), `why` (GraphQL `workflow { blockers }`, what `causeway why` asks),
+ * /`, the latest workflows of every state), `why` (GraphQL `workflow { blockers }`, what `causeway why` asks),
  * and a workflow's dashboard page, each timed over real HTTP against a running API server with
  * live work: workflows waiting for events, tasks leased by a busy worker, tasks ready in a full
  * queue and in a queue no worker serves. Timed first with no history, then again after

@@ -74,71 +74,78 @@ describe('queries', () => {
     ]);
   });
 
-  it('pages by opaque cursors in (createdAt, id) order, stable while rows are inserted', async () => {
-    const url = await freshDatabase();
-    const api = await startApi(url, { engine: { workflows: [publishNote, doomed] } });
-    const submitBatch = (prefix: string, count: number) =>
-      api.engine.submitMany(
-        Array.from({ length: count }, (_, n) => ({
-          name: 'publish-note',
-          input: { noteId: `${prefix}-${n}`, version: 1 },
-        })),
-      );
-    const existing = (await submitBatch('old', 12)).map((result) => result.workflow.id);
-    for (let n = 0; n < 12; n += 1) await submitBatch(`single-${n}`, 1);
-    const original = new Set([
-      ...existing,
-      ...(
-        await data<Page>(api.url, '{ workflows(first: 100) { edges { node { id } } } }')
-      ).workflows.edges.map((edge) => edge.node.id),
-    ]);
-    expect(original.size).toBe(24);
+  for (const order of ['NEWEST_FIRST', 'OLDEST_FIRST'] as const) {
+    it(`pages by opaque cursors in (createdAt, id) order, ${order}, stable while rows are inserted`, async () => {
+      const url = await freshDatabase();
+      const api = await startApi(url, { engine: { workflows: [publishNote, doomed] } });
+      const submitBatch = (prefix: string, count: number) =>
+        api.engine.submitMany(
+          Array.from({ length: count }, (_, n) => ({
+            name: 'publish-note',
+            input: { noteId: `${prefix}-${n}`, version: 1 },
+          })),
+        );
+      const existing = (await submitBatch('old', 12)).map((result) => result.workflow.id);
+      for (let n = 0; n < 12; n += 1) await submitBatch(`single-${n}`, 1);
+      const original = new Set([
+        ...existing,
+        ...(
+          await data<Page>(api.url, '{ workflows(first: 100) { edges { node { id } } } }')
+        ).workflows.edges.map((edge) => edge.node.id),
+      ]);
+      expect(original.size).toBe(24);
 
-    const seen: Page['workflows']['edges'] = [];
-    let after: string | null = null;
-    let pages = 0;
-    for (;;) {
-      const page: Page = await data<Page>(
-        api.url,
-        'query($after: String) { workflows(first: 5, after: $after) { totalCount edges { cursor node { id name createdAt } } pageInfo { hasNextPage endCursor } } }',
-        { variables: { after } },
-      );
-      pages += 1;
-      seen.push(...page.workflows.edges);
-      // Concurrent inserts between pages: they land after every existing row.
-      await submitBatch(`during-${pages}`, 3);
-      if (!page.workflows.pageInfo.hasNextPage) break;
-      after = page.workflows.pageInfo.endCursor;
-      expect(after).toBe(page.workflows.edges.at(-1)?.cursor);
-      if (pages > 50) throw new Error('paging does not end');
-    }
-    const ids = seen.map((edge) => edge.node.id);
-    expect(new Set(ids).size).toBe(ids.length);
-    for (const id of original) expect(ids).toContain(id);
-    // In (created_at, id) order, created_at to the microsecond as stored (the API's
-    // createdAt shows milliseconds: two rows of one millisecond may be in either id order).
-    const stored = await query<{ id: string; created_at: string }>(
-      url,
-      `select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as created_at
+      const seen: Page['workflows']['edges'] = [];
+      let after: string | null = null;
+      let pages = 0;
+      for (;;) {
+        const page: Page = await data<Page>(
+          api.url,
+          'query($after: String, $order: WorkflowOrder) { workflows(first: 5, after: $after, order: $order) { totalCount edges { cursor node { id name createdAt } } pageInfo { hasNextPage endCursor } } }',
+          { variables: { after, order } },
+        );
+        pages += 1;
+        seen.push(...page.workflows.edges);
+        // Concurrent inserts between pages: they land after every existing row (before the
+        // first page, newest first), so no page shifts.
+        await submitBatch(`during-${pages}`, 3);
+        if (!page.workflows.pageInfo.hasNextPage) break;
+        after = page.workflows.pageInfo.endCursor;
+        expect(after).toBe(page.workflows.edges.at(-1)?.cursor);
+        if (pages > 50) throw new Error('paging does not end');
+      }
+      const ids = seen.map((edge) => edge.node.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const id of original) expect(ids).toContain(id);
+      // In (created_at, id) order, created_at to the microsecond as stored (the API's
+      // createdAt shows milliseconds: two rows of one millisecond may be in either id order).
+      const stored = await query<{ id: string; created_at: string }>(
+        url,
+        `select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as created_at
          from causeway_workflows where id = any($1::uuid[])`,
-      [ids],
-    );
-    const createdAt = new Map(stored.map((row) => [row.id, row.created_at]));
-    const keys = ids.map((id) => `${createdAt.get(id)}|${id}`);
-    const ordered = ids.every((id, index) => {
-      const previous = ids[index - 1];
-      if (previous === undefined) return true;
-      const [before, at] = [createdAt.get(previous) ?? '', createdAt.get(id) ?? ''];
-      return before < at || (before === at && previous < id);
+        [ids],
+      );
+      const createdAt = new Map(stored.map((row) => [row.id, row.created_at]));
+      const keys = ids.map((id) => `${createdAt.get(id)}|${id}`);
+      const ordered = ids.every((id, index) => {
+        const previous = ids[index - 1];
+        if (previous === undefined) return true;
+        const [before, at] = [createdAt.get(previous) ?? '', createdAt.get(id) ?? ''];
+        return order === 'OLDEST_FIRST'
+          ? before < at || (before === at && previous < id)
+          : before > at || (before === at && previous > id);
+      });
+      // Newest first, the rows inserted while paging are before the first page: none is seen.
+      if (order === 'NEWEST_FIRST') expect(ids.filter((id) => !original.has(id))).toEqual([]);
+      expect(ordered, keys.join('\n')).toBe(true);
+      for (const edge of seen) {
+        // The API's createdAt is the stored time, to the millisecond.
+        expect(edge.node.createdAt.slice(0, 23)).toBe(createdAt.get(edge.node.id)?.slice(0, 23));
+      }
+      // Cursors are opaque: not an id, not a number.
+      expect(seen[0]?.cursor).not.toContain(seen[0]?.node.id);
     });
-    expect(ordered, keys.join('\n')).toBe(true);
-    for (const edge of seen) {
-      // The API's createdAt is the stored time, to the millisecond.
-      expect(edge.node.createdAt.slice(0, 23)).toBe(createdAt.get(edge.node.id)?.slice(0, 23));
-    }
-    // Cursors are opaque: not an id, not a number.
-    expect(seen[0]?.cursor).not.toContain(seen[0]?.node.id);
-  });
+  }
 
   it('filters by state and name, with totalCount over all pages', async () => {
     const url = await freshDatabase();

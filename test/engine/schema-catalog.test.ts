@@ -387,8 +387,8 @@ describe('what an edge writes', () => {
         union
        select i.relname from pg_index x join pg_class i on i.oid = x.indexrelid
         where x.indrelid = 'causeway_workflows'::regclass
-          and (pg_get_expr(x.indexprs, x.indrelid) ~ '(state|updated_at)'
-            or pg_get_expr(x.indpred, x.indrelid) ~ '(state|updated_at)')`,
+          and (pg_get_expr(x.indexprs, x.indrelid) ~ '\\m(state|updated_at)\\M'
+            or pg_get_expr(x.indpred, x.indrelid) ~ '\\m(state|updated_at)\\M')`,
     );
     expect(indexed).toEqual([]);
     expect(stats.hot).toBeGreaterThan(0);

@@ -10,7 +10,6 @@ import type {
   TaskAnswer,
   TaskRecord,
   WorkerView,
-  WorkflowFilter,
   WorkflowRecord,
 } from '@causeway/engine';
 import type {
@@ -25,6 +24,12 @@ import type { ApiContext } from './context';
 import type { ModelMap } from './generated/schema-types';
 import type { Resolvers } from './resolver-types';
 
+/** A count that stopped at a cap: `value` is exact unless `capped`. */
+export interface BoundedCount {
+  readonly value: number;
+  readonly capped: boolean;
+}
+
 /** The TypeScript value each GraphQL object type resolves from. */
 export interface Models extends ModelMap {
   readonly Query: unknown;
@@ -37,7 +42,8 @@ export interface Models extends ModelMap {
   readonly WorkflowConnection: {
     readonly edges: readonly { readonly cursor: string; readonly node: WorkflowRecord }[];
     readonly pageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };
-    readonly filter: WorkflowFilter;
+    /** The bounded count of the filter's rows, read once for totalCount and totalCountCapped. */
+    readonly count: () => Promise<BoundedCount>;
   };
   readonly WorkflowEdge: { readonly cursor: string; readonly node: WorkflowRecord };
   readonly PageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };

@@ -12,11 +12,14 @@ import {
   transitionListByTaskIds,
   transitionListByWorkflowIds,
   transitionListRange,
-  type WorkflowKey,
-  workflowCountRead,
   workflowListByIds,
-  workflowPageRead,
 } from './db/reads/read-queries';
+import {
+  type WorkflowKey,
+  type WorkflowOrder,
+  workflowCountRead,
+  workflowPageRead,
+} from './db/reads/workflow-page';
 import { type WalPosition, walPositionRead } from './db/replication/wal-position';
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
@@ -34,7 +37,7 @@ export type {
   TaskStateCount,
 } from './db/metrics/metrics-snapshot';
 export type { TransitionEdge } from './db/metrics/transition-edges';
-export type { WorkflowKey } from './db/reads/read-queries';
+export type { WorkflowKey, WorkflowOrder } from './db/reads/workflow-page';
 export type { WalPosition } from './db/replication/wal-position';
 export type { TaskRecord, WorkflowRecord } from './db/rows';
 export type { CausewayDatabase } from './db/schema';
@@ -57,12 +60,20 @@ export interface WorkflowPage {
  * one SQL statement (or none, for empty input); nothing locks.
  */
 export interface ReadModel {
-  /** Workflows in (created_at, id) order after `after`, at most `limit`. */
+  /**
+   * Workflows in (created_at, id) order after `after`, at most `limit`: newest first unless
+   * `order` says otherwise. `after` is a key of a page read in the same order.
+   */
   workflowPage(
     filter: WorkflowFilter,
-    page: { readonly after?: WorkflowKey | null; readonly limit: number },
+    page: {
+      readonly after?: WorkflowKey | null;
+      readonly limit: number;
+      readonly order?: WorkflowOrder;
+    },
   ): Promise<WorkflowPage>;
-  workflowCount(filter: WorkflowFilter): Promise<number>;
+  /** How many workflows match, counting no further than `atMost` (exact below it). */
+  workflowCount(filter: WorkflowFilter, atMost: number): Promise<number>;
   workflowsByIds(ids: readonly string[]): Promise<ReadonlyMap<string, WorkflowRecord>>;
   tasksByIds(ids: readonly string[]): Promise<ReadonlyMap<string, TaskRecord>>;
   /** Each workflow's tasks (creation order); workflows without tasks map to nothing. */
@@ -121,8 +132,13 @@ export interface OutboxMessageRecord {
 export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
   return {
     workflowPage: (filter, page) =>
-      workflowPageRead(db, filter, page.after ?? null, positiveLimit(page.limit)),
-    workflowCount: (filter) => workflowCountRead(db, filter),
+      workflowPageRead(db, {
+        filter,
+        order: page.order ?? 'newest_first',
+        after: page.after ?? null,
+        limit: positiveLimit(page.limit),
+      }),
+    workflowCount: (filter, atMost) => workflowCountRead(db, filter, positiveLimit(atMost)),
     async workflowsByIds(ids) {
       return new Map((await workflowListByIds(db, ids)).map((row) => [row.id, row]));
     },

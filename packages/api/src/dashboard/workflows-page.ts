@@ -1,17 +1,20 @@
-/** `/`: the workflows, filtered by state and name, oldest first (the API's order), live. */
+/**
+ * `/`: the workflows, filtered by state and name, newest first (the API's default order),
+ * live. It opens on every state: an operator's first question is what ran lately.
+ */
 import { isTerminalWorkflowState, workflowStates } from '@causeway/workflow';
 import { shortId, stateBadge, timeElement, workflowHref } from './format';
 import type { ReadResult } from './graphql-reads';
 import { html, type SafeHtml } from './html';
 import { renderProblem } from './layout';
 
-/** The states an on-call engineer asks about: not finished. The list shows these by default. */
+/** The states an on-call engineer asks about: not finished (the `active` filter). */
 const activeStates = workflowStates.filter((state) => !isTerminalWorkflowState(state));
 
 export const pageSize = 50;
 
 export interface WorkflowFilterParams {
-  /** `active`, `all` or one state. */
+  /** `all` (the default), `active` or one state. */
   readonly state: string;
   readonly name: string;
   readonly after: string | null;
@@ -19,7 +22,7 @@ export interface WorkflowFilterParams {
 
 export function filterParams(search: URLSearchParams): WorkflowFilterParams {
   return {
-    state: search.get('state') ?? 'active',
+    state: search.get('state') ?? 'all',
     name: (search.get('name') ?? '').trim(),
     after: search.get('after') || null,
   };
@@ -76,8 +79,8 @@ function filterForm(params: WorkflowFilterParams, names: readonly string[]): Saf
   return html`<form class="filters" method="get" action="/" role="search" aria-label="Filter workflows">
   <p class="field"><label for="filter-state">State</label>
   <select id="filter-state" name="state">
-    ${option('active', 'active (not finished)')}
     ${option('all', 'all states')}
+    ${option('active', 'active (not finished)')}
     ${workflowStates.map((state) => option(state, state.replaceAll('_', ' ')))}
   </select></p>
   <p class="field"><label for="filter-name">Workflow name</label>
@@ -102,7 +105,7 @@ function describeFilter(params: WorkflowFilterParams): string {
       : params.state === 'all'
         ? 'in any state'
         : params.state.replaceAll('_', ' ');
-  return `${params.name === '' ? 'Workflows' : `${params.name} workflows`} ${state}, oldest first`;
+  return `${params.name === '' ? 'Workflows' : `${params.name} workflows`} ${state}, newest first`;
 }
 
 /**

@@ -159,6 +159,10 @@ export const taskStateGraphQLValues = [
   'DEAD',
 ] as const;
 
+/** GraphQL enum WorkflowOrder, as the domain's lowercase codes. */
+export type WorkflowOrder = 'newest_first' | 'oldest_first';
+export const workflowOrderGraphQLValues = ['NEWEST_FIRST', 'OLDEST_FIRST'] as const;
+
 /** GraphQL enum WorkflowState, as the domain's lowercase codes. */
 export type WorkflowState =
   | 'queued'
@@ -187,6 +191,7 @@ export const graphQLEnums = {
   ReceiptOutcome: receiptOutcomeGraphQLValues,
   ScheduleEventKind: scheduleEventKindGraphQLValues,
   TaskState: taskStateGraphQLValues,
+  WorkflowOrder: workflowOrderGraphQLValues,
   WorkflowState: workflowStateGraphQLValues,
 } as const;
 
@@ -274,6 +279,7 @@ export interface QueryWorkflowsArgs {
   readonly name?: Scalars['String'] | null;
   readonly first?: Scalars['Int'] | null;
   readonly after?: Scalars['String'] | null;
+  readonly order?: WorkflowOrder | null;
 }
 
 export interface QueryTaskArgs {
@@ -598,6 +604,7 @@ export interface SchemaFields<M extends ModelMap> {
     edges: { args: Record<string, never>; result: readonly M['WorkflowEdge'][] };
     pageInfo: { args: Record<string, never>; result: M['PageInfo'] };
     totalCount: { args: Record<string, never>; result: Scalars['Int'] };
+    totalCountCapped: { args: Record<string, never>; result: Scalars['Boolean'] };
   };
   WorkflowDefinition: {
     name: { args: Record<string, never>; result: Scalars['String'] };

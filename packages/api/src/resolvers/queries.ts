@@ -1,13 +1,10 @@
-import type { TaskRecord, WorkflowFilter } from '@causeway/engine';
+import type { TaskRecord } from '@causeway/engine';
 import { explain } from '@causeway/workflow';
-import type { ApiContext } from '../context';
-import { decodeWorkflowCursor, encodeWorkflowCursor } from '../cursor';
-import { ApiError } from '../errors';
-import type { QueryWorkflowsArgs } from '../generated/schema-types';
 import type { ApiResolvers, Models } from '../models';
 import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
 import { stepEventFields, taskEventFields } from './events';
 import { scheduleQueryFields } from './schedules';
+import { workflowConnection } from './workflow-connection';
 
 /** Query fields and the object types they return. */
 export const queryResolvers: Pick<
@@ -70,7 +67,8 @@ export const queryResolvers: Pick<
     to: (row) => row.to.toUpperCase(),
   },
   WorkflowConnection: {
-    totalCount: (connection, _args, context) => context.reads.workflowCount(connection.filter),
+    totalCount: async (connection) => (await connection.count()).value,
+    totalCountCapped: async (connection) => (await connection.count()).capped,
   },
   WorkflowEdge: {},
   OutboxMessage: {},
@@ -93,44 +91,6 @@ export const queryResolvers: Pick<
     maximumIntervalMs: (policy) => policy.backoff.maximumIntervalMs,
   },
 };
-
-async function workflowConnection(
-  args: QueryWorkflowsArgs,
-  context: ApiContext,
-): Promise<Models['WorkflowConnection']> {
-  const { maxPageSize, defaultPageSize } = context.services.limits;
-  const first = args.first ?? defaultPageSize;
-  if (!Number.isInteger(first) || first < 0 || first > maxPageSize) {
-    throw new ApiError('BAD_USER_INPUT', `first must be from 0 to ${maxPageSize}, got ${first}`, {
-      argument: 'first',
-      max: maxPageSize,
-    });
-  }
-  if (args.name !== null && args.name !== undefined && args.name.length > 200) {
-    throw new ApiError('BAD_USER_INPUT', 'name is at most 200 characters', { argument: 'name' });
-  }
-  const after =
-    args.after === null || args.after === undefined ? null : decodeWorkflowCursor(args.after);
-  const filter: WorkflowFilter = {
-    ...(args.state === null || args.state === undefined ? {} : { states: args.state }),
-    ...(args.name === null || args.name === undefined ? {} : { name: args.name }),
-  };
-  const page = await context.reads.workflowPage(filter, {
-    after,
-    limit: Math.max(first, 1),
-  });
-  const rows = page.rows.slice(0, first);
-  for (const row of rows) context.loaders.workflow.prime(row.workflow.id, row.workflow);
-  const edges = rows.map((row) => ({ cursor: encodeWorkflowCursor(row.key), node: row.workflow }));
-  return {
-    edges,
-    pageInfo: {
-      hasNextPage: first === 0 ? page.rows.length > 0 : page.hasMore,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
-    filter,
-  };
-}
 
 /** Tasks in the definition's step order (topological); steps it does not know go last. */
 function inStepOrder(tasks: readonly TaskRecord[], steps: readonly string[]): TaskRecord[] {

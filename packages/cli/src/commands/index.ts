@@ -6,10 +6,12 @@ import { scheduleCommands } from './schedules';
 import { taskCommands } from './tasks';
 import { watchCommands } from './watch';
 import { workerCommands } from './workers';
+import { workflowListCommands } from './workflow-list';
 import { workflowCommands } from './workflows';
 
 /** Every command, in the order `causeway --help` lists them. */
 export const commands: readonly CommandSpec[] = [
+  ...workflowListCommands,
   ...workflowCommands,
   ...blockerCommands,
   ...taskCommands,

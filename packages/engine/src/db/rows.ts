@@ -127,7 +127,9 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
   };
 }
 
-export function workflowFromRow(row: Omit<Selectable<WorkflowTable>, 'steps'>): WorkflowRecord {
+export function workflowFromRow(
+  row: Omit<Selectable<WorkflowTable>, 'steps' | 'rare_state'>,
+): WorkflowRecord {
   return {
     id: row.id,
     name: row.name,

@@ -29,6 +29,8 @@ export interface WorkflowTable {
   steps: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** `state` when it is a rare one (cancel_requested, cancelled, dead), else null: generated (0021). */
+  rare_state: ColumnType<string | null, never, never>;
 }
 
 export interface TaskTable {

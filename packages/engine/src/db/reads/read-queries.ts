@@ -1,10 +1,5 @@
-import {
-  isTerminalWorkflowState,
-  nonTerminalTaskStates,
-  type Transition,
-  type WorkflowState,
-} from '@causeway/workflow';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Transition } from '@causeway/workflow';
+import { type Kysely, sql } from 'kysely';
 import {
   type TaskRecord,
   taskFromRow,
@@ -12,116 +7,21 @@ import {
   type WorkflowRecord,
   workflowFromRow,
 } from '../rows';
-import type { CausewayDatabase, WorkflowTable } from '../schema';
+import type { CausewayDatabase } from '../schema';
 
 /**
- * Read-only queries for the API and other readers: pages, counts, by-id batches (one query for
+ * Read-only queries for the API and other readers (the workflow list is workflow-page.ts): by-id batches (one query for
  * many ids, so a resolver layer can batch DataLoader-style) and transition log ranges. Nothing
  * here locks or writes. Ids are checked to be UUIDs before they reach SQL, so a malformed id is
  * simply not found instead of a cast error.
  */
 type ReadDb = Kysely<CausewayDatabase>;
 
-/** Filters of a workflow listing; absent means "any". */
-export interface WorkflowFilterRow {
-  readonly states?: readonly string[];
-  readonly name?: string;
-}
-
-/** A keyset position in (created_at, id) order: created_at exact to the microsecond (UTC ISO). */
-export interface WorkflowKey {
-  readonly createdAt: string;
-  readonly id: string;
-}
-
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Only well-formed UUIDs can name a row; the rest are dropped before SQL. */
 export function onlyUuids(ids: readonly string[]): string[] {
   return [...new Set(ids.filter((id) => typeof id === 'string' && uuidPattern.test(id)))];
-}
-
-/**
- * The workflows with a task in a live state, one arm per state so each reads that state's
- * partial index. Every workflow that is not terminal has such a task (a parent is terminal
- * once all its children are, docs/state-machine.md), so for a filter of live workflow states
- * these are the only rows to look at, however long the finished history is; the workflows
- * table keeps no state index (updates stay HOT, migration 0007).
- */
-const withLiveTask = sql<boolean>`id = any(array(${sql.join(
-  nonTerminalTaskStates.map(
-    (state) => sql`select workflow_id from causeway_tasks where state = ${sql.lit(state)}`,
-  ),
-  sql` union all `,
-)}))`;
-
-function filtered(db: ReadDb, filter: WorkflowFilterRow) {
-  let query = db.selectFrom('causeway_workflows');
-  if (filter.states !== undefined) {
-    query = query.where('state', 'in', [...filter.states]);
-    if (filter.states.every((state) => !isTerminalWorkflowState(state as WorkflowState))) {
-      query = query.where(withLiveTask);
-    }
-  }
-  if (filter.name !== undefined) query = query.where('name', '=', filter.name);
-  return query;
-}
-
-/** The statement of `workflowPageRead` (exported for the tests that explain its plan). */
-export function workflowPageQuery(
-  db: ReadDb,
-  filter: WorkflowFilterRow,
-  after: WorkflowKey | null,
-  limit: number,
-) {
-  let query = filtered(db, filter)
-    .selectAll()
-    .select(
-      sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as(
-        'created_key',
-      ),
-    );
-  if (after !== null) {
-    query = query.where(
-      sql<boolean>`(created_at, id) > (${after.createdAt}::timestamptz, ${after.id}::uuid)`,
-    );
-  }
-  return query
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit + 1);
-}
-
-/**
- * One page of workflows in (created_at, id) order after `after` (keyset pagination: a row
- * inserted meanwhile never shifts a page, so paging neither skips nor repeats existing rows).
- * Reads `limit + 1` rows to tell whether another page exists.
- */
-export async function workflowPageRead(
-  db: ReadDb,
-  filter: WorkflowFilterRow,
-  after: WorkflowKey | null,
-  limit: number,
-): Promise<{ rows: { workflow: WorkflowRecord; key: WorkflowKey }[]; hasMore: boolean }> {
-  if (filter.states !== undefined && filter.states.length === 0)
-    return { rows: [], hasMore: false };
-  const rows = await workflowPageQuery(db, filter, after, limit).execute();
-  return {
-    rows: rows.slice(0, limit).map((row) => ({
-      workflow: workflowFromRow(row as Selectable<WorkflowTable>),
-      key: { createdAt: row.created_key, id: row.id },
-    })),
-    hasMore: rows.length > limit,
-  };
-}
-
-/** How many workflows match the filter. */
-export async function workflowCountRead(db: ReadDb, filter: WorkflowFilterRow): Promise<number> {
-  if (filter.states !== undefined && filter.states.length === 0) return 0;
-  const row = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
 }
 
 /** Workflows by id, one query for any number of ids. */
