@@ -22,6 +22,7 @@ describe('the cost of a count', () => {
     for (const document of [
       aliased(20, 'workflows(first: 0) { totalCount }'),
       aliased(20, 'workflows(first: 1) { totalCount }'),
+      aliased(20, 'workflows(first: 0) { totalCountCapped }'),
       `${aliased(20, 'workflows(first: 0) { ...counted }')} fragment counted on WorkflowConnection { totalCount }`,
       aliased(10, 'workflows(first: 0) { totalCount }'),
     ]) {

@@ -68,10 +68,12 @@ const listSizes: Readonly<Record<string, number>> = {
  * matching workflow (up to the count's bound, ten thousand rows) where a page reads at most
  * `maxPageSize`: priced at one per row it may count, twenty aliased counts are refused before
  * anything runs, and a reader without a token cannot make one request scan the table many
- * times over.
+ * times over. `totalCountCapped` runs the same count when it is asked for alone.
  */
 export const fieldCosts: Readonly<Record<string, number>> = {
   'WorkflowConnection.totalCount': 10_000,
+  // The same count (one per connection, shared with `totalCount`), asked for alone.
+  'WorkflowConnection.totalCountCapped': 10_000,
 };
 
 function tooComplex(
