@@ -1,5 +1,5 @@
 import type { Engine } from '@causeway/engine';
-import { aggregateWorkflowState, type TaskState, workflow } from '@causeway/workflow';
+import { aggregateWorkflowState, type TaskState, workflow } from '@causeway/workflow/internal';
 import { vi } from 'vitest';
 import { z } from 'zod';
 import { query } from '../helpers/engine';

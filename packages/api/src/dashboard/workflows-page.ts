@@ -1,5 +1,5 @@
 /** `/`: the workflows, filtered by state and name, oldest first (the API's order), live. */
-import { isTerminalWorkflowState, workflowStates } from '@causeway/workflow';
+import { isTerminalWorkflowState, workflowStates } from '@causeway/workflow/internal';
 import { shortId, stateBadge, timeElement, workflowHref } from './format';
 import type { ReadResult } from './graphql-reads';
 import { html, type SafeHtml } from './html';

@@ -3,7 +3,7 @@ import {
   nonTerminalTaskStates,
   type Transition,
   type WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import {
   type TaskRecord,

@@ -1,4 +1,4 @@
-import { submitDelayLimits } from '@causeway/workflow';
+import { submitDelayLimits } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
 import { type ArrayElement, arrayLiteral } from '../array-literal';
 import { type Db, preparedSql } from '../database';

@@ -6,7 +6,7 @@ import {
   submitRunAtProblem,
   type WorkflowDefinition,
   type WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Kysely, Transaction } from 'kysely';
 import type { Db } from '../../db/database';
 import type { CausewayDatabase } from '../../db/schema';
