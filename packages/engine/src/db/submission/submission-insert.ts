@@ -1,5 +1,5 @@
 import { submitDelayLimits } from '@causeway/workflow/internal';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { type ArrayElement, arrayLiteral } from '../array-literal';
 import { type Db, preparedSql } from '../database';
 import { executeDirect } from '../direct';
@@ -59,7 +59,8 @@ const sameDetail = (a: NewTransitionRow['detail'], b: NewTransitionRow['detail']
  * window, nothing is inserted and the answer carries the database time it was refused at.
  */
 export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<SubmissionOutcome> {
-  const { workflows, tasks, transitions: log, runAtMs } = rows;
+  const { workflows, tasks, transitions: log } = rows;
+  const runAt = runAtAdmission(rows.runAtMs);
   // Workers are woken for what is due at once; delayed work is found by their polling (R5).
   const wakeQueues = [
     ...new Set(
@@ -111,20 +112,13 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
     arrayLiteral(kinds.values.map(pick));
   const { rows: answer } = await executeDirect(
     db,
-    sql<{ skipped: string[] | null; refused_at_ms: string | null }>`
+    sql<{ skipped: string[] | null; refused_at_ms?: string | null }>`
     ${preparedSql}
     with clock as materialized (
       -- Database time once per statement: causeway_now() per row costs microseconds each.
       select causeway_now() as at
     ),
-    admission as materialized (
-      -- Whole milliseconds, as the refusal's message compares them (submitRunAtProblem).
-      select run_at_ms is null
-          or run_at_ms between now_ms - ${sql.lit(submitDelayLimits.pastToleranceMs)}
-            and now_ms + ${sql.lit(submitDelayLimits.maxMs)} as admitted, now_ms
-      from (select ${runAtMs}::bigint as run_at_ms,
-          floor(extract(epoch from at) * 1000)::bigint as now_ms from clock) as c
-    ),
+    ${runAt.check}
     id as materialized (
       select ${arrayLiteral(workflows.map((row) => row.id))}::uuid[] as workflow,
         ${arrayLiteral(tasks.map((task) => task.id))}::uuid[] as task
@@ -145,7 +139,7 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
         ${arrayLiteral(workflowKinds.positions)}::integer[],
         ${arrayLiteral(workflows.map((row) => row.idempotencyKey))}::text[]
       ) with ordinality as v(kind, idempotency_key, position)
-      where (select admitted from admission)
+      ${runAt.gate}
       order by v.position
       on conflict (name, idempotency_key) where idempotency_key is not null do nothing
       returning id
@@ -221,7 +215,7 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
     -- row it is sent). The counts make the SELECT CTEs (the wake-ups) run.
     select case when inserted.count < ${workflows.length}::integer then array(
         select unnest(workflow) from id except select id from workflow_insert) end as skipped,
-      (select now_ms from admission where not admitted) as refused_at_ms,
+      ${runAt.answer}
       (select count(*) from task_insert) as tasks, (select count(*) from log_insert) as log,
       (select count(*) from wake) as wake, (select count(*) from announce) as announce
     from (select count(*) from workflow_insert) as inserted`,
@@ -230,6 +224,29 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
   return {
     skipped: new Set(answer[0]?.skipped ?? []),
     refusedAtMs: refusedAtMs === null ? null : Number(refusedAtMs),
+  };
+}
+
+/**
+ * The statement's parts that check a `runAt` against database time, in whole milliseconds as
+ * the refusal's message compares them (`submitRunAtProblem`). A submit without one sends the
+ * statement without them, so the common submit pays nothing for the check.
+ */
+function runAtAdmission(runAtMs: number | null): {
+  readonly check: RawBuilder<unknown>;
+  readonly gate: RawBuilder<unknown>;
+  readonly answer: RawBuilder<unknown>;
+} {
+  if (runAtMs === null) return { check: sql``, gate: sql``, answer: sql`` };
+  const { pastToleranceMs, maxMs } = submitDelayLimits;
+  return {
+    check: sql`admission as materialized (
+      select ${runAtMs}::bigint between now_ms - ${sql.lit(pastToleranceMs)}
+          and now_ms + ${sql.lit(maxMs)} as admitted, now_ms
+      from (select floor(extract(epoch from at) * 1000)::bigint as now_ms from clock) as c
+    ),`,
+    gate: sql`where (select admitted from admission)`,
+    answer: sql`(select now_ms from admission where not admitted) as refused_at_ms,`,
   };
 }
 
