@@ -4,6 +4,7 @@
  * `@causeway/workflow/internal`. The lists below pin the public names: adding one is a
  * deliberate change to this file, and so to the contract. No database.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -156,6 +157,19 @@ describe('the internal entry, @causeway/workflow/internal', () => {
     for (const name of publicValues) {
       expect(entries[name]).toBe((publicEntry as Record<string, unknown>)[name]);
     }
+  });
+
+  it('is not what the examples, written as a user would, import', () => {
+    const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    const examples = listed.split('\n').filter((path) => /^examples\/.*\.(ts|mjs|js)$/.test(path));
+    expect(examples.length).toBeGreaterThan(0);
+    const internalUsers = examples.filter((path) =>
+      readFileSync(join(root, path), 'utf8').includes('@causeway/workflow/internal'),
+    );
+    expect(internalUsers).toEqual([]);
   });
 
   it('and nothing else of the package is importable: the exports map has these two entries', () => {
