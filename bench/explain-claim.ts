@@ -13,7 +13,7 @@
  */
 
 import { parseArgs } from 'node:util';
-import { workflowRegistry } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { arrayLiteral } from '../packages/engine/src/db/array-literal';

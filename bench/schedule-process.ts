@@ -6,7 +6,7 @@
  * its own CPU (process.cpuUsage, all threads) every second and sends the samples on "stop".
  */
 import { createEngine } from '@causeway/engine';
-import { defaultQueue, defineWorkflow, schedule, step } from '@causeway/workflow';
+import { defaultQueue, defineWorkflow, schedule, step } from '@causeway/workflow/internal';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { benchWorkflows } from './causeway';

@@ -1,4 +1,4 @@
-import { blockerCodeMeanings, blockerCodes } from '@causeway/workflow';
+import { blockerCodeMeanings, blockerCodes } from '@causeway/workflow/internal';
 
 /**
  * Renders docs/blockers.md from the blocker codes' data table (packages/workflow/src/

@@ -6,7 +6,11 @@
  * loader refuses, so a plain `tsc` emit would not run. esbuild (already in the tree for tsx)
  * bundles each package's `src/index.ts` into one ESM `dist/index.js` for Node 20 (and a
  * `src/bin.ts`, an executable such as `causeway`, into `dist/bin.js`), every bare import
- * (dependencies, the other `@causeway/*` packages, `node:` builtins) left external.
+ * (dependencies, the other `@causeway/*` packages, `node:` builtins) left external. A package
+ * with a second entry point, `src/internal.ts` (`@causeway/workflow/internal`), gets
+ * `dist/internal.js` from the same build, the modules both entries share in one chunk beside
+ * them: two bundles would each carry their own copy of a class such as `StepError`,
+ * and `instanceof` would tell a user's error from the engine's.
  * Declarations come from tsc (see declarations.ts). The workspace itself keeps running from
  * source: package.json `exports` point at `src/index.ts`, and `publishConfig` swaps in `dist/`
  * when pnpm packs.
@@ -24,7 +28,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { emitDeclarations } from './declarations';
+import { emitDeclarations, libraryEntries } from './declarations';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const packagesRoot = join(repoRoot, 'packages');
@@ -87,22 +91,37 @@ function relocateAssets(pkg: PackageToBuild): esbuild.Plugin {
   };
 }
 
-/** `src/index.ts`, and `src/bin.ts` where a package has an executable (its `publishConfig.bin`). */
+/**
+ * The library entries in one build (shared modules split into chunks), then `src/bin.ts`
+ * where a package has an executable (its `publishConfig.bin`).
+ */
 async function bundle(pkg: PackageToBuild): Promise<void> {
-  const entries = existsSync(join(pkg.dir, 'src', 'bin.ts')) ? ['index', 'bin'] : ['index'];
-  for (const entry of entries) {
+  const common: esbuild.BuildOptions = {
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: true,
+    logLevel: 'warning',
+    plugins: [relocateAssets(pkg)],
+  };
+  const entries = libraryEntries(pkg.dir);
+  await esbuild.build({
+    ...common,
+    entryPoints: Object.fromEntries(
+      entries.map((entry) => [entry, join(pkg.dir, 'src', `${entry}.ts`)]),
+    ),
+    outdir: join(pkg.dir, 'dist'),
+    // Chunks sit beside the entries, so an asset URL relocated for `dist/index.js` holds in them.
+    splitting: entries.length > 1,
+  });
+  if (existsSync(join(pkg.dir, 'src', 'bin.ts'))) {
     await esbuild.build({
-      entryPoints: [join(pkg.dir, 'src', `${entry}.ts`)],
-      outfile: join(pkg.dir, 'dist', `${entry}.js`),
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      sourcemap: true,
-      logLevel: 'warning',
-      plugins: [relocateAssets(pkg)],
-      ...(entry === 'bin' ? { banner: { js: '#!/usr/bin/env node' } } : {}),
+      ...common,
+      entryPoints: [join(pkg.dir, 'src', 'bin.ts')],
+      outfile: join(pkg.dir, 'dist', 'bin.js'),
+      banner: { js: '#!/usr/bin/env node' },
     });
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Type declarations for the packages' `dist/types/`: one TypeScript program over every
- * package's `src/index.ts`, declaration-only emit, then each `.d.ts` is written under its own
+ * package's entry points (`src/index.ts`, and `src/internal.ts` where there is one),
+ * declaration-only emit, then each `.d.ts` is written under its own
  * package. tsc keeps the source's extensionless relative specifiers (`./actors`), which a
  * consumer on `moduleResolution: node16/nodenext` cannot resolve in an ESM package, so a
  * declaration transformer rewrites them to the file Node's rules find (`./actors.js`,
@@ -10,6 +11,11 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
+
+/** A package's entry points that `exports` maps (`src/<name>.ts`): `index`, and `internal` if any. */
+export function libraryEntries(dir: string): string[] {
+  return ['index', 'internal'].filter((entry) => existsSync(join(dir, 'src', `${entry}.ts`)));
+}
 
 export interface DeclarationTarget {
   /** The package's folder, e.g. `<repo>/packages/engine`. */
@@ -36,7 +42,9 @@ export function emitDeclarations(repoRoot: string, targets: readonly Declaration
     outDir,
   };
   const program = ts.createProgram({
-    rootNames: targets.map((target) => join(target.dir, 'src', 'index.ts')),
+    rootNames: targets.flatMap((target) =>
+      libraryEntries(target.dir).map((entry) => join(target.dir, 'src', `${entry}.ts`)),
+    ),
     options,
   });
   const preEmit = ts.getPreEmitDiagnostics(program);
@@ -60,8 +68,10 @@ export function emitDeclarations(repoRoot: string, targets: readonly Declaration
   );
   if (result.diagnostics.length > 0) throw new Error(formatDiagnostics(result.diagnostics));
   for (const target of targets) {
-    if (!existsSync(join(target.dir, 'dist', 'types', 'index.d.ts'))) {
-      throw new Error(`no declarations were emitted for ${target.dir}`);
+    for (const entry of libraryEntries(target.dir)) {
+      if (!existsSync(join(target.dir, 'dist', 'types', `${entry}.d.ts`))) {
+        throw new Error(`no declarations were emitted for ${target.dir}/src/${entry}.ts`);
+      }
     }
   }
 }

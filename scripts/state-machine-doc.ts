@@ -16,7 +16,7 @@ import {
   taskStates,
   type WorkflowState,
   workflowStates,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 
 /**
  * Renders docs/state-machine.md from the edge table and the aggregation function, so the

@@ -1,5 +1,5 @@
 import { type Engine, EngineError } from '@causeway/engine';
-import { createWorkflowRun, defineWorkflow, step } from '@causeway/workflow';
+import { createWorkflowRun, defineWorkflow, step } from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import { type CausewayDatabase, createReadModel } from '@causeway/engine';
-import { workflowRegistry } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

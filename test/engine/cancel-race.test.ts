@@ -11,7 +11,7 @@ import {
   type StepContext,
   step,
   type TaskState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import pg from 'pg';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';

@@ -12,7 +12,7 @@
  * plain SQL (`rowsAfter`); the upstream outputs a leased task is handed are checked against
  * those rows and the test's own `upstreamOf`, never against the engine's row mappers.
  */
-import { deriveClaimOutcomes, type WorkflowDefinition } from '@causeway/workflow';
+import { deriveClaimOutcomes, type WorkflowDefinition } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { taskClaimInOneStatement } from '../../packages/engine/src/db/claim/claim-statement';

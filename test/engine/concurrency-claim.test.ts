@@ -1,5 +1,5 @@
 import type { Engine } from '@causeway/engine';
-import { defineWorkflow, step, workflowRegistry } from '@causeway/workflow';
+import { defineWorkflow, step, workflowRegistry } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

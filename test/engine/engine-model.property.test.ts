@@ -47,7 +47,7 @@
  * fast-check prints:
  *   CAUSEWAY_FC_SEED=… CAUSEWAY_FC_PATH=… CAUSEWAY_FC_REPLAY_PATH=… pnpm exec vitest run <file>
  */
-import type { Actor, ErrorCategory, TaskEvent } from '@causeway/workflow';
+import type { Actor, ErrorCategory, TaskEvent } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';

@@ -4,7 +4,7 @@
  * or by a fixed amount, and the engine's Sweeper runs once; the model applies what is due, in
  * the sweeper's order, and then the kept events the waits it started take (R37).
  */
-import type { Actor, TaskEvent } from '@causeway/workflow';
+import type { Actor, TaskEvent } from '@causeway/workflow/internal';
 import { expect } from 'vitest';
 import {
   clockOf,

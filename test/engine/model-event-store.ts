@@ -9,7 +9,12 @@
  *     the order of the transactions that delivered it, and by task id within one;
  *   - what a wait waits for: its name, and its key from the input and upstream outputs.
  */
-import type { Actor, WorkflowDefinition, WorkflowRun, WorkflowStep } from '@causeway/workflow';
+import type {
+  Actor,
+  WorkflowDefinition,
+  WorkflowRun,
+  WorkflowStep,
+} from '@causeway/workflow/internal';
 import type { EngineColumns, WaitStart } from './model-rows';
 
 export interface ModelEvent {

@@ -23,7 +23,7 @@
  * and an operator replays the dead step, which waits again and takes the kept event at once.
  */
 import { EngineError } from '@causeway/engine';
-import type { Actor } from '@causeway/workflow';
+import type { Actor } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { ClockCommand } from './model-clock';

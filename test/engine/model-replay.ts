@@ -4,7 +4,7 @@
  * takes an event kept for it at once, R37). Each answers the task as it is after the call.
  */
 import { EngineError } from '@causeway/engine';
-import type { ReasonCode, TaskEvent } from '@causeway/workflow';
+import type { ReasonCode, TaskEvent } from '@causeway/workflow/internal';
 import { expect } from 'vitest';
 import {
   answerOf,

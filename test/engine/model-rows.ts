@@ -10,7 +10,13 @@
  *     (from, to);
  *   - the task row's columns by name, as read back with plain SQL.
  */
-import type { RunTask, TaskEdge, TaskSnapshot, TaskState, WorkflowState } from '@causeway/workflow';
+import type {
+  RunTask,
+  TaskEdge,
+  TaskSnapshot,
+  TaskState,
+  WorkflowState,
+} from '@causeway/workflow/internal';
 import { leaseMs } from './model-workflows';
 
 /** One row of causeway_transitions as the test compares it: every column but id and at. */

@@ -37,8 +37,8 @@ import type {
   WorkflowRun,
   WorkflowState,
   WorkflowStep,
-} from '@causeway/workflow';
-import { applyTaskEvent, cancelWorkflowRun, createWorkflowRun } from '@causeway/workflow';
+} from '@causeway/workflow/internal';
+import { applyTaskEvent, cancelWorkflowRun, createWorkflowRun } from '@causeway/workflow/internal';
 import { specActorText, specParentState } from '../helpers/contract-tables';
 import { ModelEventStore, upstreamOutputs, waitOf } from './model-event-store';
 import {

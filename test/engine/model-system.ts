@@ -13,7 +13,7 @@
  * Kysely schema, so a column the engine maps or writes wrongly shows in the comparison.
  */
 import type { Engine } from '@causeway/engine';
-import { type TaskState, type WorkflowState, workflowRegistry } from '@causeway/workflow';
+import { type TaskState, type WorkflowState, workflowRegistry } from '@causeway/workflow/internal';
 import { type QueryExecutorProvider, sql } from 'kysely';
 import { pino } from 'pino';
 import type { EngineContext } from '../../packages/engine/src/runtime/context';

@@ -7,7 +7,7 @@
  * the promotion part or without it) and as the send function (one event).
  */
 import { randomUUID } from 'node:crypto';
-import { defineWorkflow, step, workflow, workflowRegistry } from '@causeway/workflow';
+import { defineWorkflow, step, workflow, workflowRegistry } from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';

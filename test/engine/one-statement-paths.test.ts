@@ -3,7 +3,7 @@
  * start. The shipped table derives both; a table they cannot follow stops the engine with an
  * error naming the edge, instead of quietly turning a path off.
  */
-import { type EdgeRule, taskEdges } from '@causeway/workflow';
+import { type EdgeRule, taskEdges } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { deriveOneStatementPaths } from '../../packages/engine/src/runtime/one-statement-paths';
 

@@ -1,5 +1,10 @@
 import type { Engine } from '@causeway/engine';
-import { aggregateWorkflowState, StepError, type TaskState, workflow } from '@causeway/workflow';
+import {
+  aggregateWorkflowState,
+  StepError,
+  type TaskState,
+  workflow,
+} from '@causeway/workflow/internal';
 import { vi } from 'vitest';
 import { z } from 'zod';
 import { query } from '../helpers/engine';

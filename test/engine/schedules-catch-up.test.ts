@@ -5,7 +5,7 @@
  * dates, whatever they are (a fixed-time job in the spring gap, both occurrences of a repeated
  * time for an interval job…).
  */
-import { catchUpLimit, schedule } from '@causeway/workflow';
+import { catchUpLimit, schedule } from '@causeway/workflow/internal';
 import { Cron } from 'croner';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database';

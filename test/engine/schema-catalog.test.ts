@@ -6,7 +6,7 @@ import {
   taskStates,
   workflowRegistry,
   workflowStates,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

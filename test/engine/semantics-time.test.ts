@@ -1,4 +1,4 @@
-import { defineWorkflow, parseActor, StepError, step } from '@causeway/workflow';
+import { defineWorkflow, parseActor, StepError, step } from '@causeway/workflow/internal';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { publishNote } from '../../examples/publish-note/workflow';

@@ -9,7 +9,7 @@
  *   stale (and does not fail writing it), and the new holder's completion is the one kept.
  */
 import type { Engine } from '@causeway/engine';
-import { defineWorkflow, step, workflowRegistry } from '@causeway/workflow';
+import { defineWorkflow, step, workflowRegistry } from '@causeway/workflow/internal';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

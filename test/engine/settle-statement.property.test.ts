@@ -18,7 +18,7 @@
  * read with plain SQL (`rowsAfter`), and what a chained step is handed is checked against
  * those rows and the test's own upstream oracle (`upstreamOf`), not against the fast path.
  */
-import type { TaskEvent } from '@causeway/workflow';
+import type { TaskEvent } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { sql, type Transaction } from 'kysely';
 import { describe, expect, it } from 'vitest';

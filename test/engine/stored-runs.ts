@@ -16,7 +16,7 @@ import {
   type WorkflowDefinition,
   type WorkflowRun,
   workflowRegistry,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';

@@ -14,7 +14,7 @@ import type {
   ReasonCode,
   TaskState,
   WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 
 /** The task states, in the contract's table order. */
 export const specTaskStates = [

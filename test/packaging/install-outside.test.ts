@@ -2,7 +2,8 @@
  * The packages as a user gets them: `pnpm run pack:all` builds and packs the tarballs, an
  * application in a temp folder outside the workspace installs them with npm, then
  * - runs `fixtures/app.mjs` on plain Node (no tsx, no loader): a two-step workflow on this
- *   file's database, the GraphQL API asked about it, and the installed `causeway` bin too;
+ *   file's database, the GraphQL API asked about it, the installed `causeway` bin too, and
+ *   the two entries of `@causeway/workflow` (`.` and `./internal`);
  * - type-checks `fixtures/app.ts` with `tsc --noEmit`, moduleResolution nodenext.
  * It needs the npm registry (npm install) and takes about a minute.
  */
@@ -123,6 +124,12 @@ describe('the packed packages, installed outside the workspace', () => {
     const migrations = sql.filter((file) => file.endsWith('.sql')).sort();
     expect(migrations.length).toBeGreaterThan(0);
     expect(result.migrations).toEqual(migrations.map((file) => file.replace(/\.sql$/, '')));
+    expect(result.workflowEntries).toEqual({
+      internal: pathToFileURL(join(app, 'node_modules/@causeway/workflow/dist/internal.js')).href,
+      publicHasMachine: false,
+      internalHasMachine: 'function',
+      classified: 'unauthorized',
+    });
 
     expect(result.state).toBe('succeeded');
     expect(result.tasks).toEqual([
@@ -197,5 +204,6 @@ describe('the packed packages, installed outside the workspace', () => {
     for (const name of packageNames) {
       expect(lines).toContain(join(app, 'node_modules', name, 'dist/types/index.d.ts'));
     }
+    expect(lines).toContain(join(app, 'node_modules/@causeway/workflow/dist/types/internal.d.ts'));
   }, 150_000);
 });

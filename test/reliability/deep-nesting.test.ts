@@ -1,5 +1,5 @@
 import { EngineError } from '@causeway/engine';
-import { defineWorkflow, maxJsonNesting, step, workflow } from '@causeway/workflow';
+import { defineWorkflow, maxJsonNesting, step, workflow } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { aliceToken, startApi } from '../api/helpers';

@@ -1,4 +1,4 @@
-import { checkAdmission, defineWorkflow, step } from '@causeway/workflow';
+import { checkAdmission, defineWorkflow, step } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 

@@ -4,7 +4,7 @@ import {
   type TaskState,
   taskStates,
   type WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 
 describe('aggregateWorkflowState (the aggregation table, top to bottom)', () => {

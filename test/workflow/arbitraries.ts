@@ -16,7 +16,7 @@ import {
   retryPolicyLimits,
   step,
   type WorkflowDefinition,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { specActorKinds, specErrorCategories } from '../helpers/contract-tables';

@@ -8,7 +8,7 @@ import {
   type RetryPolicy,
   type TaskState,
   type Transition,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { taskSnapshot } from './task-snapshots';
 
 /**

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { blockerCodeMeanings, blockerCodes } from '@causeway/workflow';
+import { blockerCodeMeanings, blockerCodes } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { renderBlockersDoc } from '../../scripts/blockers-doc';
 

@@ -11,7 +11,7 @@ import {
   reasonCodes,
   type TaskState,
   taskStates,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { propertyParameters, timeoutForRuns } from './arbitraries';

@@ -1,4 +1,4 @@
-import { decideBlocker, terminalTaskStates } from '@causeway/workflow';
+import { decideBlocker, terminalTaskStates } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { at, edge, input, policy, task, worker } from './blocker-facts';
 

@@ -1,4 +1,4 @@
-import { deepFreeze } from '@causeway/workflow';
+import { deepFreeze } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

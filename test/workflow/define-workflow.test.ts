@@ -4,7 +4,7 @@ import {
   getStep,
   step,
   workflowRegistry,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 

@@ -70,7 +70,7 @@ import {
   type WorkflowRun,
   type WorkflowState,
   type WorkflowStep,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

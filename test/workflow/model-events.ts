@@ -10,7 +10,7 @@
  *     enters `waiting` from `pending`, at creation, or again after a replay (R39).
  * Events have ids of their own (`event-<n>`), the ones the `event_received` edges must name.
  */
-import type { Actor } from '@causeway/workflow';
+import type { Actor } from '@causeway/workflow/internal';
 
 export interface ModelEvent {
   readonly id: string;

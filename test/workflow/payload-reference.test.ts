@@ -4,7 +4,7 @@ import {
   payloadRef,
   payloadReference,
   step,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 

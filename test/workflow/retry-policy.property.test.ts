@@ -2,7 +2,7 @@
  * Plain properties of the retry policy (R18): exponential backoff with full jitter, capped,
  * and never earlier than a platform's Retry-After.
  */
-import { type BackoffPolicy, backoffDelayMs, nextRunAt } from '@causeway/workflow';
+import { type BackoffPolicy, backoffDelayMs, nextRunAt } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { anyBackoffArbitrary, jitterArbitrary, propertyParameters } from './arbitraries';

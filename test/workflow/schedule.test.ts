@@ -20,7 +20,7 @@ import {
   type Transition,
   ticksBetween,
   ticksToSubmit,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 

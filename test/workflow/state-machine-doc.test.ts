@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { reasonCodes, taskEdges } from '@causeway/workflow';
+import { reasonCodes, taskEdges } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { renderStateMachineDoc } from '../../scripts/state-machine-doc';
 

@@ -5,7 +5,7 @@ import {
   type RetryPolicy,
   type TaskEvent,
   type TaskSnapshot,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { taskSnapshot } from './task-snapshots';
 

@@ -1,4 +1,4 @@
-import type { TaskSnapshot } from '@causeway/workflow';
+import type { TaskSnapshot } from '@causeway/workflow/internal';
 
 /** A task as the machine sees it: queued at attempt 0 and due at `runAt`, with `overrides`. */
 export function taskSnapshot(runAt: Date, overrides: Partial<TaskSnapshot> = {}): TaskSnapshot {

@@ -9,7 +9,7 @@ import {
   step,
   type TaskEvent,
   type WorkflowRun,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 

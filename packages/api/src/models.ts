@@ -19,7 +19,7 @@ import type {
   Transition,
   WorkflowDefinition,
   WorkflowStep,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { ApiContext } from './context';
 import type { ModelMap } from './generated/schema-types';
 import type { Resolvers } from './resolver-types';

@@ -4,7 +4,7 @@ import {
   type ScheduleDefinition,
   type WorkflowDefinition,
   workflowRegistry,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { registerPool } from './db/direct';

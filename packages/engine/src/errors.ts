@@ -1,4 +1,4 @@
-import { admissionErrorCodes, eventErrorCodes } from '@causeway/workflow';
+import { admissionErrorCodes, eventErrorCodes } from '@causeway/workflow/internal';
 
 /** Stable codes of everything the engine refuses. Bad input changes nothing (R34). */
 export const engineErrorCodes = [

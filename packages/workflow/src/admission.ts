@@ -201,16 +201,16 @@ export const submitDelayLimits = Object.freeze({
 
 /**
  * What is wrong with a submit's delay (R36, R34), or null: at most one of `delayMs` (an
- * integer of milliseconds) and `runAt` (a valid date, not in the past beyond the tolerance),
- * neither beyond the limit. `nowMs` is the caller's clock.
+ * integer of milliseconds) and `runAt` (a valid date), `delayMs` within the limit. How far a
+ * `runAt` lies from now is for the database's clock to say (R11): `submitRunAtProblem`.
  */
-export function submitDelayProblem(
-  options: { readonly delayMs?: unknown; readonly runAt?: unknown },
-  nowMs: number,
-): string | null {
+export function submitDelayProblem(options: {
+  readonly delayMs?: unknown;
+  readonly runAt?: unknown;
+}): string | null {
   const { delayMs, runAt } = options;
   if (delayMs !== undefined && runAt !== undefined) return 'give delayMs or runAt, not both';
-  const { maxMs, pastToleranceMs } = submitDelayLimits;
+  const { maxMs } = submitDelayLimits;
   if (delayMs !== undefined) {
     if (
       typeof delayMs !== 'number' ||
@@ -221,13 +221,26 @@ export function submitDelayProblem(
       return `delayMs must be an integer from 0 to ${maxMs}, got ${String(delayMs)}`;
     }
   }
-  if (runAt !== undefined) {
-    if (!(runAt instanceof Date) || Number.isNaN(runAt.getTime()))
-      return 'runAt must be a valid Date';
-    if (runAt.getTime() < nowMs - pastToleranceMs)
-      return `runAt ${runAt.toISOString()} is in the past`;
-    if (runAt.getTime() > nowMs + maxMs)
-      return `runAt ${runAt.toISOString()} is more than ${maxMs} ms ahead`;
+  if (runAt !== undefined && (!(runAt instanceof Date) || Number.isNaN(runAt.getTime()))) {
+    return 'runAt must be a valid Date';
+  }
+  return null;
+}
+
+/**
+ * What is wrong with a submit's `runAt` at database time `nowMs` (R11), or null: not in the
+ * past beyond the tolerance, nor beyond the limit ahead. The admission statement makes the
+ * same comparison in SQL, in whole milliseconds, so its refusal and this message agree.
+ */
+export function submitRunAtProblem(runAtMs: number, nowMs: number): string | null {
+  const { maxMs, pastToleranceMs } = submitDelayLimits;
+  const runAt = new Date(runAtMs).toISOString();
+  const now = new Date(nowMs).toISOString();
+  if (runAtMs < nowMs - pastToleranceMs) {
+    return `runAt ${runAt} is in the past: more than ${pastToleranceMs} ms before the database time ${now}`;
+  }
+  if (runAtMs > nowMs + maxMs) {
+    return `runAt ${runAt} is more than ${maxMs} ms after the database time ${now}`;
   }
   return null;
 }

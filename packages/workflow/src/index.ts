@@ -1,42 +1,73 @@
-export * from './actors';
-export * from './admission';
-export * from './aggregate';
-export * from './blocker-codes';
-export type {
-  BlockerInput,
-  BlockerTask,
-  OutboxSending,
-  QueueLoad,
-  RegisteredWorker,
-} from './blocker-input';
-export type { SweeperThen } from './blocker-outcomes';
-export * from './blockers';
-export * from './claim-outcomes';
-export * from './complete-outcomes';
-export * from './cron';
-export * from './deep-freeze';
-export * from './define-workflow';
-export * from './describe-workflow';
-export * from './edge-effects';
-export * from './edge-lookup';
-export * from './error-categories';
-export * from './event-admission';
-export * from './event-outcomes';
-export * from './event-step';
-export * from './explain';
-export * from './machine-choice';
-export * from './machine-table';
-export * from './one-statement-derivation';
-export * from './payload-reference';
-export * from './retry-policy';
-export * from './schedule';
-export * from './schedule-origin';
-export * from './step-context';
-export * from './step-error';
-export * from './step-results';
-export * from './task-events';
-export * from './task-machine';
-export * from './task-snapshot';
-export * from './transition';
-export * from './workflow-builder';
-export * from './workflow-run';
+/**
+ * `@causeway/workflow`: what a user writes workflows with (docs/rules.md, "Public surfaces").
+ * Every name here is a contract: add, never rename. What only Causeway's own packages need
+ * (the state machine, admission checks, registries) is in `@causeway/workflow/internal`.
+ *
+ * Here: declaring workflows, steps, event steps and schedules; what a step's `run` gets and
+ * may return or throw; the closed sets a history is told in (states, reason codes, error
+ * categories, blockers: docs/state-machine.md); reading a definition or a history.
+ * test/workflow/public-surface.test.ts pins this list.
+ */
+
+export { type Blocker, type BlockerCode, blockerCodes } from './blocker-codes';
+export type { DeepReadonly } from './deep-freeze';
+export {
+  DefinitionError,
+  defineWorkflow,
+  type StepDefinition,
+  type StepOptions,
+  type StepReturn,
+  step,
+  type WorkflowDefinition,
+  type WorkflowOptions,
+  type WorkflowStep,
+} from './define-workflow';
+export { describeWorkflow, workflowMermaid } from './describe-workflow';
+export {
+  type ErrorCategory,
+  errorCategories,
+  nonRetryableErrorCategories,
+  transientErrorCategories,
+} from './error-categories';
+export { type EventKeyContext, type EventStepOptions, event } from './event-step';
+export { type Explanation, type ExplanationNote, explain } from './explain';
+export {
+  type ReasonCode,
+  reasonCodes,
+  type TaskState,
+  taskStates,
+  terminalTaskStates,
+  terminalWorkflowStates,
+  type WorkflowState,
+  workflowStates,
+} from './machine-table';
+export { type PayloadReference, payloadRef, payloadReference } from './payload-reference';
+export type { BackoffPolicy, RetryPolicy } from './retry-policy';
+export {
+  type CatchUp,
+  catchUpModes,
+  type ScheduleDefinition,
+  type ScheduleOptions,
+  schedule,
+} from './schedule';
+export type { StepContext, StepLogger } from './step-context';
+export { StepError } from './step-error';
+export {
+  type AwaitReceipt,
+  awaitReceipt,
+  type SendRequest,
+  type SnoozeRequest,
+  send,
+  snooze,
+} from './step-results';
+export type { Transition } from './transition';
+export type { TypedStepDefinition } from './typed-step';
+export type { StoredJson, UpstreamResult } from './upstream-result';
+export {
+  type BuilderStepOptions,
+  type TypedStepContext,
+  type WorkflowBuilder,
+  type WorkflowHeader,
+  type WorkflowStepDefinition,
+  workflow,
+} from './workflow-builder';

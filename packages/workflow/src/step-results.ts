@@ -46,7 +46,8 @@ export const snoozeLimits = Object.freeze({
  * (`snoozed`), its checkpoints are kept and the attempt is not counted against `maxAttempts`.
  * Give `forMs` or `untilMs` (epoch ms), and a reason. A snooze past the workflow's deadline
  * ends the task `dead` (`deadline_exceeded`) instead. Bad arguments throw a
- * `StepError('invalid_argument')`, which fails the attempt for good.
+ * `StepError('invalid_argument')`, which fails the attempt for good; an `untilMs` too far in
+ * the past or ahead by the database's clock (R11) does the same when the snooze is settled.
  */
 export function snooze(
   options:
@@ -55,7 +56,7 @@ export function snooze(
 ): SnoozeRequest {
   const forMs = 'forMs' in options ? options.forMs : null;
   const untilMs = 'untilMs' in options ? options.untilMs : null;
-  const problem = snoozeProblem(forMs, untilMs, options.reason, Date.now());
+  const problem = snoozeProblem(forMs, untilMs, options.reason);
   if (problem !== null) throw new StepError('invalid_argument', `snooze: ${problem}`);
   return Object.freeze({
     [stepResultTag]: 'snooze' as const,
@@ -66,12 +67,14 @@ export function snooze(
   });
 }
 
-/** What is wrong with a snooze's arguments, or null. `now` is the caller's clock. */
+/**
+ * What is wrong with a snooze's arguments, or null. Where `untilMs` lies from now is for the
+ * database's clock to say, when the snooze is settled (`snoozeUntilProblem`).
+ */
 export function snoozeProblem(
   forMs: number | null,
   untilMs: number | null,
   reason: unknown,
-  now: number,
 ): string | null {
   if ((forMs === null) === (untilMs === null)) return 'give exactly one of forMs and untilMs';
   if (typeof reason !== 'string' || reason.trim() === '') return 'a reason is required';
@@ -81,11 +84,25 @@ export function snoozeProblem(
   if (forMs !== null && (!Number.isInteger(forMs) || forMs < 1 || forMs > snoozeLimits.maxMs)) {
     return `forMs must be an integer from 1 to ${snoozeLimits.maxMs}, got ${forMs}`;
   }
-  if (untilMs !== null) {
-    if (!Number.isInteger(untilMs)) return `untilMs must be an integer (epoch ms), got ${untilMs}`;
-    if (untilMs < now - snoozeLimits.pastToleranceMs) return 'untilMs is in the past';
-    if (untilMs > now + snoozeLimits.maxMs)
-      return `untilMs is more than ${snoozeLimits.maxMs} ms ahead`;
+  if (untilMs !== null && !Number.isInteger(untilMs)) {
+    return `untilMs must be an integer (epoch ms), got ${untilMs}`;
+  }
+  return null;
+}
+
+/**
+ * What is wrong with a snooze's `untilMs` at database time `nowMs` (R11), or null: not in the
+ * past beyond the tolerance, nor beyond the limit ahead.
+ */
+export function snoozeUntilProblem(untilMs: number, nowMs: number): string | null {
+  const { maxMs, pastToleranceMs } = snoozeLimits;
+  const until = new Date(untilMs).toISOString();
+  const now = new Date(nowMs).toISOString();
+  if (untilMs < nowMs - pastToleranceMs) {
+    return `untilMs ${until} is in the past: more than ${pastToleranceMs} ms before the database time ${now}`;
+  }
+  if (untilMs > nowMs + maxMs) {
+    return `untilMs ${until} is more than ${maxMs} ms after the database time ${now}`;
   }
   return null;
 }

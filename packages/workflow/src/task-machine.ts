@@ -15,6 +15,7 @@ import {
 } from './machine-choice';
 import type { ReasonCode, TaskState } from './machine-table';
 import { decideFailure, decideLeaseExpiry, retryOrDead } from './retry-decisions';
+import { snoozeUntilProblem } from './step-results';
 import { nextSnapshot, type TaskSnapshot } from './task-snapshot';
 
 /** The edge to write, with the task as it is after it. */
@@ -280,7 +281,8 @@ function promote(input: DecideInput): Choice {
 /**
  * A snooze (R36) hands the lease back without spending the attempt, until the time asked for;
  * past the deadline the task ends instead. Under a cancel request it is a boundary: the
- * cancel is confirmed.
+ * cancel is confirmed. An `untilMs` out of range by database time fails the attempt for good,
+ * as the bad arguments `snooze()` throws on do.
  */
 function decideSnooze(
   input: DecideInput,
@@ -291,6 +293,11 @@ function decideSnooze(
     return choose('cancelled', 'cancel_confirmed', { detail: { during: 'snooze' } });
   }
   if (task.state !== 'leased') return notApplicable(task, event.type);
+  const untilProblem =
+    event.untilMs === null ? null : snoozeUntilProblem(event.untilMs, now.getTime());
+  if (untilProblem !== null) {
+    return dead('non_retryable_error', 'invalid_argument', `snooze: ${untilProblem}`);
+  }
   const asked =
     event.forMs !== null ? now.getTime() + event.forMs : (event.untilMs ?? now.getTime());
   const runAt = new Date(Math.max(asked, now.getTime()));

@@ -2,7 +2,7 @@
  * `/`: the workflows, filtered by state and name, newest first (the API's default order),
  * live. It opens on every state: an operator's first question is what ran lately.
  */
-import { isTerminalWorkflowState, workflowStates } from '@causeway/workflow';
+import { isTerminalWorkflowState, workflowStates } from '@causeway/workflow/internal';
 import { shortId, stateBadge, timeElement, workflowHref } from './format';
 import type { ReadResult } from './graphql-reads';
 import { html, type SafeHtml } from './html';

@@ -1,4 +1,4 @@
-import type { EdgeEffects } from '@causeway/workflow';
+import type { EdgeEffects } from '@causeway/workflow/internal';
 import { type RawBuilder, sql } from 'kysely';
 
 /**

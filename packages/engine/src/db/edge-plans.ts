@@ -1,4 +1,4 @@
-import type { EdgeEffects } from '@causeway/workflow';
+import type { EdgeEffects } from '@causeway/workflow/internal';
 
 /** The claim edge as the one-statement claim (and the settle's chained claims) write it. */
 export interface ClaimEdgePlan {

@@ -5,7 +5,7 @@ import type {
   TaskState,
   Transition,
   WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Selectable } from 'kysely';
 import type { TaskTable, TransitionTable, WorkflowTable } from './schema';
 

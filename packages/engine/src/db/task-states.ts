@@ -5,7 +5,7 @@ import {
   receiptAwaitingState,
   replayableState,
   terminalTaskStates,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { sql } from 'kysely';
 
 /**

@@ -6,7 +6,7 @@ import {
   promotionRule,
   taskEdges,
   taskStates,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { ClaimEdgePlan, EventEdgePlan, SettleEdgePlan } from '../db/edge-plans';
 
 export interface OneStatementPaths {

@@ -1,4 +1,4 @@
-import type { QueueLoad } from '@causeway/workflow';
+import type { QueueLoad } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
 import type { Db } from '../database';
 import { leaseHoldingStatesSql, readyStateSql } from '../task-states';

@@ -1,4 +1,4 @@
-import { nonTerminalTaskStates, type TaskState } from '@causeway/workflow';
+import { nonTerminalTaskStates, type TaskState } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
 import type { CountedGroup } from './counted-group';
 

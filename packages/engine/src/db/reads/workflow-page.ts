@@ -2,7 +2,7 @@ import {
   isTerminalWorkflowState,
   nonTerminalTaskStates,
   type WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { type WorkflowRecord, workflowFromRow } from '../rows';
 import type { CausewayDatabase, WorkflowTable } from '../schema';

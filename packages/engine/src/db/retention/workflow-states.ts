@@ -1,4 +1,8 @@
-import { nonTerminalTaskStates, promotionRule, terminalWorkflowStates } from '@causeway/workflow';
+import {
+  nonTerminalTaskStates,
+  promotionRule,
+  terminalWorkflowStates,
+} from '@causeway/workflow/internal';
 import { type RawBuilder, sql } from 'kysely';
 
 /** Terminal workflow states as SQL literals (read off the domain, like task-states.ts). */

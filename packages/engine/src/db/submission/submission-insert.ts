@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { submitDelayLimits } from '@causeway/workflow/internal';
+import { type RawBuilder, sql } from 'kysely';
 import { type ArrayElement, arrayLiteral } from '../array-literal';
 import { type Db, preparedSql } from '../database';
 import { executeDirect } from '../direct';
@@ -53,9 +54,13 @@ const sameDetail = (a: NewTransitionRow['detail'], b: NewTransitionRow['detail']
  * subscripts: a uuid costs PostgreSQL about half a microsecond to parse, and a batch of a
  * thousand one-step workflows otherwise sends six thousand of them. Returns the ids of the
  * workflows it did not insert (their key existed).
+ *
+ * A `runAt` is checked against the database's clock in the same statement (R11): out of its
+ * window, nothing is inserted and the answer carries the database time it was refused at.
  */
-export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Set<string>> {
+export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<SubmissionOutcome> {
   const { workflows, tasks, transitions: log } = rows;
+  const runAt = runAtAdmission(rows.runAtMs);
   // Workers are woken for what is due at once; delayed work is found by their polling (R5).
   const wakeQueues = [
     ...new Set(
@@ -107,12 +112,13 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
     arrayLiteral(kinds.values.map(pick));
   const { rows: answer } = await executeDirect(
     db,
-    sql<{ skipped: string[] | null }>`
+    sql<{ skipped: string[] | null; refused_at_ms?: string | null }>`
     ${preparedSql}
     with clock as materialized (
       -- Database time once per statement: causeway_now() per row costs microseconds each.
       select causeway_now() as at
     ),
+    ${runAt.check}
     id as materialized (
       select ${arrayLiteral(workflows.map((row) => row.id))}::uuid[] as workflow,
         ${arrayLiteral(tasks.map((task) => task.id))}::uuid[] as task
@@ -133,6 +139,7 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
         ${arrayLiteral(workflowKinds.positions)}::integer[],
         ${arrayLiteral(workflows.map((row) => row.idempotencyKey))}::text[]
       ) with ordinality as v(kind, idempotency_key, position)
+      ${runAt.gate}
       order by v.position
       on conflict (name, idempotency_key) where idempotency_key is not null do nothing
       returning id
@@ -208,11 +215,39 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Se
     -- row it is sent). The counts make the SELECT CTEs (the wake-ups) run.
     select case when inserted.count < ${workflows.length}::integer then array(
         select unnest(workflow) from id except select id from workflow_insert) end as skipped,
+      ${runAt.answer}
       (select count(*) from task_insert) as tasks, (select count(*) from log_insert) as log,
       (select count(*) from wake) as wake, (select count(*) from announce) as announce
     from (select count(*) from workflow_insert) as inserted`,
   );
-  return new Set(answer[0]?.skipped ?? []);
+  const refusedAtMs = answer[0]?.refused_at_ms ?? null;
+  return {
+    skipped: new Set(answer[0]?.skipped ?? []),
+    refusedAtMs: refusedAtMs === null ? null : Number(refusedAtMs),
+  };
+}
+
+/**
+ * The statement's parts that check a `runAt` against database time, in whole milliseconds as
+ * the refusal's message compares them (`submitRunAtProblem`). A submit without one sends the
+ * statement without them, so the common submit pays nothing for the check.
+ */
+function runAtAdmission(runAtMs: number | null): {
+  readonly check: RawBuilder<unknown>;
+  readonly gate: RawBuilder<unknown>;
+  readonly answer: RawBuilder<unknown>;
+} {
+  if (runAtMs === null) return { check: sql``, gate: sql``, answer: sql`` };
+  const { pastToleranceMs, maxMs } = submitDelayLimits;
+  return {
+    check: sql`admission as materialized (
+      select ${runAtMs}::bigint between now_ms - ${sql.lit(pastToleranceMs)}
+          and now_ms + ${sql.lit(maxMs)} as admitted, now_ms
+      from (select floor(extract(epoch from at) * 1000)::bigint as now_ms from clock) as c
+    ),`,
+    gate: sql`where (select admitted from admission)`,
+    answer: sql`(select now_ms from admission where not admitted) as refused_at_ms,`,
+  };
 }
 
 /** The rows of a submission (`submissionInsert`). */
@@ -220,4 +255,14 @@ export interface SubmissionRows {
   readonly workflows: readonly NewWorkflowRow[];
   readonly tasks: readonly NewSubmittedTask[];
   readonly transitions: readonly NewTransitionRow[];
+  /** A submit's `runAt` (epoch ms), admitted within `submitDelayLimits` of the database's now. */
+  readonly runAtMs: number | null;
+}
+
+/** What `submissionInsert` did. */
+export interface SubmissionOutcome {
+  /** The workflows it did not insert because their (name, key) existed. */
+  readonly skipped: ReadonlySet<string>;
+  /** The database time (epoch ms) at which it refused the `runAt`, inserting nothing; or null. */
+  readonly refusedAtMs: number | null;
 }

@@ -10,7 +10,7 @@ import {
   receiptAwaitingState,
   type TaskState,
   type WorkflowDefinition,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import {
   type BlockerWorkflow,

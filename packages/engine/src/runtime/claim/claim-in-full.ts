@@ -1,4 +1,4 @@
-import { claimRule, type TaskEvent } from '@causeway/workflow';
+import { claimRule, type TaskEvent } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import { taskClaimLoad } from '../../db/claim/claim-load';
 import type { CausewayDatabase } from '../../db/schema';

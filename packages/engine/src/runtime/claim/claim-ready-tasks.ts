@@ -1,4 +1,4 @@
-import { formatActor } from '@causeway/workflow';
+import { formatActor } from '@causeway/workflow/internal';
 import type { Kysely, Transaction } from 'kysely';
 import { type ClaimStatementPlan, taskClaimInOneStatement } from '../../db/claim/claim-statement';
 import type { CausewayDatabase } from '../../db/schema';

@@ -1,4 +1,8 @@
-import { deepFreeze, type WorkflowDefinition, type WorkflowStep } from '@causeway/workflow';
+import {
+  deepFreeze,
+  type WorkflowDefinition,
+  type WorkflowStep,
+} from '@causeway/workflow/internal';
 import type { LeasedTask } from '../../db/rows';
 import type { ApplyContext } from '../decision/event-request';
 import { upstreamSteps } from '../step-table';

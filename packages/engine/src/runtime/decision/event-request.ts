@@ -5,7 +5,7 @@ import type {
   TaskEvent,
   WorkflowDefinition,
   WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { LeaseFence } from '../../db/lease/lease-fence';
 import type { TaskRecord, WorkflowRecord } from '../../db/rows';
 import type { NewTransitionRow } from '../../db/transition-row';

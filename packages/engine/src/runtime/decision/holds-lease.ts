@@ -1,4 +1,4 @@
-import { leaseHoldingStates } from '@causeway/workflow';
+import { leaseHoldingStates } from '@causeway/workflow/internal';
 import type { LeaseFence } from '../../db/lease/lease-fence';
 import type { TaskRecord } from '../../db/rows';
 

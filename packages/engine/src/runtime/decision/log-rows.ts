@@ -1,4 +1,4 @@
-import type { PlannedTransition } from '@causeway/workflow';
+import type { PlannedTransition } from '@causeway/workflow/internal';
 import type { NewTransitionRow } from '../../db/transition-row';
 
 /**

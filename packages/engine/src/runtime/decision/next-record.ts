@@ -1,4 +1,9 @@
-import { type EdgeRule, edgeRuleOf, type RunTask, type TaskEdge } from '@causeway/workflow';
+import {
+  type EdgeRule,
+  edgeRuleOf,
+  type RunTask,
+  type TaskEdge,
+} from '@causeway/workflow/internal';
 import type { TaskRecord } from '../../db/rows';
 import type { EventRequest } from './event-request';
 

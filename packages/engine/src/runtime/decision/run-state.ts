@@ -10,7 +10,7 @@ import {
   type WorkflowDefinition,
   type WorkflowRun,
   type WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../../db/rows';
 import type { NewOutboxRow, TaskWrite } from '../../db/settle/run-changes-write';
 import type { NewTransitionRow } from '../../db/transition-row';

@@ -1,4 +1,4 @@
-import { parseActor } from '@causeway/workflow';
+import { parseActor } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import { eventFindFirstMatches, eventKeysLock } from '../../db/events/event-queries';
 import type { CausewayDatabase } from '../../db/schema';

@@ -3,7 +3,7 @@ import {
   eventKeyProblem,
   type WorkflowDefinition,
   type WorkflowStep,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { TaskRecord, WorkflowRecord } from '../../db/rows';
 import { upstreamSteps } from '../step-table';
 

@@ -7,7 +7,7 @@ import {
   type TaskState,
   type WorkflowDefinition,
   type WorkflowStep,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import { type EventSendShape, eventSendInOneStatement } from '../../db/events/event-send-statement';
 import { isRetryableDatabaseError, isUniqueViolation } from '../../db/pg-errors';

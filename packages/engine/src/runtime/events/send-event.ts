@@ -7,7 +7,7 @@ import {
   eventStepsByName,
   formatActor,
   idempotencyKeyProblem,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import {
   eventDeliveredTasks,

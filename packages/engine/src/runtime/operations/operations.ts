@@ -10,7 +10,7 @@ import {
   type TaskState,
   textStorageProblem,
   type WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import {
   taskLastReason,
   taskListDeadByReason,

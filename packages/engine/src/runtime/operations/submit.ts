@@ -3,9 +3,10 @@ import {
   claimRule,
   createWorkflowRun,
   submitDelayProblem,
+  submitRunAtProblem,
   type WorkflowDefinition,
   type WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Kysely, Transaction } from 'kysely';
 import type { Db } from '../../db/database';
 import type { CausewayDatabase } from '../../db/schema';
@@ -84,6 +85,8 @@ interface Plan {
   readonly queues: Set<string>;
   /** First steps that wait for an event, with a key an event can match. */
   readonly waits: SubmittedWait[];
+  /** The submit's `runAt` (epoch ms), which the insert checks against database time. */
+  readonly runAtMs: number | null;
 }
 
 /**
@@ -102,7 +105,8 @@ export async function submitMany(
     ...prepare(context, request, requests.length > 1 ? index : null),
     origin: origins[index],
   }));
-  const delayProblem = submitDelayProblem(options, Date.now());
+  // How far runAt lies from now is checked by the insert, on the database's clock (R11).
+  const delayProblem = submitDelayProblem(options);
   if (delayProblem !== null) throw new EngineError('invalid_delay', delayProblem);
   if (options.signal?.aborted) throw abortedError();
   const plan = planSubmission(prepared, {
@@ -167,6 +171,7 @@ function planSubmission(
     requestIds: [],
     queues: new Set(),
     waits: [],
+    runAtMs: start.runAt?.getTime() ?? null,
   };
   const firstIdOfKey = new Map<string, string>();
   const zero = new Date(0);
@@ -259,7 +264,8 @@ async function insertPlan(
   const tx = db as Transaction<CausewayDatabase>;
   // The admission lock taken before the insert makes the cap exact under concurrent submits.
   for (const queue of capped) await queueLockAdmission(tx, queue);
-  const skipped = await submissionInsert(db, plan);
+  const { skipped, refusedAtMs } = await submissionInsert(db, plan);
+  if (refusedAtMs !== null) throw runAtRefused(plan.runAtMs as number, refusedAtMs);
   await refuseOverfullQueues(db, context, capped);
   await completeSubmittedWaits(
     tx,
@@ -316,6 +322,18 @@ async function refuseOverfullQueues(
       );
     }
   }
+}
+
+/** The insert refused the submit's `runAt` at database time `nowMs`; it wrote nothing. */
+function runAtRefused(runAtMs: number, nowMs: number): EngineError {
+  const problem = submitRunAtProblem(runAtMs, nowMs);
+  if (problem === null) {
+    throw new Error(`the insert refused runAt ${runAtMs} at ${nowMs}, which its check admits`);
+  }
+  return new EngineError('invalid_delay', problem, {
+    runAt: new Date(runAtMs).toISOString(),
+    databaseTime: new Date(nowMs).toISOString(),
+  });
 }
 
 function abortedError(): EngineError {

@@ -3,7 +3,7 @@ import {
   type PlannedTransition,
   type WorkflowDefinition,
   type WorkflowStep,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import type { CausewayDatabase } from '../../db/schema';
 import type { NewTransitionRow } from '../../db/transition-row';

@@ -4,7 +4,7 @@ import {
   defaultBackoff,
   receiptAwaitingState,
   type TaskEvent,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import {
   type OutboxDue,
   outboxRecordDelivery,

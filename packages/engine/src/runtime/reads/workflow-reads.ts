@@ -4,7 +4,7 @@ import {
   receiptAwaitingState,
   type Transition,
   type WorkflowDefinition,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
 import { inOneSnapshot } from '../../db/read-snapshot';

@@ -2,7 +2,7 @@ import {
   type ScheduleDefinition,
   scheduleRegistry,
   type WorkflowDefinition,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Logger } from '../../logger';
 import type { SubmitContext } from '../operations/submit';
 import type { ScheduleContext } from './schedule-context';

@@ -3,7 +3,7 @@ import {
   scheduleManualKey,
   scheduleTriggerOrigin,
   type WorkflowState,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { scheduleEventList, scheduleList } from '../../db/schedules/schedule-reads';
 import type { ScheduleEventRecord, SchedulePause } from '../../db/schedules/schedule-rows';
 import {

@@ -4,7 +4,7 @@ import {
   nextTick,
   type ScheduleDefinition,
   type WorkflowDefinition,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import { databaseNow } from '../../db/clock';
 import type { Db } from '../../db/database';
 import { scheduleUpsert } from '../../db/schedules/schedule-upsert';

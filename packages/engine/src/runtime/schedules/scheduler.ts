@@ -5,7 +5,7 @@ import {
   scheduleTickOrigin,
   ticksBetween,
   ticksToSubmit,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import { scheduleClaimDue } from '../../db/schedules/schedule-claim-due';
 import type { ScheduleRecord } from '../../db/schedules/schedule-rows';

@@ -1,4 +1,9 @@
-import { findEdgeRule, formatActor, type ScheduleOrigin, type TaskState } from '@causeway/workflow';
+import {
+  findEdgeRule,
+  formatActor,
+  type ScheduleOrigin,
+  type TaskState,
+} from '@causeway/workflow/internal';
 import type { NewTransitionRow } from '../../db/transition-row';
 
 /**

@@ -1,4 +1,9 @@
-import { formatActor, type ReasonCode, type TaskEdge, type TaskState } from '@causeway/workflow';
+import {
+  formatActor,
+  type ReasonCode,
+  type TaskEdge,
+  type TaskState,
+} from '@causeway/workflow/internal';
 import type { Db } from '../../db/database';
 import { taskSettleInOneStatement } from '../../db/settle/settle-statement';
 import type { ClaimedTask } from '../claim/claimed-task';

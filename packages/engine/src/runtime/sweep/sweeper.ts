@@ -4,7 +4,7 @@ import {
   type TaskEvent,
   type TaskState,
   type WorkflowDefinition,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import {
   taskListExpiredLeases,
   taskListQueuedPastDeadline,

@@ -1,4 +1,4 @@
-import { jsonStorageProblem, type StepContext } from '@causeway/workflow';
+import { jsonStorageProblem, type StepContext } from '@causeway/workflow/internal';
 import type { taskWriteFenced } from '../../db/lease/task-write-fenced';
 import type { LeasedTask } from '../../db/rows';
 import type { Logger } from '../../logger';

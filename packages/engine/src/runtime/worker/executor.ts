@@ -7,7 +7,7 @@ import {
   jsonStorageProblem,
   type TaskEdge,
   type TaskEvent,
-} from '@causeway/workflow';
+} from '@causeway/workflow/internal';
 import type { LeaseFence } from '../../db/lease/lease-fence';
 import { taskWriteFenced } from '../../db/lease/task-write-fenced';
 import { newId } from '../../ids';

@@ -1,4 +1,4 @@
-import { isAwaitReceipt, isSendRequest, isSnooze } from '@causeway/workflow';
+import { isAwaitReceipt, isSendRequest, isSnooze } from '@causeway/workflow/internal';
 import { type AbortReason, CancelConfirmed, LeaseLost } from './step-signals';
 
 /** How a step's handler ended, as its worker saw it (before the result is written). */
