@@ -6,7 +6,7 @@
  * acts only inside the send's statement or session function (it recognises the text the
  * client sent).
  */
-import { event, workflow } from '@causeway/workflow';
+import { workflow } from '@causeway/workflow';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
