@@ -48,10 +48,10 @@ const maxFlushes = 2;
  * for many results: no BEGIN, no COMMIT), whatever that statement does not decide in one
  * transaction of the full decision. When the one statement fails its self-check, or keeps
  * meeting a conflict, the same results go to the full decision (R60): never dropped. A
- * transient database error is
- * retried for what is not yet written, with the reconnect backoff while the database is away,
- * for as long as the leases may still hold (a write after that is stale and changes nothing);
- * past that the request fails and the lease simply expires (the sweeper then decides, R10).
+ * transient database error is retried for what is not yet written, with the reconnect
+ * backoff while the database is away, for as long as the leases may still hold (a write after
+ * that is stale and changes nothing); past that the request fails and the lease simply
+ * expires (the sweeper then decides, R10).
  */
 export class ResultWriter {
   private queue: Pending[] = [];
