@@ -2,10 +2,10 @@ import type { Actor } from './actors';
 import { aggregateWorkflowState } from './aggregate';
 import type { WorkflowDefinition } from './define-workflow';
 import { edgeRuleOf } from './edge-lookup';
+import { failedRootEdge } from './failed-root';
 import type { DecideInput, Refusal } from './machine-choice';
 import type { ReasonCode, TaskState, WorkflowState } from './machine-table';
 import { cancelCascadeRule, promotionRule } from './machine-table';
-import type { RetryPolicy } from './retry-policy';
 import type { StepInputProblem } from './step-input';
 import type { TaskEvent } from './task-events';
 import { decideTaskEdge, type TaskEdge } from './task-machine';
@@ -146,7 +146,13 @@ export function createWorkflowRun(
     if (state !== 'waiting' || checkInput === undefined) return created;
     const problem = checkInput(created);
     if (problem === null) return created;
-    return failedRoot(created, before, step.policy, problem, now, transitions);
+    // No creation edge leads to dead: the root is created pending, then ends (R58).
+    const failed = failedRootEdge(before, step.policy, problem, now);
+    const creation = transitions.pop();
+    if (creation?.kind !== 'task') throw new Error('unreachable: the root was just created');
+    transitions.push({ ...creation, edge: { ...creation.edge, to: 'pending' } });
+    transitions.push({ kind: 'task', taskId, step: step.name, edge: failed.edge });
+    return { ...created, snapshot: failed.next };
   });
   const state = aggregateWorkflowState(tasks.map((task) => task.snapshot.state));
   transitions.unshift({
@@ -158,54 +164,6 @@ export function createWorkflowRun(
     actor: 'client',
   });
   return { run: { workflowId: ids.workflowId, state, tasks }, transitions };
-}
-
-/**
- * A root event step whose key failed (R58): its creation edge goes to `pending` instead of
- * `waiting` (rewritten in `transitions`), and the step ends `dead` by `step_input_failed`.
- */
-function failedRoot(
-  created: RunTask,
-  before: TaskSnapshot,
-  policy: RetryPolicy,
-  problem: StepInputProblem,
-  now: Date,
-  transitions: PlannedTransition[],
-): RunTask {
-  const pendingRule = edgeRuleOf(null, 'pending', 'submitted');
-  if (pendingRule === undefined)
-    throw new Error('the edge table has no creation edge into pending');
-  const creation = transitions.pop();
-  if (creation?.kind !== 'task') throw new Error('unreachable: the root was just created');
-  transitions.push({ ...creation, edge: { ...creation.edge, to: 'pending' } });
-  const pending = nextSnapshot(
-    pendingRule,
-    { ...before, state: 'pending' },
-    {
-      now,
-      decidedRunAt: null,
-      decidedWaitTimeoutAt: null,
-      errorCategory: null,
-      errorSummary: null,
-    },
-  );
-  const decision = decideTaskEdge({
-    task: pending,
-    policy,
-    event: { type: 'promote' },
-    now,
-    random: () => 0,
-    inputProblem: problem,
-  });
-  if (!decision.ok)
-    throw new Error(`the machine refused a failed root: ${decision.refusal.message}`);
-  transitions.push({
-    kind: 'task',
-    taskId: created.taskId,
-    step: created.step,
-    edge: decision.edge,
-  });
-  return { ...created, snapshot: decision.next };
 }
 
 /**
