@@ -28,7 +28,7 @@ const ping = workflow({ name: 'api-ping', input: z.object({ n: z.number() }) })
   .add('wait', event({ name: 'ping.all', key: 'all', timeoutMs: day, onTimeout: { late: true } }))
   .build();
 
-/** An event step whose key function throws: it waits with no key. */
+/** An event step whose key function throws: it ends dead at once, never waiting (R58). */
 const keyless = workflow({ name: 'api-keyless', input: z.object({ id: z.string() }) })
   .add(
     'wait',
@@ -393,23 +393,21 @@ describe('sendEvent over GraphQL', () => {
 });
 
 describe('waits and event steps in queries', () => {
-  it('shows a wait whose key function failed with a null key, and event steps in definitions', async () => {
+  it('shows a step whose key function failed as dead with the error (R58), and event steps in definitions', async () => {
     const api = await startApi(url(), { engine: { workflows } });
     const { workflow: run } = await api.engine.submit('api-keyless', { id: 'k1' });
     const taskId = (await stepTask(api, run.id, 'wait'))?.id as string;
     const answer = await data<TaskAnswer>(api.url, taskQuery, { variables: { id: taskId } });
-    expect(answer.task.state).toBe('WAITING');
-    expect(answer.task.waitingFor).toMatchObject({ name: 'ping.keyless', key: null });
+    expect(answer.task.state).toBe('DEAD');
+    expect(answer.task.waitingFor).toBeNull();
     expect(answer.task.transitions).toEqual([
+      { from: null, to: 'PENDING', reason: 'SUBMITTED', actor: 'client', detail: null },
       {
-        from: null,
-        to: 'WAITING',
-        reason: 'SUBMITTED',
-        actor: 'client',
-        detail: expect.objectContaining({
-          eventName: 'ping.keyless',
-          keyError: expect.stringContaining('no key today'),
-        }),
+        from: 'PENDING',
+        to: 'DEAD',
+        reason: 'STEP_INPUT_FAILED',
+        actor: 'system',
+        detail: { input: 'event_key', error: 'the key function threw: no key today' },
       },
     ]);
 

@@ -803,6 +803,7 @@ const expectedReached: readonly (readonly string[])[] = [
   ['fail: stale writer'],
   ['task ∅ → waiting (submitted)'],
   ['task pending → waiting (event_awaited)'],
+  ['task pending → dead (step_input_failed)'],
   ['task waiting → succeeded (event_received)'],
   ['task waiting → succeeded (event_timeout)'],
   ['task waiting → dead (event_timeout)', 'task waiting → dead (deadline_exceeded)'],

@@ -11,6 +11,7 @@
  */
 import type {
   Actor,
+  StepInputProblem,
   WorkflowDefinition,
   WorkflowRun,
   WorkflowStep,
@@ -105,6 +106,29 @@ export function waitOf(
   if (step.event === undefined) return null;
   const key = step.event.key({ input, results } as Parameters<typeof step.event.key>[0]);
   return { name: step.event.name, key, timeoutMs: step.event.timeoutMs };
+}
+
+/**
+ * R58, as the contract says: an event step whose key function throws does not wait; it ends
+ * dead with the error — here the engine's wording, "the key function threw: <message>" — in
+ * the `unknown` category (an error that is not a StepError). Null for a key that works.
+ */
+export function keyProblemOf(
+  step: WorkflowStep,
+  input: unknown,
+  results: Readonly<Record<string, unknown>>,
+): StepInputProblem | null {
+  try {
+    waitOf(step, input, results);
+    return null;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      input: 'event_key',
+      category: 'unknown',
+      summary: `the key function threw: ${message}`,
+    };
+  }
 }
 
 /** The outputs of the steps a step runs after, directly or transitively, as the model holds them. */

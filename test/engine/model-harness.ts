@@ -154,7 +154,12 @@ export function inLogOrder<T extends { readonly taskId: string }>(
     const index = rows.findIndex((row) => row.task_id === taskId);
     return index === -1 ? Number.POSITIVE_INFINITY : index;
   };
-  return [...events].sort((a, b) => position(a.taskId) - position(b.taskId));
+  // Events without a row (refused) come last, in task id order, as the engine answers them.
+  return [...events].sort((a, b) => {
+    const [first, second] = [position(a.taskId), position(b.taskId)];
+    if (first !== second) return first < second ? -1 : 1;
+    return a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0;
+  });
 }
 
 export function expectSorted(label: string, keys: readonly (readonly (number | string)[])[]) {

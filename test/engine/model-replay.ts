@@ -81,6 +81,7 @@ export const deadReasons: readonly ReasonCode[] = [
   'receipt_rejected',
   'receipt_timeout',
   'event_timeout',
+  'step_input_failed',
 ];
 
 /** `engine.requeueDead` (R26) over this run's whole time range. */

@@ -134,6 +134,8 @@ const engineColumnsByEdge: Readonly<Record<string, EdgeColumns>> = {
   'waiting → dead': plain,
   'waiting → cancelled': plain,
   'dead → waiting': { ...plain, wait: 'start' },
+  // R58: the step's key failed; no wait starts.
+  'pending → dead': plain,
 };
 
 /** The wait columns of a task row (R42's `waitingFor`), by column name. */

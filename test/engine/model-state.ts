@@ -30,6 +30,7 @@ import type {
   Refusal,
   RunClock,
   RunTask,
+  StepInputCheck,
   TaskEdge,
   TaskEvent,
   TaskState,
@@ -40,7 +41,7 @@ import type {
 } from '@causeway/workflow/internal';
 import { applyTaskEvent, cancelWorkflowRun, createWorkflowRun } from '@causeway/workflow/internal';
 import { specActorText, specParentState } from '../helpers/contract-tables';
-import { ModelEventStore, upstreamOutputs, waitOf } from './model-event-store';
+import { keyProblemOf, ModelEventStore, upstreamOutputs, waitOf } from './model-event-store';
 import {
   type EngineColumns,
   type EventCause,
@@ -187,7 +188,10 @@ export class EngineModel {
   ): LogRow[] {
     const delayMs = options.delayMs ?? 0;
     const { origin } = options;
-    const { run } = createWorkflowRun(definition, ids, now, delayMs);
+    // R58: a first event step's key comes from the input alone; one that throws ends the step.
+    const { run } = createWorkflowRun(definition, ids, now, delayMs, (task: RunTask) =>
+      keyProblemOf(stepOf(definition, task.step), input, {}),
+    );
     const byOrigin = (row: LogRow): LogRow =>
       origin === undefined
         ? row
@@ -197,17 +201,23 @@ export class EngineModel {
             detail: { ...(row.detail as Record<string, unknown> | null), ...origin.detail },
           };
     const waits = new Map<string, WaitStart>();
-    const taskRows = run.tasks.map((task): LogRow => {
+    const taskRows = run.tasks.flatMap((task): LogRow[] => {
       const step = stepOf(definition, task.step);
-      const wait = step.after.length === 0 ? waitOf(step, input, {}) : null;
+      const problem = step.after.length === 0 ? keyProblemOf(step, input, {}) : null;
+      const wait = step.after.length === 0 && problem === null ? waitOf(step, input, {}) : null;
       if (wait !== null) waits.set(task.taskId, wait);
       const rootDelayMs = delayMs + (step.policy.delayMs ?? 0);
-      return byOrigin({
+      const created = byOrigin({
         workflow_id: ids.workflowId,
         task_id: task.taskId,
         step: task.step,
         from_state: null,
-        to_state: step.after.length > 0 ? 'pending' : wait === null ? 'queued' : 'waiting',
+        to_state:
+          step.after.length > 0 || problem !== null
+            ? 'pending'
+            : wait === null
+              ? 'queued'
+              : 'waiting',
         reason: 'submitted',
         error_category: null,
         error_summary: null,
@@ -216,14 +226,28 @@ export class EngineModel {
         detail:
           wait !== null
             ? { eventName: wait.name, eventKey: wait.key, timeoutMs: wait.timeoutMs }
-            : step.after.length === 0 && rootDelayMs > 0
+            : step.after.length === 0 && problem === null && rootDelayMs > 0
               ? { delayMs: rootDelayMs }
               : null,
       });
+      if (problem === null) return [created];
+      // No creation edge leads to dead: created pending, the step ends at once by the system.
+      const failed: LogRow = {
+        ...created,
+        from_state: 'pending',
+        to_state: 'dead',
+        reason: 'step_input_failed',
+        error_category: problem.category,
+        error_summary: problem.summary,
+        actor: 'system',
+        detail: { input: problem.input, error: problem.summary },
+      };
+      return [created, failed];
     });
-    const parent = specParentState(taskRows.map((row) => row.to_state as TaskState));
+    const lastRows = [...new Map(taskRows.map((row) => [row.task_id, row])).values()];
+    const parent = specParentState(lastRows.map((row) => row.to_state as TaskState));
     const columns = new Map<string, EngineColumns>();
-    for (const row of taskRows) {
+    for (const row of lastRows) {
       const fresh = { lease: null, epoch: 0, receipt: null, checkpoints: new Set<string>() };
       const wait = waits.get(row.task_id as string);
       columns.set(row.task_id as string, {
@@ -303,7 +327,14 @@ export class EngineModel {
   /** One event through the pure machine, and the rows and columns the engine adds to it. */
   apply(taskId: string, event: TaskEvent, clock: RunClock, cause: EventCause = {}): ModelOutcome {
     const { workflow } = this.task(taskId);
-    const decision = applyTaskEvent(workflow.definition, workflow.run, taskId, event, clock);
+    const decision = applyTaskEvent(
+      workflow.definition,
+      workflow.run,
+      taskId,
+      event,
+      clock,
+      keyCheck(workflow, this.task(taskId).task.step, cause),
+    );
     if (!decision.ok) {
       const { task, columns } = this.task(taskId);
       return {
@@ -419,6 +450,19 @@ export class EngineModel {
     workflow.log.push(...rows);
     return rows;
   }
+}
+
+/**
+ * R58: before an event step waits, its key from the input and the upstream outputs as the
+ * decision leaves them (the cause's own output, `cause.output`, included).
+ */
+function keyCheck(workflow: ModelWorkflow, causeStep: string, cause: EventCause): StepInputCheck {
+  return (task: RunTask) => {
+    const step = stepOf(workflow.definition, task.step);
+    const results = upstreamOutputs(workflow, step);
+    if (cause.output !== undefined && causeStep in results) results[causeStep] = cause.output;
+    return keyProblemOf(step, workflow.input, results);
+  };
 }
 
 /** The task edges the machine decided, by task; each task takes at most one per decision. */

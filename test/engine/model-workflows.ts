@@ -2,13 +2,15 @@
  * The fixed workflows and constants of the engine model test (engine-model.property.test.ts).
  *
  * Three shapes — one step, a chain and a diamond — over two queues, with small attempt
- * limits, reentrant and non-reentrant steps, a step deadline and a workflow deadline; and two
+ * limits, reentrant and non-reentrant steps, a step deadline and a workflow deadline; and three
  * with event steps (R37): an approval waiting after a step that runs code, under a workflow
- * deadline, keyed by the input; and a first step waiting for a ping (a payload schema and an
- * `onTimeout` output) before a second wait keyed by the ping's payload, under a deadline that
- * falls before or after the second wait's timeout. Both wait for
- * `model.approved`, so one event can complete tasks of both. A schedule submits the ping
- * workflow every minute; the approval's last step is delayed (R36). The steps' `run` functions are
+ * deadline, keyed by the input, whose key function throws after a render by the second worker
+ * (R58); a first step waiting for a ping (a payload schema and an `onTimeout` output) before a
+ * second wait keyed by the ping's payload, under a deadline that falls before or after the
+ * second wait's timeout; and a first step keyed by the input whose key function throws for an
+ * odd one (R58, at submit). All but the ping wait for `model.approved`, so one event can
+ * complete tasks of several. A schedule submits the ping workflow every minute; the approval's
+ * last step is delayed (R36). The steps' `run` functions are
  * never called: the test drives claims and settles itself.
  */
 import {
@@ -122,8 +124,14 @@ const approval = defineWorkflow({
     approval: event({
       after: ['render'],
       name: 'model.approved',
-      // Two workflows in a row wait for different keys; every other one for the same.
-      key: (ctx) => `k${(ctx.input as Input).n % 2}`,
+      // Two workflows in a row wait for different keys; every other one for the same. The key
+      // function throws when the render was done by the second worker (R58: the step ends dead
+      // instead of waiting): the key reads the output the same decision writes.
+      key: (ctx) => {
+        const { by } = ctx.results.render as { by: string };
+        if (by === workerHolders[1]) throw new Error(`no approver for a render by ${by}`);
+        return `k${(ctx.input as Input).n % 2}`;
+      },
       timeoutMs: 60_000,
     }),
     publish: step<Input>({
@@ -163,6 +171,26 @@ const ping = defineWorkflow({
   },
 });
 
+/**
+ * One first step waiting for an approval keyed by the input; an odd one's key function throws,
+ * so its step is created pending and ends dead at once (R58).
+ */
+const keyed = defineWorkflow({
+  name: 'model-keyed',
+  input,
+  steps: {
+    wait: event({
+      name: 'model.approved',
+      key: (ctx) => {
+        const { n } = ctx.input as Input;
+        if (n % 2 === 1) throw new Error(`no key for workflow ${n}`);
+        return `k${n % 4 === 0 ? 0 : 1}`;
+      },
+      timeoutMs: 20_000,
+    }),
+  },
+});
+
 /** The shapes whose steps all run code (stored-runs.ts draws its random states from them). */
 export const codeWorkflows: readonly WorkflowDefinition[] = [
   single,
@@ -172,7 +200,7 @@ export const codeWorkflows: readonly WorkflowDefinition[] = [
 
 export const modelWorkflows: readonly WorkflowDefinition[] = [
   ...codeWorkflows,
-  ...([approval, ping] as unknown as readonly WorkflowDefinition[]),
+  ...([approval, ping, keyed] as unknown as readonly WorkflowDefinition[]),
 ];
 
 /**

@@ -154,6 +154,8 @@ export const specEdgeRows: readonly SpecEdgeRow[] = [
     reasons: ['manual_replay', 'bulk_requeue'],
     actors: ['operator'],
   },
+  // R58: a function the engine evaluates for the step (an event key) threw or gave an invalid value.
+  { from: 'pending', to: ['dead'], reasons: ['step_input_failed'], actors: ['system'] },
 ];
 
 export function specAllowsEdge(
@@ -224,6 +226,7 @@ export const specDeadReasons: readonly ReasonCode[] = [
   'receipt_rejected',
   'receipt_timeout',
   'event_timeout',
+  'step_input_failed',
 ];
 
 /**

@@ -92,7 +92,12 @@ export interface EventSpec {
   readonly timeoutMs: number;
   /** It declares an `onTimeout` output: a wait that gives up succeeds instead of dying (R39). */
   readonly onTimeout: boolean;
+  /** Its key function throws (a bug in user code): the step can never wait (R58). */
+  readonly keyFails: boolean;
 }
+
+/** What a key function with a bug throws (`EventSpec.keyFails`). */
+export const keyBugMessage = 'the key function has a bug';
 
 /** Plain data describing one step, printed as is in a counterexample. */
 export interface StepSpec {
@@ -155,6 +160,8 @@ const eventSpecArbitrary: fc.Arbitrary<EventSpec> = fc.record({
   key: fc.constantFrom(...eventKeys),
   timeoutMs: fc.integer({ min: 1, max: 20_000 }),
   onTimeout: fc.boolean(),
+  // One event step in four has a key function that throws.
+  keyFails: fc.integer({ min: 0, max: 3 }).map((roll) => roll === 0),
 });
 
 function stepSpecArbitrary(index: number): fc.Arbitrary<StepSpec> {
@@ -223,7 +230,11 @@ export function buildDefinition(spec: WorkflowSpec): WorkflowDefinition {
         : event({
             after: stepSpec.after,
             name: stepSpec.event.name,
-            key: stepSpec.event.key,
+            key: stepSpec.event.keyFails
+              ? () => {
+                  throw new Error(keyBugMessage);
+                }
+              : stepSpec.event.key,
             timeoutMs: stepSpec.event.timeoutMs,
             ...(stepSpec.event.onTimeout ? { onTimeout: { timedOut: true } } : {}),
           }),

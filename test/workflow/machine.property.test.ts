@@ -61,6 +61,7 @@ import {
   type RetryPolicy,
   type RunTask,
   reasonCodes,
+  type StepInputCheck,
   type TaskEdge,
   type TaskEvent,
   type TaskSnapshot,
@@ -100,6 +101,7 @@ import {
   eventNames,
   isReplaying,
   jitterArbitrary,
+  keyBugMessage,
   numRuns,
   propertyParameters,
   taskIndexArbitrary,
@@ -170,17 +172,18 @@ interface PriorEvent {
 function setup(spec: WorkflowSpec, prior: readonly PriorEvent[]): { model: Model; real: Real } {
   const definition = buildDefinition(spec);
   const taskIds = definition.steps.map((step) => `task-${step.name}`);
-  const created = createWorkflowRun(
-    definition,
-    { workflowId: 'wf-1', taskIds },
-    new Date(acceptedAtMs),
-    spec.submitDelayMs,
-  );
   const specOf = (taskId: string) => {
     const found = spec.steps.find((stepSpec) => `task-${stepSpec.name}` === taskId);
     if (found === undefined) throw new Error(`no step spec for ${taskId}`);
     return found;
   };
+  const created = createWorkflowRun(
+    definition,
+    { workflowId: 'wf-1', taskIds },
+    new Date(acceptedAtMs),
+    spec.submitDelayMs,
+    keyCheck((taskId) => specOf(taskId).event),
+  );
   const store = new EventStore(acceptedAtMs);
   prior.forEach((event, index) => {
     store.send(event.name, event.key, { kind: 'client' }, acceptedAtMs - 1_000 * (index + 1), null);
@@ -243,17 +246,44 @@ function snapshotIn(run: WorkflowRun, taskId: string): TaskSnapshot {
   return task.snapshot;
 }
 
-/** Where a task starts: pending behind its upstream steps, else queued, or waiting (R37). */
+/**
+ * R58, as the engine reports it: an event step whose key function throws (`keyFails` in the
+ * spec) has a problem; every other step has none. The test's stand-in for the engine.
+ */
+function keyCheck(eventOf: (taskId: string) => EventSpec | null | undefined): StepInputCheck {
+  return (task: RunTask) =>
+    eventOf(task.taskId)?.keyFails === true
+      ? { input: 'event_key', category: 'unknown', summary: keyBugMessage }
+      : null;
+}
+
+function keyFails(model: Model, taskId: string): boolean {
+  return model.eventOf.get(taskId)?.keyFails === true;
+}
+
+/**
+ * Where a task's creation edge takes it: pending behind its upstream steps, else queued, or
+ * waiting (R37); a first event step whose key fails is created pending (no creation edge leads
+ * to dead) and ends dead at once (R58).
+ */
 function creationState(model: Model, taskId: string): TaskState {
   if ((model.stepOf.get(taskId) as WorkflowStep).after.length > 0) return 'pending';
-  return model.eventOf.get(taskId) == null ? 'queued' : 'waiting';
+  if (model.eventOf.get(taskId) == null) return 'queued';
+  return keyFails(model, taskId) ? 'pending' : 'waiting';
+}
+
+/** Where a new task is once the submit is done: its creation state, or dead (R58). */
+function acceptedState(model: Model, taskId: string): TaskState {
+  const created = creationState(model, taskId);
+  const isRoot = (model.stepOf.get(taskId) as WorkflowStep).after.length === 0;
+  return isRoot && created === 'pending' ? 'dead' : created;
 }
 
 /** Checks the creation rows (∅ → queued/pending/waiting) and seeds the model with them. */
 function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransition[]): void {
   const [workflowRow, ...taskRows] = rows;
   // The aggregation table decides the new parent too: `waiting` when only event steps can move.
-  const parent = specParentState([...model.stepOf.keys()].map((id) => creationState(model, id)));
+  const parent = specParentState([...model.stepOf.keys()].map((id) => acceptedState(model, id)));
   invariant(
     workflowRow?.kind === 'workflow' && workflowRow.from === null && workflowRow.to === parent,
     () =>
@@ -261,11 +291,15 @@ function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransiti
   );
   model.log.push(workflowRow);
   model.parent = parent;
-  invariant(
-    taskRows.length === model.stepOf.size,
-    () => `one submitted row per step, got ${taskRows.length}`,
+  const failedRoots = [...model.stepOf.keys()].filter(
+    (id) => acceptedState(model, id) !== creationState(model, id),
   );
-  for (const row of taskRows) {
+  invariant(
+    taskRows.length === model.stepOf.size + failedRoots.length,
+    () => `one submitted row per step and one per failed root, got ${taskRows.length}`,
+  );
+  const creationRows = taskRows.filter((row) => row.kind === 'task' && row.edge.from === null);
+  for (const row of creationRows) {
     invariant(row.kind === 'task', () => `unexpected row ${describeRow(row)}`);
     const step = model.stepOf.get(row.taskId) as WorkflowStep;
     const expected = creationState(model, row.taskId);
@@ -305,9 +339,37 @@ function absorbCreation(model: Model, real: Real, rows: readonly PlannedTransiti
     model.attempts.set(row.taskId, 0);
     model.effectMarked.set(row.taskId, false);
     startWait(model, row.taskId, edge.to, acceptedAtMs);
+    if (failedRoots.includes(row.taskId)) {
+      // R58: right after its creation row, the failed root's own row: pending → dead.
+      const next = taskRows[taskRows.indexOf(row) + 1];
+      invariant(
+        next?.kind === 'task' && next.taskId === row.taskId,
+        () => `${step.name}: a failed root's dead edge follows its creation row`,
+      );
+      checkInputFailed(next);
+      edgesSeen.add(edgeKey(next.edge.from, next.edge.to, next.edge.reason));
+      model.log.push(next);
+      model.states.set(row.taskId, next.edge.to);
+    }
   }
   checkRun(model, real);
   deliverKeptEvents(model, real, rows);
+}
+
+/** R58: pending → dead (step_input_failed) by the system, with the key function's error. */
+function checkInputFailed(row: Extract<PlannedTransition, { kind: 'task' }>): void {
+  const { edge } = row;
+  invariant(
+    edge.from === 'pending' &&
+      edge.to === 'dead' &&
+      edge.reason === 'step_input_failed' &&
+      edge.actor === 'system' &&
+      edge.errorCategory !== null &&
+      edge.errorSummary?.includes(keyBugMessage) === true &&
+      JSON.stringify(edge.detail).includes(keyBugMessage),
+    () =>
+      `${row.step}: a key that fails ends pending → dead with its error, got ${describeRow(row)}`,
+  );
 }
 
 /** R39: a wait gives up its timeout after it starts; leaving `waiting` ends it. */
@@ -505,6 +567,12 @@ function checkTaskRow(
     );
   }
   invariant(edge.to !== 'leased' || edge.from === 'queued', () => `leased entered by ${what()}`);
+  // R58: a wait nothing can match never starts; only a failing key ends a step this way.
+  invariant(!(waits?.keyFails === true && edge.to === 'waiting'), () => `${what()}: its key fails`);
+  invariant(
+    edge.reason !== 'step_input_failed' || waits?.keyFails === true,
+    () => `${what()}: its key did not fail`,
+  );
   // R37: an event step runs no code: it is never queued, leased or awaiting a receipt; a step
   // that runs code never waits for an event.
   const eventStepStates: readonly TaskState[] = [
@@ -520,7 +588,10 @@ function checkTaskRow(
   );
   // Invariant 5: a step leaves pending only when every upstream step succeeded (checked at
   // this point of the log, not after the whole batch).
-  if (edge.from === 'pending' && (edge.to === 'queued' || edge.to === 'waiting')) {
+  if (
+    edge.from === 'pending' &&
+    (edge.to === 'queued' || edge.to === 'waiting' || edge.reason === 'step_input_failed')
+  ) {
     invariant(
       upstreamStates(model, row.taskId).every((state) => state === 'succeeded'),
       () => `${what()} while upstream is ${upstreamStates(model, row.taskId).join(',')}`,
@@ -530,11 +601,15 @@ function checkTaskRow(
     // What a reducer does on its own: promote (all upstream succeeded) or cascade a cancel
     // (an upstream step was cancelled or asked to stop). Never anything else, never from a
     // dead upstream.
+    // R58: an event step whose key fails never waits; it ends dead with the error.
+    if (waits?.keyFails === true && edge.to === 'dead') checkInputFailed(row);
     const promoted =
       edge.actor === 'system' &&
       (waits === null
         ? edge.to === 'queued' && edge.reason === 'upstream_succeeded'
-        : edge.to === 'waiting' && edge.reason === 'event_awaited');
+        : waits.keyFails
+          ? edge.to === 'dead' && edge.reason === 'step_input_failed'
+          : edge.to === 'waiting' && edge.reason === 'event_awaited');
     const upstream = upstreamStates(model, row.taskId);
     const cascaded =
       edge.to === 'cancelled' &&
@@ -739,10 +814,14 @@ function sendEvent(
   const run = real.run;
   const before = snapshotIn(run, taskId);
   const printed = fingerprint(run);
-  const decision = applyTaskEvent(model.definition, run, taskId, event, {
-    now: new Date(real.nowMs),
-    random: () => jitter,
-  });
+  const decision = applyTaskEvent(
+    model.definition,
+    run,
+    taskId,
+    event,
+    { now: new Date(real.nowMs), random: () => jitter },
+    keyCheck((id) => model.eventOf.get(id)),
+  );
   // The reducer is pure: whatever it decides, the run it was given is untouched.
   invariant(fingerprint(run) === printed, () => `applyTaskEvent(${event.type}) mutated its input`);
   if (!decision.ok) {
@@ -1385,6 +1464,8 @@ const replayCommand = fc
         });
         const valid = actor === 'operator' && named && reason.trim() !== '';
         if (!valid || outcome.before.state !== 'dead') return expectRefused(outcome);
+        // R58: waiting again on a key that still fails would be a wait nothing can match.
+        if (keyFails(model, task.taskId)) return expectRefused(outcome, 'step_input_failed');
         // R39: a replayed event step waits again, with a fresh timeout (checked by checkRun).
         expectEdge(outcome, replayedState(model, task.taskId), 'manual_replay');
         invariant(
@@ -1415,9 +1496,12 @@ const bulkRequeueCommand = fc
           reason: 'requeue after the outage',
           bulk: true,
         });
-        expectEdge(outcome, replayedState(model, taskId), 'bulk_requeue');
+        if (keyFails(model, taskId)) expectRefused(outcome, 'step_input_failed');
+        else expectEdge(outcome, replayedState(model, taskId), 'bulk_requeue');
       }
-      const left = chosen.filter((taskId) => model.states.get(taskId) === 'dead');
+      const left = chosen.filter(
+        (taskId) => model.states.get(taskId) === 'dead' && !keyFails(model, taskId),
+      );
       invariant(left.length === 0, () => `bulk requeue left ${left} dead`);
     }),
   );
@@ -1944,13 +2028,23 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
           anyEventArbitrary,
           fc.integer({ min: 0, max: 60_000 }),
           jitterArbitrary,
-          (task, policy, event, elapsedMs, jitter) => {
+          // R58: what the engine found wrong with the step's event key, if anything.
+          fc.option(
+            fc.constant({
+              input: 'event_key',
+              category: 'unknown',
+              summary: keyBugMessage,
+            } as const),
+            { nil: null },
+          ),
+          (task, policy, event, elapsedMs, jitter, inputProblem) => {
             const decision = decideTaskEdge({
               task,
               policy,
               event,
               now: new Date(acceptedAtMs + elapsedMs),
               random: () => jitter,
+              inputProblem,
             });
             if (!decision.ok) {
               expect(decision.refusal.state).toBe(task.state);
@@ -1972,6 +2066,8 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
               expect(edge.errorCategory).not.toBeNull();
               expect(next.lastErrorCategory).not.toBeNull();
             }
+            // R58: a key that fails never starts a wait.
+            if (inputProblem !== null && policy.wait !== null) expect(edge.to).not.toBe('waiting');
             if (event.type === 'replay') {
               // R26: a replay names its operator and gives a reason.
               expect(event.actor.kind).toBe('operator');

@@ -143,7 +143,7 @@ export const blockerCodeMeanings: Readonly<Record<BlockerCode, BlockerCodeMeanin
     meaning: 'an event step waits for its event (R37)',
     facts: {
       name: 'the event name',
-      key: 'the key the event must carry; null when the key could not be computed (no event matches)',
+      key: 'the key the event must carry; null only for a wait an older version started when the key could not be computed (no event matches; R58 now ends such a step dead)',
       since: 'when it started waiting',
       timeoutAt: 'when the wait gives up',
       // biome-ignore lint/suspicious/noThenProperty: a fact named by the contract; a string, never callable, so never a thenable.

@@ -129,6 +129,8 @@ function describe(row: Transition): string {
         : 'no event came before the wait gave up: succeeded with its declared onTimeout output',
     cancelled_while_waiting: () =>
       `cancelled while waiting for its event${by}${operatorReason(row)}`,
+    step_input_failed: () =>
+      `its event key failed${error}: dead, not waiting for an event nothing could match`,
   };
   return phrases[row.reason]();
 }

@@ -40,6 +40,7 @@ export * from './schedule';
 export * from './schedule-origin';
 export * from './step-context';
 export * from './step-error';
+export * from './step-input';
 export * from './step-results';
 export * from './task-events';
 export * from './task-machine';

@@ -2,6 +2,7 @@ import type { Actor } from './actors';
 import type { ErrorCategory } from './error-categories';
 import type { ReasonCode, TaskState } from './machine-table';
 import type { RetryPolicy } from './retry-policy';
+import type { StepInputProblem } from './step-input';
 import type { TaskEvent, TaskEventType } from './task-events';
 import type { TaskSnapshot } from './task-snapshot';
 
@@ -26,6 +27,8 @@ export const refusalCodes = [
   'invalid_operator_request',
   /** A wait's timeout has not passed yet. */
   'wait_not_expired',
+  /** A function the engine evaluates for the step still throws or gives an invalid value (R58). */
+  'step_input_failed',
 ] as const;
 export type RefusalCode = (typeof refusalCodes)[number];
 
@@ -98,4 +101,9 @@ export interface DecideInput {
   readonly now: Date;
   /** Source of jitter, in [0, 1). */
   readonly random: () => number;
+  /**
+   * For a promotion or replay into `waiting`: what the step's event key gave wrong, as the
+   * engine evaluated it (R58); absent or null when it gave a valid key.
+   */
+  readonly inputProblem?: StepInputProblem | null;
 }

@@ -98,6 +98,7 @@ export const reasonCodes = [
   'event_received',
   'event_timeout',
   'cancelled_while_waiting',
+  'step_input_failed',
 ] as const;
 export type ReasonCode = (typeof reasonCodes)[number];
 
@@ -132,6 +133,8 @@ export const reasonCodeMeanings: Readonly<Record<ReasonCode, string>> = Object.f
   event_received: "the step's event arrived; its output is the event's payload",
   event_timeout: 'no event arrived before the wait gave up (the declared default output, if any)',
   cancelled_while_waiting: 'cancelled while waiting for its event',
+  step_input_failed:
+    "a function the engine evaluates for the step (its event key) threw or gave an invalid value; the edge's detail has the error",
 });
 
 /**
@@ -185,6 +188,7 @@ export const taskEdges: readonly EdgeRule[] = Object.freeze([
   { from: 'waiting',          to: 'dead',             reasons: ['event_timeout', 'deadline_exceeded'], actors: ['sweeper'],        lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'clear' },
   { from: 'waiting',          to: 'cancelled',        reasons: ['cancelled_while_waiting'],        actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'clear' },
   { from: 'dead',             to: 'waiting',          reasons: ['manual_replay', 'bulk_requeue'],  actors: ['operator'],           lease: 'release', attempt: 'reset',  runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'next', wait: 'start' },
+  { from: 'pending',          to: 'dead',             reasons: ['step_input_failed'],              actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
 ] satisfies EdgeRule[]);
 
 /**

@@ -245,6 +245,14 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
           'a replay needs an operator name and a reason',
         );
       }
+      // An event step whose key still fails would wait for nothing (R58): the operator is told.
+      if (input.policy.wait !== null && input.inputProblem != null) {
+        return refuse(
+          task,
+          'step_input_failed',
+          `the step's event key still fails: ${input.inputProblem.summary}`,
+        );
+      }
       // A replay is a human decision: the row gives a fresh attempt budget and no deadline;
       // an event step waits again, with a fresh timeout (R39).
       return choose(
@@ -267,8 +275,19 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
 
 /** A ready step is queued after its `delayMs` (R36), and its edge says until when. */
 function promote(input: DecideInput): Choice {
-  // An event step runs no code: it waits for its event, and gives up after its timeout (R37).
-  if (input.policy.wait !== null) return choose('waiting', 'event_awaited', waitFrom(input));
+  // An event step runs no code: it waits for its event, and gives up after its timeout (R37);
+  // a key that failed would make that a wait nothing can match, so the step ends here (R58).
+  if (input.policy.wait !== null) {
+    const problem = input.inputProblem;
+    if (problem != null) {
+      return choose('dead', 'step_input_failed', {
+        errorCategory: problem.category,
+        errorSummary: problem.summary,
+        detail: { input: problem.input, error: problem.summary },
+      });
+    }
+    return choose('waiting', 'event_awaited', waitFrom(input));
+  }
   const delayMs = input.policy.delayMs ?? 0;
   if (delayMs === 0) return choose('queued', 'upstream_succeeded', { runAt: input.now });
   const runAt = new Date(input.now.getTime() + delayMs);

@@ -2,9 +2,11 @@ import type { Actor } from './actors';
 import { aggregateWorkflowState } from './aggregate';
 import type { WorkflowDefinition } from './define-workflow';
 import { edgeRuleOf } from './edge-lookup';
-import type { Refusal } from './machine-choice';
+import { failedRootEdge } from './failed-root';
+import type { DecideInput, Refusal } from './machine-choice';
 import type { ReasonCode, TaskState, WorkflowState } from './machine-table';
 import { cancelCascadeRule, promotionRule } from './machine-table';
+import type { StepInputProblem } from './step-input';
 import type { TaskEvent } from './task-events';
 import { decideTaskEdge, type TaskEdge } from './task-machine';
 import { nextSnapshot, type TaskSnapshot } from './task-snapshot';
@@ -55,16 +57,36 @@ export interface RunClock {
 }
 
 /**
+ * Evaluates, for a task about to start waiting (a promotion, a replay, a first step at
+ * submit), the step's event key with the data the engine has, and says what went wrong, or
+ * null (R58). Only the engine has the workflow's input and the upstream outputs, so the
+ * machine asks it.
+ */
+export type StepInputCheck = (task: RunTask) => StepInputProblem | null;
+
+/** What a decision about `task` needs to know of its step's input: asked only before a wait. */
+function inputProblemOf(
+  task: RunTask,
+  startsWait: boolean,
+  check: StepInputCheck | undefined,
+): Pick<DecideInput, 'inputProblem'> {
+  return startsWait && check !== undefined ? { inputProblem: check(task) } : {};
+}
+
+/**
  * A new workflow: roots `queued` (an event step `waiting`), the rest `pending`, each with its
  * `submitted` edge, and the
  * workflow's own creation edge. Deadlines count from acceptance (`now`); a root runs after
- * `delayMs` plus its own step delay (R36), and its edge's detail says how long.
+ * `delayMs` plus its own step delay (R36), and its edge's detail says how long. A root event
+ * step whose key fails (`checkInput`, R58) is created `pending` and ends `dead` at once
+ * (`step_input_failed`): no creation edge leads to `dead`.
  */
 export function createWorkflowRun(
   definition: WorkflowDefinition,
   ids: { readonly workflowId: string; readonly taskIds: readonly string[] },
   now: Date,
   delayMs = 0,
+  checkInput?: StepInputCheck,
 ): { readonly run: WorkflowRun; readonly transitions: readonly PlannedTransition[] } {
   if (ids.taskIds.length !== definition.steps.length) {
     throw new RangeError(`need ${definition.steps.length} task ids, got ${ids.taskIds.length}`);
@@ -116,7 +138,21 @@ export function createWorkflowRun(
       errorCategory: null,
       errorSummary: null,
     };
-    return { taskId, step: step.name, snapshot: nextSnapshot(rule, before, noError) };
+    const created: RunTask = {
+      taskId,
+      step: step.name,
+      snapshot: nextSnapshot(rule, before, noError),
+    };
+    if (state !== 'waiting' || checkInput === undefined) return created;
+    const problem = checkInput(created);
+    if (problem === null) return created;
+    // No creation edge leads to dead: the root is created pending, then ends (R58).
+    const failed = failedRootEdge(before, step.policy, problem, now);
+    const creation = transitions.pop();
+    if (creation?.kind !== 'task') throw new Error('unreachable: the root was just created');
+    transitions.push({ ...creation, edge: { ...creation.edge, to: 'pending' } });
+    transitions.push({ kind: 'task', taskId, step: step.name, edge: failed.edge });
+    return { ...created, snapshot: failed.next };
   });
   const state = aggregateWorkflowState(tasks.map((task) => task.snapshot.state));
   transitions.unshift({
@@ -134,7 +170,8 @@ export function createWorkflowRun(
  * Applies one event to one task of a run, then everything that follows in the same
  * transaction: downstream steps promoted when all their upstreams succeeded, pending
  * downstream steps of a cancelled step cancelled, and the parent recomputed (a workflow
- * transition only when it changed).
+ * transition only when it changed). `checkInput` evaluates an event step's key before the step
+ * starts waiting (a promotion, a replay); a key that fails ends the step instead (R58).
  */
 export function applyTaskEvent(
   definition: WorkflowDefinition,
@@ -142,6 +179,7 @@ export function applyTaskEvent(
   taskId: string,
   event: TaskEvent,
   clock: RunClock,
+  checkInput?: StepInputCheck,
 ): RunDecision {
   const task = run.tasks.find((candidate) => candidate.taskId === taskId);
   if (task === undefined)
@@ -149,7 +187,15 @@ export function applyTaskEvent(
   const step = definition.steps.find((candidate) => candidate.name === task.step);
   if (step === undefined)
     throw new RangeError(`workflow "${definition.name}" has no step "${task.step}"`);
-  const decision = decideTaskEdge({ task: task.snapshot, policy: step.policy, event, ...clock });
+  const startsWait =
+    step.policy.wait !== null && (event.type === 'promote' || event.type === 'replay');
+  const decision = decideTaskEdge({
+    task: task.snapshot,
+    policy: step.policy,
+    event,
+    ...clock,
+    ...inputProblemOf(task, startsWait, checkInput),
+  });
   if (!decision.ok) return decision;
   const tasks = new Map(run.tasks.map((candidate) => [candidate.taskId, candidate]));
   const transitions: PlannedTransition[] = [];
@@ -158,7 +204,14 @@ export function applyTaskEvent(
     transitions.push({ kind: 'task', taskId: target.taskId, step: target.step, edge });
   };
   record(task, decision.edge, decision.next);
-  followUp(definition, tasks, record, clock, 'actor' in event ? event.actor : { kind: 'system' });
+  followUp(
+    definition,
+    tasks,
+    record,
+    clock,
+    'actor' in event ? event.actor : { kind: 'system' },
+    checkInput,
+  );
   return finish(run, [...tasks.values()], transitions, task.step, decision.edge);
 }
 
@@ -219,6 +272,7 @@ function followUp(
   record: (target: RunTask, edge: TaskEdge, next: TaskSnapshot) => void,
   clock: RunClock,
   actor: Actor,
+  checkInput: StepInputCheck | undefined,
 ): void {
   // Repeat until nothing changes: a cancel cascades through several pending levels.
   for (let changed = true; changed; ) {
@@ -259,6 +313,7 @@ function followUp(
         policy: step.policy,
         event: { type: 'promote' },
         ...clock,
+        ...inputProblemOf(task, step.policy.wait !== null, checkInput),
       });
       if (decision.ok) {
         record(task, decision.edge, decision.next);

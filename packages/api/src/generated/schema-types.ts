@@ -97,7 +97,8 @@ export type ReasonCode =
   | 'event_awaited'
   | 'event_received'
   | 'event_timeout'
-  | 'cancelled_while_waiting';
+  | 'cancelled_while_waiting'
+  | 'step_input_failed';
 export const reasonCodeGraphQLValues = [
   'SUBMITTED',
   'UPSTREAM_SUCCEEDED',
@@ -126,6 +127,7 @@ export const reasonCodeGraphQLValues = [
   'EVENT_RECEIVED',
   'EVENT_TIMEOUT',
   'CANCELLED_WHILE_WAITING',
+  'STEP_INPUT_FAILED',
 ] as const;
 
 /** GraphQL enum ReceiptOutcome, as the domain's lowercase codes. */

@@ -44,10 +44,27 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
   );
 }
 
-export function isRetryableDatabaseError(error: unknown): boolean {
-  if (isDatabaseUnavailableError(error)) return true;
+/** A serialization failure, deadlock or lock timeout: the same work may pass on another try. */
+export function isConflictError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && conflictSqlStates.has(code);
+}
+
+/**
+ * A one-statement path's self-check failed (`causeway_written_as_decided`, migration 0009): the
+ * statement wrote other than it decided and undid everything. Raised as a serialization
+ * failure; told apart by the function named in the error's context.
+ */
+export function isSelfCheckFailure(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, where } = error as { code?: unknown; where?: unknown };
+  return (
+    code === '40001' && typeof where === 'string' && where.includes('causeway_written_as_decided')
+  );
+}
+
+export function isRetryableDatabaseError(error: unknown): boolean {
+  return isDatabaseUnavailableError(error) || isConflictError(error);
 }
 
 /** A unique constraint refused a row (23505), e.g. an idempotency key stored concurrently. */

@@ -39,6 +39,8 @@ export interface NewSubmittedTask {
     readonly eventKey: string | null;
     readonly timeoutMs: number;
   } | null;
+  /** The error of a root that ends `dead` at admission (its event key failed, R58), or null. */
+  readonly lastError: { readonly category: string | null; readonly summary: string } | null;
 }
 
 /** Log details are small JSON objects (or null); equal when their JSON text is. */
@@ -95,6 +97,18 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
   const eventKeys = tasks.some((task) => task.wait !== null)
     ? sql`${arrayLiteral(tasks.map((task) => task.wait?.eventKey ?? null))}::text[]`
     : sql`null::text[]`;
+  // Only a root whose key failed (R58) has an error: the error columns are written, per task,
+  // only by a batch that has one, so the common statement stays as it is.
+  const failed = tasks.some((task) => task.lastError !== null);
+  const errorColumns = failed ? sql`, last_error_category, last_error` : sql``;
+  const errorValues = failed ? sql`, t.last_error_category, t.last_error` : sql``;
+  const errorFields = failed
+    ? sql`,
+          (${arrayLiteral(tasks.map((task) => task.lastError?.category ?? null))}::text[])[v.position]
+            as last_error_category,
+          (${arrayLiteral(tasks.map((task) => task.lastError?.summary ?? null))}::text[])[v.position]
+            as last_error`
+    : sql``;
   const edges = distinctRows(
     log,
     (a, b) =>
@@ -146,14 +160,14 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
     ),
     task_insert as (
       insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
-        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at)
+        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at${errorColumns})
       select t.id, t.workflow_id, t.step, t.queue, t.state, t.max_attempts,
         coalesce(t.run_from, (select at from clock)) + t.run_ms * interval '1 millisecond',
         (select at from clock) + t.deadline_ms * interval '1 millisecond',
         t.event_name, t.event_key,
         case when t.event_name is not null then (select at from clock) end,
         (select at from clock) + t.wait_ms * interval '1 millisecond',
-        (select at from clock), (select at from clock)
+        (select at from clock), (select at from clock)${errorValues}
       from (
         select (select task from id)[v.position] as id,
           (select workflow from id)[v.workflow] as workflow_id, v.position,
@@ -166,7 +180,7 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
           (${column(taskKinds, (task) => task.deadlineInMs)}::bigint[])[v.kind] as deadline_ms,
           (${column(taskKinds, (task) => task.wait?.eventName ?? null)}::text[])[v.kind] as event_name,
           (${column(taskKinds, (task) => task.wait?.timeoutMs ?? null)}::bigint[])[v.kind] as wait_ms,
-          (${eventKeys})[v.position] as event_key
+          (${eventKeys})[v.position] as event_key${errorFields}
         from unnest(
           ${arrayLiteral(tasks.map((task) => positionOf(workflowPosition, task.workflowId)))}::integer[],
           ${arrayLiteral(taskKinds.positions)}::integer[]

@@ -6,6 +6,7 @@ import {
   getStep,
   type PlannedTransition,
   type RunTask,
+  type StepInputProblem,
   type TaskEdge,
   type WorkflowDefinition,
   type WorkflowRun,
@@ -24,7 +25,7 @@ import type {
 import { holdsLease } from './holds-lease';
 import { logRowOf } from './log-rows';
 import { nextRecord, ruleOf, withReceipt } from './next-record';
-import { waitDetail, waitEventOf } from './wait-event';
+import { type WaitEvent, waitDetail, waitEventOf } from './wait-event';
 
 /** A task that started waiting in this decision, for the event it waits for (R37). */
 export interface WaitEntry {
@@ -50,6 +51,8 @@ export class RunState {
   readonly undefinedNames = new Map<string, string>();
   /** Waits started and not yet matched against the stored events (`takeWaitEntries`). */
   private waits: WaitEntry[] = [];
+  /** The events of waits the machine is starting in this decision, by task (`checkWait`). */
+  private readonly startingWaits = new Map<string, WaitEvent>();
 
   constructor(
     private readonly context: ApplyContext,
@@ -100,10 +103,14 @@ export class RunState {
       return { kind: 'stale', taskId: request.taskId, task };
     }
     const definition = this.definitionOf(entry.record);
-    const decision = applyTaskEvent(definition, entry.run, task.id, request.event, {
-      now: this.now,
-      random: this.context.random,
-    });
+    const decision = applyTaskEvent(
+      definition,
+      entry.run,
+      task.id,
+      request.event,
+      { now: this.now, random: this.context.random },
+      (starting) => this.checkWait(definition, entry.record, starting, request),
+    );
     if (!decision.ok) return { kind: 'refused', taskId: task.id, refusal: decision.refusal, task };
     this.absorb(entry, decision.run, decision.transitions, { request, holder });
     const updated = this.tasks.get(task.id) as TaskRecord;
@@ -207,6 +214,42 @@ export class RunState {
     return entries;
   }
 
+  /**
+   * Evaluates the key of an event step the machine is about to make wait (R58), with the
+   * upstream outputs as this decision leaves them (the request's own output included): the
+   * event, kept for the edge's row, or what went wrong, for the machine to end the step.
+   */
+  private checkWait(
+    definition: WorkflowDefinition,
+    record: WorkflowRecord,
+    starting: RunTask,
+    request: EventRequest,
+  ): StepInputProblem | null {
+    const outputJson = request.extra?.outputJson;
+    const found = waitEventOf(
+      definition,
+      getStep(definition, starting.step),
+      record,
+      this.tasks.values(),
+      outputJson === undefined
+        ? undefined
+        : { taskId: request.taskId, output: JSON.parse(outputJson) },
+    );
+    if (!found.ok) return found.problem;
+    this.startingWaits.set(starting.taskId, found.event);
+    return null;
+  }
+
+  /** The event of a wait an edge starts, as `checkWait` computed it before the machine chose. */
+  private startedWait(taskId: string): WaitEvent {
+    const event = this.startingWaits.get(taskId);
+    if (event === undefined) {
+      throw new Error(`task ${taskId} starts a wait whose event key was never computed`);
+    }
+    this.startingWaits.delete(taskId);
+    return event;
+  }
+
   private definitionOf(record: WorkflowRecord): WorkflowDefinition {
     const definition = this.context.definitions.get(record.name);
     if (definition === undefined) {
@@ -241,16 +284,7 @@ export class RunState {
       if (send !== undefined && rule.receipt === 'await') {
         this.outbox.push({ ...send, taskId: row.taskId, workflowId: run.workflowId });
       }
-      const definition = this.definitionOf(entry.record);
-      const waitEvent =
-        rule.wait === 'start'
-          ? waitEventOf(
-              definition,
-              getStep(definition, row.step),
-              entry.record,
-              this.tasks.values(),
-            )
-          : undefined;
+      const waitEvent = rule.wait === 'start' ? this.startedWait(row.taskId) : undefined;
       this.tasks.set(
         row.taskId,
         nextRecord(before, row.edge, snapshot, {
@@ -270,7 +304,7 @@ export class RunState {
             ? detail
             : { ...detail, ...waitDetail(waitEvent, { at: snapshot.waitTimeoutAt }) },
       });
-      if (waitEvent?.key != null) {
+      if (waitEvent !== undefined) {
         this.waits.push({
           taskId: row.taskId,
           workflowId: run.workflowId,

@@ -1,6 +1,7 @@
 import {
   classifyError,
   eventKeyProblem,
+  type StepInputProblem,
   type WorkflowDefinition,
   type WorkflowStep,
 } from '@causeway/workflow/internal';
@@ -10,23 +11,28 @@ import { upstreamSteps } from '../step-table';
 /** The event a wait starts waiting for (R37). */
 export interface WaitEvent {
   readonly name: string;
-  /** Null when the step's key function threw or gave no valid key (`keyError` says why). */
-  readonly key: string | null;
-  readonly keyError?: string;
+  readonly key: string;
 }
+
+/** The event a step would wait for, or what its key function gave wrong (R58). */
+export type WaitEventOrProblem =
+  | { readonly ok: true; readonly event: WaitEvent }
+  | { readonly ok: false; readonly problem: StepInputProblem };
 
 /**
  * The event a step that starts waiting now waits for: its name, and its key computed from the
- * workflow's input and the outputs of its upstream steps as they are in this decision. A key
- * function that throws does not stop the decision: the wait starts with no key (no event can
- * match it; it ends by its timeout, the deadline or a cancel) and the edge says why.
+ * workflow's input and the outputs of its upstream steps as they are in this decision
+ * (`results`: the tasks' outputs, with `override` for a result this decision writes). A key
+ * function that throws or gives no valid key is a problem for the machine, which ends the step
+ * (`step_input_failed`) instead of parking a wait no event can match.
  */
 export function waitEventOf(
   definition: WorkflowDefinition,
   step: WorkflowStep,
   workflow: Pick<WorkflowRecord, 'id' | 'input'>,
   tasks: Iterable<TaskRecord>,
-): WaitEvent {
+  override?: { readonly taskId: string; readonly output: unknown },
+): WaitEventOrProblem {
   const wait = step.event;
   if (wait === undefined) {
     throw new Error(`step "${step.name}" of "${definition.name}" is not an event step`);
@@ -34,22 +40,31 @@ export function waitEventOf(
   const upstream = upstreamSteps(definition, step.name);
   const results: Record<string, unknown> = {};
   for (const task of tasks) {
-    if (task.workflowId === workflow.id && upstream.has(task.step))
-      results[task.step] = task.output;
+    if (task.workflowId !== workflow.id || !upstream.has(task.step)) continue;
+    results[task.step] = task.id === override?.taskId ? override.output : task.output;
   }
   let key: unknown;
   try {
     key = wait.key({ input: workflow.input, results });
   } catch (error) {
+    const classified = classifyError(error);
     return {
-      name: wait.name,
-      key: null,
-      keyError: `the key function threw: ${classifyError(error).summary}`,
+      ok: false,
+      problem: {
+        input: 'event_key',
+        category: classified.category,
+        summary: `the key function threw: ${classified.summary}`,
+      },
     };
   }
   const problem = eventKeyProblem(key);
-  if (problem !== null) return { name: wait.name, key: null, keyError: problem };
-  return { name: wait.name, key: key as string };
+  if (problem !== null) {
+    return {
+      ok: false,
+      problem: { input: 'event_key', category: 'invalid_argument', summary: problem },
+    };
+  }
+  return { ok: true, event: { name: wait.name, key: key as string } };
 }
 
 /** What the log says of a wait an edge starts (R42): the event, its key, when it gives up. */
@@ -59,7 +74,7 @@ export function waitDetail(
 ): Readonly<Record<string, unknown>> {
   return {
     eventName: event.name,
-    ...(event.key === null ? { keyError: event.keyError } : { eventKey: event.key }),
+    eventKey: event.key,
     ...('inMs' in timeout
       ? { timeoutMs: timeout.inMs }
       : timeout.at === null

@@ -181,6 +181,14 @@ export async function replayTask(
     reason: request.reason.trim(),
     bulk: false,
   });
+  if (outcome.kind === 'refused' && outcome.refusal.code === 'step_input_failed') {
+    // R58: waiting again on a key that still fails would be a wait nothing can match.
+    throw new EngineError('conflict', `the task cannot be replayed: ${outcome.refusal.message}`, {
+      taskId,
+      state: outcome.task.state,
+      refusal: outcome.refusal.code,
+    });
+  }
   if (outcome.kind === 'refused') {
     throw new EngineError(
       'conflict',

@@ -2,6 +2,7 @@ import {
   checkAdmission,
   claimRule,
   createWorkflowRun,
+  getStep,
   submitDelayProblem,
   submitRunAtProblem,
   type WorkflowDefinition,
@@ -187,11 +188,19 @@ function planSubmission(
     if (keyId !== null) firstIdOfKey.set(keyId, workflowId);
     plan.requestIds.push(workflowId);
     const taskIds = item.definition.steps.map(() => newId());
+    // A first event step's key, from the input alone; a failing one ends the step (R58).
+    const rootWaits = new Map<string, WaitEvent>();
     const created = createWorkflowRun(
       item.definition,
       { workflowId, taskIds },
       zero,
       start.delayMs,
+      (root) => {
+        const found = rootWaitEvent(item, getStep(item.definition, root.step), workflowId);
+        if (!found.ok) return found.problem;
+        rootWaits.set(root.taskId, found.event);
+        return null;
+      },
     );
     plan.workflows.push({
       id: workflowId,
@@ -209,10 +218,9 @@ function planSubmission(
       if (runInMs !== null) plan.queues.add(step.queue);
       // The machine counted from time zero: a wait's timeout is its duration.
       const timeoutMs = task.snapshot.waitTimeoutAt?.getTime() ?? null;
-      const waitEvent = timeoutMs === null ? null : rootWaitEvent(item, step, workflowId);
-      if (waitEvent !== null)
+      const waitEvent = rootWaits.get(task.taskId) ?? null;
+      if (waitEvent !== null) {
         waits.set(task.taskId, { event: waitEvent, timeoutMs: timeoutMs ?? 0 });
-      if (waitEvent?.key != null) {
         plan.waits.push({
           taskId: task.taskId,
           workflowId,
@@ -232,6 +240,10 @@ function planSubmission(
         runInMs,
         runFrom: runInMs === null ? null : start.runAt,
         deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
+        lastError:
+          task.snapshot.lastError === null
+            ? null
+            : { category: task.snapshot.lastErrorCategory, summary: task.snapshot.lastError },
         wait:
           waitEvent === null
             ? null

@@ -10,7 +10,12 @@ import type { NewTransitionRow } from '../../db/transition-row';
 import { applyEvents } from '../decision/apply-events';
 import type { ApplyContext } from '../decision/event-request';
 import { storedEventRequests } from '../decision/stored-events';
-import { type WaitEvent, waitDetail, waitEventOf } from '../decision/wait-event';
+import {
+  type WaitEvent,
+  type WaitEventOrProblem,
+  waitDetail,
+  waitEventOf,
+} from '../decision/wait-event';
 
 /** A first step of a submitted workflow that waits for an event (R37). */
 export interface SubmittedWait {
@@ -22,12 +27,15 @@ export interface SubmittedWait {
   readonly key: string;
 }
 
-/** The event a first step waits for: its key from the input alone (it has no upstream). */
+/**
+ * The event a first step waits for: its key from the input alone (it has no upstream); or what
+ * the key function gave wrong, which ends the step at once (R58).
+ */
 export function rootWaitEvent(
   item: { readonly definition: WorkflowDefinition; readonly input: unknown },
   step: WorkflowStep,
   workflowId: string,
-): WaitEvent {
+): WaitEventOrProblem {
   return waitEventOf(item.definition, step, { id: workflowId, input: item.input }, []);
 }
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isRetryableDatabaseError } from '../../db/pg-errors';
+import { isConflictError, isRetryableDatabaseError, isSelfCheckFailure } from '../../db/pg-errors';
 import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
@@ -32,6 +32,11 @@ const maxBatch = 500;
 /** A conflict or deadlock clears in moments; past these, the database itself is away. */
 const quickRetryDelaysMs = [10, 50, 200];
 /**
+ * A conflict in the one statement is tried in it this many more times; then its results go to
+ * the full decision (R60), which waits for the locks instead of failing on what it cannot follow.
+ */
+const oneStatementConflictRetries = 1;
+/**
  * Batches being written at once. A second one fills the time the first spends in round
  * trips; workflows are locked in id order in each, so two never deadlock on them.
  */
@@ -41,10 +46,12 @@ const maxFlushes = 2;
  * Collects settle requests from running steps and writes them per tick: plain `complete`
  * results of the worker's own leases in one statement that commits on its own (one round trip
  * for many results: no BEGIN, no COMMIT), whatever that statement does not decide in one
- * transaction of the full decision. A transient database error is
- * retried for what is not yet written, with the reconnect backoff while the database is away,
- * for as long as the leases may still hold (a write after that is stale and changes nothing);
- * past that the request fails and the lease simply expires (the sweeper then decides, R10).
+ * transaction of the full decision. When the one statement fails its self-check, or keeps
+ * meeting a conflict, the same results go to the full decision (R60): never dropped. A
+ * transient database error is retried for what is not yet written, with the reconnect
+ * backoff while the database is away, for as long as the leases may still hold (a write after
+ * that is stale and changes nothing); past that the request fails and the lease simply
+ * expires (the sweeper then decides, R10).
  */
 export class ResultWriter {
   private queue: Pending[] = [];
@@ -114,6 +121,9 @@ export class ResultWriter {
   private async write(batch: readonly Pending[]): Promise<void> {
     let pending = batch;
     let inOneStatement = true;
+    let oneStatementConflicts = 0;
+    /** Why the one statement gave its results to the full decision, if it did. */
+    let fellBackFrom: unknown;
     const startedAt = performance.now();
     const backoff = new Backoff();
     for (let attempt = 0; ; attempt += 1) {
@@ -133,11 +143,24 @@ export class ResultWriter {
         const applied = await this.context.db
           .transaction()
           .execute((tx) => applyEvents(tx, this.context.apply, requests));
+        if (fellBackFrom !== undefined) this.logFallback(pending, applied.outcomes, fellBackFrom);
         pending.forEach((item, index) => {
           item.resolve(applied.outcomes[index] as EventOutcome);
         });
         return;
       } catch (error) {
+        if (inOneStatement) {
+          // R60: a self-check that failed fails again on the same rows; a conflict may not.
+          const givesWay =
+            isSelfCheckFailure(error) ||
+            (isConflictError(error) && oneStatementConflicts >= oneStatementConflictRetries);
+          if (givesWay) {
+            inOneStatement = false;
+            fellBackFrom = error;
+            continue;
+          }
+          if (isConflictError(error)) oneStatementConflicts += 1;
+        }
         const retryable = isRetryableDatabaseError(error);
         if (!retryable && pending.length > 1) {
           // One bad result must not sink the others: write each on its own.
@@ -156,5 +179,33 @@ export class ResultWriter {
         await sleep(delay);
       }
     }
+  }
+
+  /** One line per result the full decision wrote after the one statement failed (R60). */
+  private logFallback(
+    items: readonly Pending[],
+    outcomes: readonly EventOutcome[],
+    cause: unknown,
+  ): void {
+    items.forEach((item, index) => {
+      const outcome = outcomes[index];
+      const attempt =
+        outcome?.kind === 'applied'
+          ? outcome.edge.attempt
+          : outcome?.kind === 'stale' || outcome?.kind === 'refused'
+            ? (outcome.task?.attempt ?? null)
+            : null;
+      this.context.logger.warn(
+        {
+          err: cause,
+          workflowId: item.request.workflowId ?? null,
+          taskId: item.request.taskId,
+          attempt,
+          holder: item.request.fence?.holder ?? null,
+          outcome: outcome?.kind ?? null,
+        },
+        'the one-statement settle failed; the full decision wrote the result instead',
+      );
+    });
   }
 }
