@@ -17,6 +17,7 @@ import { applyEvents } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 import { Backoff } from '../reconnect-backoff';
 import { PartitionUpkeep } from '../retention/partition-upkeep';
+import { stepTableOf } from '../step-table';
 
 const batchSize = 200;
 
@@ -60,12 +61,15 @@ export class Sweeper {
   /** One pass over everything that is due; returns how many edges it wrote. */
   async sweep(): Promise<number> {
     const actor = { kind: 'sweeper' as const, name: this.context.holder };
+    // Only what this engine can decide (R54): see sweep-queries.ts.
+    const { stepKeys } = stepTableOf(this.context.definitions);
+    const db = this.context.db;
     let edges = 0;
     for (;;) {
-      const expired = await taskListExpiredLeases(this.context.db, batchSize);
-      const pastDeadline = await taskListQueuedPastDeadline(this.context.db, batchSize);
-      const overdue = await taskListReceiptOverdue(this.context.db, batchSize);
-      const timedOut = await taskListWaitsTimedOut(this.context.db, batchSize);
+      const expired = await taskListExpiredLeases(db, stepKeys, batchSize);
+      const pastDeadline = await taskListQueuedPastDeadline(db, stepKeys, batchSize);
+      const overdue = await taskListReceiptOverdue(db, stepKeys, batchSize);
+      const timedOut = await taskListWaitsTimedOut(db, stepKeys, batchSize);
       const requests: EventRequest[] = [
         ...expired.map(({ id, epoch }) => ({
           taskId: id,
