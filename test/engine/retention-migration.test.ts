@@ -61,6 +61,7 @@ it('turns the existing log into the first partition and goes on from its last id
     '0018_event_waits_locked',
     '0019_event_deliveries_unchecked',
     '0020_event_waits_one_pair',
+    '0023_event_transactions',
   ]);
   const kept = await query<{ id: string; partition: string }>(
     url(),

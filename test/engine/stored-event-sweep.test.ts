@@ -1,4 +1,9 @@
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import {
+  eventSnapshotNow,
+  taskListWaitsOfNewEvents,
+} from '../../packages/engine/src/db/sweep/waits-of-new-events';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
@@ -200,5 +205,67 @@ describe('a stored event and the waits its receiving engine could not decide (R5
     expect((await approvalOf(workflow.id))?.state).toBe('waiting');
     expect(await newer.sweep()).toBe(1);
     expect((await approvalOf(workflow.id))?.state).toBe('succeeded');
+  });
+
+  it("completes missed waits in a worker's later passes, which read only the new events", async () => {
+    const reviews = reviewEngine();
+    await reviews.migrate();
+    const digests = digestEngine();
+    const first = await reviews.submit('rolling-review', { noteId: 'before-start' });
+    await digests.sendEvent('rolling.approved', 'before-start', { approved: true, editor: 'a' });
+    await reviews.startWorker({ concurrency: 1 });
+    // The first pass looks at every wait.
+    await waitFor(
+      async () => (await approvalOf(first.workflow.id))?.state === 'succeeded' || undefined,
+      { timeoutMs: 10_000, description: 'the first pass completed the wait' },
+    );
+    // A later pass finds the wait of an event stored after the first.
+    const second = await reviews.submit('rolling-review', { noteId: 'after-start' });
+    const answer = await digests.sendEvent('rolling.approved', 'after-start', {
+      approved: true,
+      editor: 'b',
+    });
+    await waitFor(
+      async () => (await approvalOf(second.workflow.id))?.state === 'succeeded' || undefined,
+      { timeoutMs: 10_000, description: 'a later pass completed the wait' },
+    );
+    expect(await approvalOf(second.workflow.id)).toMatchObject({ delivered: answer.eventId });
+  });
+
+  it('reads an event whose transaction commits after a later one, in the pass after', async () => {
+    const reviews = reviewEngine();
+    await reviews.migrate();
+    const early = await reviews.submit('rolling-review', { noteId: 'slow-commit' });
+    const late = await reviews.submit('rolling-review', { noteId: 'fast-commit' });
+    // A send's transaction that stores its event, then takes long to commit.
+    const slow = new pg.Client({ connectionString: url() });
+    await slow.connect();
+    try {
+      await slow.query('begin');
+      await slow.query(
+        `insert into causeway_events (id, name, key, payload, sent_by, received_at)
+         values (gen_random_uuid(), 'rolling.approved', 'slow-commit',
+           '{"approved": true, "editor": "slow"}', 'client', causeway_now())`,
+      );
+      const since = await eventSnapshotNow(reviews.db);
+      // A later transaction commits first: read now.
+      await digestEngine().sendEvent('rolling.approved', 'fast-commit', {
+        approved: true,
+        editor: 'fast',
+      });
+      const read = await taskListWaitsOfNewEvents(reviews.db, since);
+      const lateTask = (await reviews.getWorkflow(late.workflow.id))?.tasks[0]?.id;
+      expect(read.taskIds).toEqual([lateTask]);
+      // The earlier transaction commits: the pass after reads its event, though its id is
+      // below the xmax of the snapshot that pass starts from.
+      await slow.query('commit');
+      const after = await taskListWaitsOfNewEvents(reviews.db, read.snapshot);
+      const earlyTask = (await reviews.getWorkflow(early.workflow.id))?.tasks[0]?.id;
+      expect(after.taskIds).toEqual([earlyTask]);
+      const nothing = await taskListWaitsOfNewEvents(reviews.db, after.snapshot);
+      expect(nothing.taskIds).toEqual([]);
+    } finally {
+      await slow.end();
+    }
   });
 });

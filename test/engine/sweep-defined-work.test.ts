@@ -1,7 +1,6 @@
 import {
   awaitReceipt,
   defineWorkflow,
-  event,
   step,
   type WorkflowDefinition,
   workflow,
@@ -38,31 +37,25 @@ function dueWorkflows(prefix: string): WorkflowDefinition[] {
       steps: { only: step({ queue: `${prefix}-idle`, deadlineMs: dueMs, run: () => 'ran' }) },
     }),
     workflow({ name: `${prefix}-wait-deadline`, input, deadlineMs: dueMs })
-      .add(
-        'wait',
-        event({
-          name: `${prefix}.never`,
-          key: (ctx) => String(ctx.input.i),
-          timeoutMs: 10 * dueMs,
-        }),
-      )
+      .event('wait', {
+        name: `${prefix}.never`,
+        key: (ctx) => String(ctx.input.i),
+        timeoutMs: 10 * dueMs,
+      })
       .build(),
     workflow({ name: `${prefix}-timeout`, input })
-      .add(
-        'wait',
-        event({
-          name: `${prefix}.late`,
-          key: (ctx) => String(ctx.input.i),
-          timeoutMs: dueMs,
-          onTimeout: 'gave up',
-        }),
-      )
+      .event('wait', {
+        name: `${prefix}.late`,
+        key: (ctx) => String(ctx.input.i),
+        timeoutMs: dueMs,
+        onTimeout: 'gave up',
+      })
       .build(),
     defineWorkflow({
       name: `${prefix}-receipt`,
       input,
       steps: {
-        submit: step({
+        submit: step<{ i: number }>({
           queue: `${prefix}-receipts`,
           run: (ctx) => awaitReceipt({ receiptId: `${prefix}-${ctx.input.i}`, timeoutMs: dueMs }),
         }),

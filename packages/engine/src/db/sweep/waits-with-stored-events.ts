@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { arrayLiteral } from '../array-literal';
 import { definedWorkflowStep } from '../claim/defined-workflow-step';
 import type { Db } from '../database';
 import { waitingStateSql } from '../task-states';
@@ -27,20 +28,31 @@ export interface WaitWithStoredEvent {
 export const eventsReadPerWait = 16;
 
 /**
+ * Which waiting tasks to look at: every one, a page at a time in id order (a sweeper's first
+ * pass), or these (the waits of events stored since its last pass).
+ */
+export type WaitScope =
+  | { readonly afterTaskId: string | null; readonly limit: number }
+  | { readonly taskIds: readonly string[] };
+
+/**
  * Waiting tasks of workflows whose every step this engine defines (`stepKeys`, as the claim)
  * that a stored event of their (name, key), received since their workflow was accepted (R37),
  * matches (R54): an engine that lacked the workflow stored it and left the wait. Tasks in id
- * order after `afterTaskId`, at most `limit` of them, each with up to `eventsReadPerWait` of
- * its events, in the order a wait takes them. Only waits whose key has a stored event at all
- * go further than the probe of `causeway_events_match`; the workflow's primary key is read for
- * those alone.
+ * order, each with up to `eventsReadPerWait` of its events, in the order a wait takes them.
+ * Only waits whose key has a stored event at all go further than the probe of
+ * `causeway_events_match`; the workflow's primary key is read for those alone.
  */
 export async function taskListWaitsWithStoredEvents(
   db: Db,
   stepKeys: readonly string[],
-  afterTaskId: string | null,
-  limit: number,
+  scope: WaitScope,
 ): Promise<WaitWithStoredEvent[]> {
+  const inScope =
+    'taskIds' in scope
+      ? sql`t.id = any(${arrayLiteral(scope.taskIds)}::uuid[])`
+      : sql`t.id > coalesce(${scope.afterTaskId}::uuid, '00000000-0000-0000-0000-000000000000')`;
+  const limit = 'taskIds' in scope ? scope.taskIds.length : scope.limit;
   const { rows } = await sql<{
     task_id: string;
     workflow_id: string;
@@ -53,19 +65,25 @@ export async function taskListWaitsWithStoredEvents(
     sent_by: string;
     reason: string | null;
   }>`
+    -- Laterals with a limit, not joins or EXISTS: a join the planner may answer with a hash of
+    -- every event or workflow; a lateral with a limit is an index probe per row (the probes of
+    -- causeway_events_match and of the primary key), whatever the statistics say.
     with keyed as materialized (
       select t.id, t.workflow_id, t.step, t.event_name, t.event_key from causeway_tasks as t
+      cross join lateral (select 1 from causeway_events as e
+        where e.name = t.event_name and e.key = t.event_key limit 1) as stored
       where t.state = ${waitingStateSql} and t.event_key is not null
-        and t.id > coalesce(${afterTaskId}::uuid, '00000000-0000-0000-0000-000000000000')
-        and exists (select 1 from causeway_events as e
-          where e.name = t.event_name and e.key = t.event_key)
+        and ${inScope}
     ),
     matched as materialized (
       select k.id, k.workflow_id, k.step, k.event_name, k.event_key, w.name, w.created_at
-      from keyed as k join causeway_workflows as w on w.id = k.workflow_id
-      where exists (select 1 from causeway_events as e
-          where e.name = k.event_name and e.key = k.event_key and e.received_at >= w.created_at)
-        and ${definedWorkflowStep(sql`k`, stepKeys)}
+      from keyed as k
+      cross join lateral (select name, created_at from causeway_workflows
+        where id = k.workflow_id limit 1) as w
+      cross join lateral (select 1 from causeway_events as e
+        where e.name = k.event_name and e.key = k.event_key and e.received_at >= w.created_at
+        limit 1) as since
+      where ${definedWorkflowStep(sql`k`, stepKeys)}
       order by k.id
       limit ${limit}
     )

@@ -11,6 +11,7 @@ import {
   taskListReceiptOverdue,
   taskListWaitsTimedOut,
 } from '../../db/sweep/sweep-queries';
+import { eventSnapshotNow, taskListWaitsOfNewEvents } from '../../db/sweep/waits-of-new-events';
 import { taskListWaitsWithStoredEvents } from '../../db/sweep/waits-with-stored-events';
 import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
@@ -36,6 +37,8 @@ export class Sweeper {
   /** A failed pass skips the ticks of its backoff: a lost database is not asked every tick. */
   private readonly backoff = new Backoff();
   private readonly partitions: PartitionUpkeep;
+  /** The snapshot up to which stored events were read (null: every wait is looked at). */
+  private eventsSeen: string | null = null;
 
   constructor(private readonly context: EngineContext) {
     this.partitions = new PartitionUpkeep(context);
@@ -127,27 +130,51 @@ export class Sweeper {
   }
 
   /**
-   * Waits a stored event matches that the engine which stored it could not decide (R54), a
-   * page at a time in task id order: a page whose waits take none of their events (a payload
-   * their step refuses) does not stop the pages after it.
+   * Waits a stored event matches that the engine which stored it could not decide (R54). The
+   * first pass looks at every wait; each later one only at the waits of events stored since
+   * the pass before it could see (`taskListWaitsOfNewEvents`), so a pass costs the new events,
+   * not the parked waits. The point a pass read up to moves on only once its edges are written.
    */
   private async sweepStoredEvents(stepKeys: readonly string[]): Promise<number> {
+    const db = this.context.db;
+    if (this.eventsSeen === null) {
+      // Taken before the look at every wait: an event it may miss is after this snapshot.
+      const snapshot = await eventSnapshotNow(db);
+      const edges = await this.sweepEveryWait(stepKeys);
+      this.eventsSeen = snapshot;
+      return edges;
+    }
+    const { snapshot, taskIds } = await taskListWaitsOfNewEvents(db, this.eventsSeen);
     let edges = 0;
-    let after: string | null = null;
+    for (let start = 0; start < taskIds.length; start += batchSize) {
+      const scope = { taskIds: taskIds.slice(start, start + batchSize) };
+      const listed = await taskListWaitsWithStoredEvents(db, stepKeys, scope);
+      const requests = storedEventWaitRequests(this.context.definitions, listed);
+      if (requests.length > 0) edges += await this.apply(requests);
+    }
+    this.eventsSeen = snapshot;
+    return edges;
+  }
+
+  /**
+   * Every wait a stored event matches, a page at a time in task id order: a page whose waits
+   * take none of their events (a payload their step refuses) does not stop the pages after it.
+   */
+  private async sweepEveryWait(stepKeys: readonly string[]): Promise<number> {
+    let edges = 0;
+    let afterTaskId: string | null = null;
     for (;;) {
-      const listed = await taskListWaitsWithStoredEvents(
-        this.context.db,
-        stepKeys,
-        after,
-        batchSize,
-      );
+      const listed = await taskListWaitsWithStoredEvents(this.context.db, stepKeys, {
+        afterTaskId,
+        limit: batchSize,
+      });
       const requests = storedEventWaitRequests(this.context.definitions, listed);
       if (requests.length > 0) edges += await this.apply(requests);
       const last = listed.at(-1);
       if (last === undefined || new Set(listed.map((wait) => wait.taskId)).size < batchSize) {
         return edges;
       }
-      after = last.taskId;
+      afterTaskId = last.taskId;
     }
   }
 
