@@ -264,8 +264,45 @@ describe('a stored event and the waits its receiving engine could not decide (R5
       expect(after.taskIds).toEqual([earlyTask]);
       const nothing = await taskListWaitsOfNewEvents(reviews.db, after.snapshot);
       expect(nothing.taskIds).toEqual([]);
+      // Both waits are the review's engine's to complete.
+      expect(await reviews.sweep()).toBe(2);
     } finally {
       await slow.end();
     }
+  });
+
+  it('is left by a send to the version that defines every step of the waiting workflow', async () => {
+    const older = reviewEngine();
+    await older.migrate();
+    const newer = testEngine(url(), { workflows: [rollingReviewNewer] });
+    const { workflow } = await newer.submit('rolling-review', { noteId: 'grown-send' });
+    // The older version knows the waiting step but not the step after it that the newer one
+    // added: had it completed the wait, nobody would make that step ready.
+    // One event (the send function), a batch (the statement), and a batch with the key twice
+    // (the transaction path): none completes it.
+    const event = { name: 'rolling.approved', key: 'grown-send', payload: { approved: true } };
+    const answers = [
+      await older.sendEvent(event.name, event.key, { ...event.payload, editor: 'one' }),
+      ...(await older.sendEvents([
+        { ...event, payload: { ...event.payload, editor: 'batch' } },
+        { ...event, key: 'nobody-waits', payload: { ...event.payload, editor: 'batch' } },
+      ])),
+      ...(await older.sendEvents([
+        { ...event, payload: { ...event.payload, editor: 'twice' } },
+        { ...event, payload: { ...event.payload, editor: 'twice' } },
+      ])),
+    ];
+    expect(answers.map((answer) => answer.tasks)).toEqual([[], [], [], [], []]);
+    expect((await approvalOf(workflow.id))?.state).toBe('waiting');
+    expect(await newer.sweep()).toBe(1);
+    expect(await approvalOf(workflow.id)).toMatchObject({
+      output: { approved: true, editor: 'one' },
+    });
+    const tasks = (await newer.getWorkflow(workflow.id))?.tasks.map((t) => [t.step, t.state]);
+    expect(tasks).toEqual([
+      ['approval', 'succeeded'],
+      ['publish', 'queued'],
+      ['notify', 'queued'],
+    ]);
   });
 });
