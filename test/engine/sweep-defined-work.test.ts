@@ -187,4 +187,27 @@ describe('the sweeper and work it does not define (R54)', () => {
     expect(await logMismatches(url())).toEqual([]);
     await setDatabaseClockOffset(url(), 0);
   }, 180_000);
+
+  it('goes on with the due work when its look for stored events fails', async () => {
+    const solo = dueWorkflows('solo');
+    const engine = testEngine(url(), { workflows: solo, sweepIntervalMs: 50 });
+    await engine.migrate();
+    await engine.startWorker({ queues: ['solo-receipts'], concurrency: 1 });
+    const timedOut = async (id: string) =>
+      (await engine.getWorkflow(id))?.tasks[0]?.transitions.at(-1)?.reason === 'event_timeout' ||
+      undefined;
+    const first = await engine.submit('solo-timeout', { i: 1 });
+    await setDatabaseClockOffset(url(), 10 * dueMs);
+    // A pass went through: the next ones read the events stored since it.
+    await waitFor(() => timedOut(first.workflow.id), { description: 'the first wait swept' });
+    // That read now fails (here: a database without the column it reads, 0023).
+    await query(url(), 'alter table causeway_events drop column xact');
+    const second = await engine.submit('solo-timeout', { i: 2 });
+    await setDatabaseClockOffset(url(), 20 * dueMs);
+    await waitFor(() => timedOut(second.workflow.id), {
+      timeoutMs: 10_000,
+      description: 'the second wait swept though the look for stored events fails',
+    });
+    await setDatabaseClockOffset(url(), 0);
+  });
 });

@@ -70,8 +70,17 @@ export class Sweeper {
     // Only what this engine can decide (R54): see sweep-queries.ts.
     const { stepKeys } = stepTableOf(this.context.definitions);
     // Events first: an approval that came before the timeout's sweep wins over its default (R39).
-    const received = await this.sweepStoredEvents(stepKeys);
-    return received + (await this.sweepDue(stepKeys));
+    // A failed look for them does not keep the pass from the due work; the pass still fails.
+    let received = 0;
+    let failure: { readonly error: unknown } | null = null;
+    try {
+      received = await this.sweepStoredEvents(stepKeys);
+    } catch (error) {
+      failure = { error };
+    }
+    const due = await this.sweepDue(stepKeys);
+    if (failure !== null) throw failure.error;
+    return received + due;
   }
 
   /** Expired leases, deadlines, wait timeouts and overdue receipts, oldest first. */
