@@ -93,6 +93,8 @@ export interface EventTable {
   /** The sender's reason (R38), or null; at most 1,000 characters. */
   reason: string | null;
   received_at: Timestamp;
+  /** The transaction that stored it, from the column's default (0023); null before 0023. */
+  xact: ColumnType<string | null, never, never>;
 }
 
 export interface EventDeliveryTable {

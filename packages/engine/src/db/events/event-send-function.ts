@@ -8,6 +8,8 @@ import { preparedMarker } from '../prepared-statements';
 import type { SessionFunction } from '../session-functions';
 import {
   builtOncePerShape,
+  definedStepKeys,
+  definesEveryStepSql,
   type EventSendShape,
   eventStepKeys,
   parentStateByMask,
@@ -167,8 +169,11 @@ begin
     select t.id, t.workflow_id, t.step, t.attempt, w.name, w.state as parent_before
     from causeway_tasks as t, causeway_workflows as w
     where t.id = any(v_tasks) and w.id = t.workflow_id and t.state = v_event_from
-      -- A wait of a workflow accepted after the event never matches it (R37).
+      -- A wait of a workflow accepted after the event never matches it (R37), nor one of a
+      -- workflow with a step this engine does not define (R54: its own engine's sweeper
+      -- completes it).
       and w.created_at <= v_now
+      and ${definesEveryStepSql(constantArraySql(definedStepKeys(shape), 'text'))}
       and (w.name || E'\n' || t.step || E'\n' || p_name) = any(${constantArraySql(eventSteps, 'text')})
     order by t.id
   loop

@@ -1,3 +1,4 @@
+import { type RawBuilder, sql } from 'kysely';
 import type { EventEdgePlan, SettleEdgePlan } from '../edge-plans';
 import type { StepColumns } from '../settle/shared-ctes';
 
@@ -51,6 +52,25 @@ export function eventStepKeys(shape: EventSendShape): string[] {
       '\n',
     ),
   );
+}
+
+/**
+ * Each step this engine defines as `workflow/step` (the claim's `stepKeys`): a send completes a
+ * wait only of a workflow whose every step (`causeway_workflows.steps`) is one of them (R54).
+ */
+export function definedStepKeys(shape: EventSendShape): string[] {
+  return shape.stepNames.map((name, index) => `${name}/${shape.stepSteps[index] as string}`);
+}
+
+/**
+ * Whether this engine defines every step the workflow `w` was submitted with (true for a row
+ * without `steps`, not written by a submit: its task's own step decides, as the event step
+ * keys do), as SQL over the columns `w.name` and `w.steps`.
+ */
+export function definesEveryStepSql(keys: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`(w.steps is null or not exists (
+      select from unnest(string_to_array(w.steps, ',')) as known(step)
+      where w.name || '/' || known.step <> all(${keys})))`;
 }
 
 /**

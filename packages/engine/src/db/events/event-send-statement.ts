@@ -11,6 +11,8 @@ import { eventSendFunction } from './event-send-function';
 import { promotionParts } from './event-send-promotions';
 import {
   builtOncePerShape,
+  definedStepKeys,
+  definesEveryStepSql,
   type EventSendShape,
   eventStepKeys,
   parentStateByMask,
@@ -212,9 +214,13 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
     -- Never waits, so the order it locks in cannot make a cycle.
     locked_workflow as materialized (
       select id, name, state,
-        -- A wait of a workflow accepted after the event never matches it (R37).
-        created_at <= (select now from clock) as accepted_before
-      from causeway_workflows
+        -- A wait of a workflow accepted after the event never matches it (R37), nor one of a
+        -- workflow with a step this engine does not define (R54: its own engine's sweeper
+        -- completes it, and makes ready the steps this one does not know).
+        created_at <= (select now from clock)
+          and ${definesEveryStepSql(constantArraySql(definedStepKeys(shape), 'text'))}
+          as decidable
+      from causeway_workflows as w
       -- An array, not a semi-join: the planner then probes the primary key for each id.
       where id = any(array(select workflow_id from waiter))
       for update skip locked
@@ -238,13 +244,13 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
     -- a lookup in a map is linear whatever plan is chosen (event-send-plan.test.ts).
     workflow_of as materialized (
       select coalesce(jsonb_object_agg(id::text, jsonb_build_object('name', name,
-        'state', state, 'accepted_before', accepted_before)), '{}') as by_id
+        'state', state, 'decidable', decidable)), '{}') as by_id
       from locked_workflow
     ),
     -- Each locked task with its workflow's columns.
     locked_task as materialized (
       select t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, w.row ->> 'name' as name,
-        w.row ->> 'state' as parent_before, (w.row -> 'accepted_before')::boolean as accepted_before
+        w.row ->> 'state' as parent_before, (w.row -> 'decidable')::boolean as decidable
       -- Looked up, not joined: a row lock of a join copies each row of its other side (here
       -- the whole map) into every locked row.
       from causeway_tasks as t,
@@ -271,7 +277,7 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
       where w.pair_index is not null and t.state = ${lit(shape.eventFrom)}
         and (t.name || E'\n' || t.step || E'\n' || (${p.names})[w.pair_index])
           = any(${constantArraySql(eventSteps, 'text')})
-        and t.accepted_before
+        and t.decidable
     ),
     -- Each cause by its workflow (one per workflow: \`whole\`), for lookups.
     cause_of as materialized (

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { definedWorkflowStep } from '../claim/defined-workflow-step';
 import type { Db } from '../database';
 import {
   leaseHoldingStatesSql,
@@ -7,14 +8,24 @@ import {
   waitingStateSql,
 } from '../task-states';
 
+/**
+ * The sweeper's lists (R10, R23, R28, R39) take only tasks of workflows whose every step the
+ * sweeping engine defines (`stepKeys`, `workflow/step`, as the claim's `definedWorkflowStep`):
+ * what it lists it can decide, so another version's work, however old and however much of it,
+ * never fills a list and stops the sweep of its own (R54). Each list reads its partial index
+ * in due order and probes the workflow's primary key per row it reads.
+ */
+
 /** Leases that ran out (R10), oldest first. */
 export async function taskListExpiredLeases(
   db: Db,
+  stepKeys: readonly string[],
   limit: number,
 ): Promise<{ id: string; epoch: number }[]> {
   const { rows } = await sql<{ id: string; lease_epoch: string }>`
-    select id, lease_epoch from causeway_tasks
+    select id, lease_epoch from causeway_tasks as t
     where state in (${leaseHoldingStatesSql}) and lease_expires_at <= causeway_now()
+      and ${definedWorkflowStep(sql`t`, stepKeys)}
     order by lease_expires_at limit ${limit}`.execute(db);
   return rows.map((row) => ({ id: row.id, epoch: Number(row.lease_epoch) }));
 }
@@ -23,14 +34,20 @@ export async function taskListExpiredLeases(
  * Queued tasks whose absolute deadline passed before they started (R28), and event steps
  * whose deadline passed while they waited (R39): each half reads its own partial index.
  */
-export async function taskListQueuedPastDeadline(db: Db, limit: number): Promise<string[]> {
+export async function taskListQueuedPastDeadline(
+  db: Db,
+  stepKeys: readonly string[],
+  limit: number,
+): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
-    (select id from causeway_tasks
+    (select id from causeway_tasks as t
      where state = ${readyStateSql} and deadline_at is not null and deadline_at <= causeway_now()
+       and ${definedWorkflowStep(sql`t`, stepKeys)}
      order by deadline_at limit ${limit})
     union all
-    (select id from causeway_tasks
+    (select id from causeway_tasks as t
      where state = ${waitingStateSql} and deadline_at is not null and deadline_at <= causeway_now()
+       and ${definedWorkflowStep(sql`t`, stepKeys)}
      order by deadline_at limit ${limit})`.execute(db);
   return rows.map((row) => row.id);
 }
@@ -38,21 +55,28 @@ export async function taskListQueuedPastDeadline(db: Db, limit: number): Promise
 /** Event steps whose wait reached its timeout (R39), with what their output depends on. */
 export async function taskListWaitsTimedOut(
   db: Db,
+  stepKeys: readonly string[],
   limit: number,
 ): Promise<{ id: string; workflowName: string; step: string }[]> {
   const { rows } = await sql<{ id: string; name: string; step: string }>`
     select t.id, w.name, t.step from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
     where t.state = ${waitingStateSql} and t.wait_timeout_at <= causeway_now()
+      and ${definedWorkflowStep(sql`t`, stepKeys)}
     order by t.wait_timeout_at limit ${limit}`.execute(db);
   return rows.map((row) => ({ id: row.id, workflowName: row.name, step: row.step }));
 }
 
 /** Tasks whose receipt did not arrive in time (R23). */
-export async function taskListReceiptOverdue(db: Db, limit: number): Promise<string[]> {
+export async function taskListReceiptOverdue(
+  db: Db,
+  stepKeys: readonly string[],
+  limit: number,
+): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
-    select id from causeway_tasks
+    select id from causeway_tasks as t
     where state = ${receiptAwaitingStateSql} and receipt_deadline_at <= causeway_now()
+      and ${definedWorkflowStep(sql`t`, stepKeys)}
     order by receipt_deadline_at limit ${limit}`.execute(db);
   return rows.map((row) => row.id);
 }

@@ -208,6 +208,9 @@ async function sendInTransaction(
     // A wait of a workflow accepted after the event never matches it (R37).
     if (event === undefined || workflow === undefined || step === undefined) continue;
     if (receivedAt !== null && workflow.createdAt > receivedAt) continue;
+    // Nor one of a workflow with a step this engine does not define (R54): its own engine's
+    // sweeper completes it, and makes ready the steps this one does not know.
+    if (!definesEveryTask(context, workflow.name, loaded.tasks, task.workflowId)) continue;
     const outputJson = eventOutputJson(step, JSON.parse(event.payloadJson));
     if (outputJson === null) continue;
     requests.push({
@@ -242,6 +245,20 @@ async function sendInTransaction(
   const repeats = ids.filter((id) => !freshIds.has(id));
   const delivered = [...completed, ...(await eventDeliveredTasks(tx, [...new Set(repeats)]))];
   return answersOf(ids, fresh, existing, receivedAt, delivered);
+}
+
+/** Whether this engine defines the step of every task of the workflow (its submitted steps). */
+function definesEveryTask(
+  context: Pick<EngineContext, 'definitions'>,
+  workflowName: string,
+  tasks: readonly { readonly workflowId: string; readonly step: string }[],
+  workflowId: string,
+): boolean {
+  const steps = context.definitions.get(workflowName)?.steps ?? [];
+  return tasks.every(
+    (other) =>
+      other.workflowId !== workflowId || steps.some((defined) => defined.name === other.step),
+  );
 }
 
 async function storedByIdempotencyKey(

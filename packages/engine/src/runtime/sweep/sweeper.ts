@@ -11,19 +11,25 @@ import {
   taskListReceiptOverdue,
   taskListWaitsTimedOut,
 } from '../../db/sweep/sweep-queries';
+import { eventSnapshotNow, taskListWaitsOfNewEvents } from '../../db/sweep/waits-of-new-events';
+import { taskListWaitsWithStoredEvents } from '../../db/sweep/waits-with-stored-events';
 import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 import { Backoff } from '../reconnect-backoff';
 import { PartitionUpkeep } from '../retention/partition-upkeep';
+import { stepTableOf } from '../step-table';
+import { storedEventWaitRequests } from './stored-event-waits';
 
 const batchSize = 200;
 
 /**
- * The sweeper (R10, R23, R28): expired leases, queued work past its deadline, receipts that
- * never came. Any number may run at once: each event carries a precondition checked on the
- * locked row, so a second sweeper finds the work done and writes nothing.
+ * The sweeper (R10, R23, R28, R39, R54): expired leases, queued work past its deadline,
+ * receipts that never came, waits that timed out, and waits a stored event matches that the
+ * engine which received it could not decide. It lists only what this engine defines. Any
+ * number may run at once: each event carries a precondition checked on the locked row, so a
+ * second sweeper finds the work done and writes nothing.
  */
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -31,6 +37,8 @@ export class Sweeper {
   /** A failed pass skips the ticks of its backoff: a lost database is not asked every tick. */
   private readonly backoff = new Backoff();
   private readonly partitions: PartitionUpkeep;
+  /** The snapshot up to which stored events were read (null: every wait is looked at). */
+  private eventsSeen: string | null = null;
 
   constructor(private readonly context: EngineContext) {
     this.partitions = new PartitionUpkeep(context);
@@ -59,13 +67,32 @@ export class Sweeper {
 
   /** One pass over everything that is due; returns how many edges it wrote. */
   async sweep(): Promise<number> {
+    // Only what this engine can decide (R54): see sweep-queries.ts.
+    const { stepKeys } = stepTableOf(this.context.definitions);
+    // Events first: an approval that came before the timeout's sweep wins over its default (R39).
+    // A failed look for them does not keep the pass from the due work; the pass still fails.
+    let received = 0;
+    let failure: { readonly error: unknown } | null = null;
+    try {
+      received = await this.sweepStoredEvents(stepKeys);
+    } catch (error) {
+      failure = { error };
+    }
+    const due = await this.sweepDue(stepKeys);
+    if (failure !== null) throw failure.error;
+    return received + due;
+  }
+
+  /** Expired leases, deadlines, wait timeouts and overdue receipts, oldest first. */
+  private async sweepDue(stepKeys: readonly string[]): Promise<number> {
     const actor = { kind: 'sweeper' as const, name: this.context.holder };
+    const db = this.context.db;
     let edges = 0;
     for (;;) {
-      const expired = await taskListExpiredLeases(this.context.db, batchSize);
-      const pastDeadline = await taskListQueuedPastDeadline(this.context.db, batchSize);
-      const overdue = await taskListReceiptOverdue(this.context.db, batchSize);
-      const timedOut = await taskListWaitsTimedOut(this.context.db, batchSize);
+      const expired = await taskListExpiredLeases(db, stepKeys, batchSize);
+      const pastDeadline = await taskListQueuedPastDeadline(db, stepKeys, batchSize);
+      const overdue = await taskListReceiptOverdue(db, stepKeys, batchSize);
+      const timedOut = await taskListWaitsTimedOut(db, stepKeys, batchSize);
       const requests: EventRequest[] = [
         ...expired.map(({ id, epoch }) => ({
           taskId: id,
@@ -100,31 +127,87 @@ export class Sweeper {
         })),
       ];
       if (requests.length === 0) return edges;
-      const result = await this.context.db
-        .transaction()
-        .execute((tx) => applyEvents(tx, this.context.apply, requests));
-      const applied = result.outcomes.filter((outcome) => outcome.kind === 'applied');
-      for (const outcome of applied) {
-        if (outcome.kind !== 'applied') continue;
-        taskLogger(this.context.rootLogger, {
-          holder: this.context.holder,
-          workflowId: outcome.task.workflowId,
-          taskId: outcome.taskId,
-          attempt: outcome.task.attempt,
-          step: outcome.task.step,
-        }).info(
-          { reason: outcome.edge.reason },
-          `sweeper: ${outcome.edge.from} → ${outcome.edge.to} (${outcome.edge.reason})`,
-        );
-      }
-      edges += applied.length;
+      const applied = await this.apply(requests);
+      edges += applied;
       const full =
         expired.length === batchSize ||
         pastDeadline.length >= batchSize ||
         overdue.length === batchSize ||
         timedOut.length === batchSize;
-      if (!full || applied.length === 0) return edges;
+      if (!full || applied === 0) return edges;
     }
+  }
+
+  /**
+   * Waits a stored event matches that the engine which stored it could not decide (R54). The
+   * first pass looks at every wait; each later one only at the waits of events stored since
+   * the pass before it could see (`taskListWaitsOfNewEvents`), so a pass costs the new events,
+   * not the parked waits. The point a pass read up to moves on only once its edges are written.
+   */
+  private async sweepStoredEvents(stepKeys: readonly string[]): Promise<number> {
+    const db = this.context.db;
+    if (this.eventsSeen === null) {
+      // Taken before the look at every wait: an event it may miss is after this snapshot.
+      const snapshot = await eventSnapshotNow(db);
+      const edges = await this.sweepEveryWait(stepKeys);
+      this.eventsSeen = snapshot;
+      return edges;
+    }
+    const { snapshot, taskIds } = await taskListWaitsOfNewEvents(db, this.eventsSeen);
+    let edges = 0;
+    for (let start = 0; start < taskIds.length; start += batchSize) {
+      const scope = { taskIds: taskIds.slice(start, start + batchSize) };
+      const listed = await taskListWaitsWithStoredEvents(db, stepKeys, scope);
+      const requests = storedEventWaitRequests(this.context.definitions, listed);
+      if (requests.length > 0) edges += await this.apply(requests);
+    }
+    this.eventsSeen = snapshot;
+    return edges;
+  }
+
+  /**
+   * Every wait a stored event matches, a page at a time in task id order: a page whose waits
+   * take none of their events (a payload their step refuses) does not stop the pages after it.
+   */
+  private async sweepEveryWait(stepKeys: readonly string[]): Promise<number> {
+    let edges = 0;
+    let afterTaskId: string | null = null;
+    for (;;) {
+      const listed = await taskListWaitsWithStoredEvents(this.context.db, stepKeys, {
+        afterTaskId,
+        limit: batchSize,
+      });
+      const requests = storedEventWaitRequests(this.context.definitions, listed);
+      if (requests.length > 0) edges += await this.apply(requests);
+      const last = listed.at(-1);
+      if (last === undefined || new Set(listed.map((wait) => wait.taskId)).size < batchSize) {
+        return edges;
+      }
+      afterTaskId = last.taskId;
+    }
+  }
+
+  /** Decides the requests in one transaction and logs each edge written; returns how many. */
+  private async apply(requests: readonly EventRequest[]): Promise<number> {
+    const result = await this.context.db
+      .transaction()
+      .execute((tx) => applyEvents(tx, this.context.apply, requests));
+    let applied = 0;
+    for (const outcome of result.outcomes) {
+      if (outcome.kind !== 'applied') continue;
+      applied += 1;
+      taskLogger(this.context.rootLogger, {
+        holder: this.context.holder,
+        workflowId: outcome.task.workflowId,
+        taskId: outcome.taskId,
+        attempt: outcome.task.attempt,
+        step: outcome.task.step,
+      }).info(
+        { reason: outcome.edge.reason },
+        `sweeper: ${outcome.edge.from} → ${outcome.edge.to} (${outcome.edge.reason})`,
+      );
+    }
+    return applied;
   }
 }
 
