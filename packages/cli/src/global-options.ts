@@ -14,7 +14,8 @@ export const globalOptions: Readonly<Record<string, OptionSpec & { short?: strin
   token: {
     type: 'string',
     value: 'token',
-    description: 'the operator token mutations need (default: CAUSEWAY_TOKEN)',
+    description:
+      'the operator token; mutations need one, reads too unless the server is loopback-only (default: CAUSEWAY_TOKEN)',
   },
   json: { type: 'boolean', description: 'print JSON (docs/cli.md has each shape)' },
   'timeout-ms': {

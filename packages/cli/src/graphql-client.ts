@@ -4,7 +4,7 @@ import { CliError, kindOfApiCode } from './exit-codes';
 export interface Endpoint {
   /** The GraphQL endpoint, e.g. `http://127.0.0.1:4000/graphql`. */
   readonly url: string;
-  /** The operator's bearer token, if any (mutations need one). */
+  /** The operator's bearer token, if any (mutations need one; reads do too unless the server is loopback-only). */
   readonly token: string | undefined;
   /** How long one request may take before it counts as a connection error. */
   readonly timeoutMs: number;
