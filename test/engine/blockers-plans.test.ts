@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { publishNote } from '../../examples/publish-note/workflow';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
+import { explainNodes, relationBuffers, relationScans } from '../helpers/query-plans';
 
 /**
  * `why` must not slow down as finished work piles up (issue 18): every statement the blockers
@@ -15,17 +16,6 @@ import { query, testEngine } from '../helpers/engine';
 const database = useTestDatabase();
 const url = () => database().url;
 const definitions = workflowRegistry([publishNote]);
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: PlanNode[];
-}
-
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 
 const pools: Kysely<CausewayDatabase>[] = [];
 afterAll(async () => {
@@ -45,38 +35,18 @@ async function explainBlockers(workflowId: string) {
   });
   pools.push(db);
   const blockers = await createReadModel(db).blockersByWorkflowIds([workflowId], definitions);
-  const client = new pg.Client({ connectionString: url() });
-  await client.connect();
-  try {
-    const plans = [];
-    for (const statement of statements) {
-      const { rows } = await client.query(
-        `explain (analyze, buffers, format json) ${statement.sql}`,
-        [...statement.parameters],
-      );
-      const plan = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]?.Plan;
-      if (plan === undefined) throw new Error('EXPLAIN returned no plan');
-      const all = nodes(plan);
-      plans.push({
-        statement: statement.sql.trim().slice(0, 60),
-        scans: all
-          .filter((node) => node['Relation Name'] !== undefined)
-          .map((node) => `${node['Node Type']} ${node['Index Name'] ?? node['Relation Name']}`),
-        // Pages of the tables and their indexes only: a fresh connection's catalog lookups
-        // (counted at the top) vary from run to run.
-        buffers: all
-          .filter((node) => node['Relation Name'] !== undefined)
-          .reduce(
-            (total, node) =>
-              total + (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0),
-            0,
-          ),
-      });
-    }
-    return { blockers: blockers.get(workflowId) ?? [], plans };
-  } finally {
-    await client.end();
+  const plans = [];
+  for (const statement of statements) {
+    const all = await explainNodes(url(), statement.sql, statement.parameters, 'analyze, buffers');
+    // Pages of the tables and their indexes only: a fresh connection's catalog lookups
+    // (counted at the top) vary from run to run.
+    plans.push({
+      statement: statement.sql.trim().slice(0, 60),
+      scans: relationScans(all),
+      buffers: relationBuffers(all),
+    });
   }
+  return { blockers: blockers.get(workflowId) ?? [], plans };
 }
 
 /** Finished workflows with three succeeded tasks and their log rows, inserted directly. */

@@ -12,6 +12,7 @@ import { workflowDeleteBatchSql } from '../../packages/engine/src/db/retention/w
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
+import { explainNodes, type PlanNode } from '../helpers/query-plans';
 import { dayMs, retentionWorkflows } from './retention-support';
 
 const database = useTestDatabase();
@@ -20,24 +21,9 @@ const events = 40_000;
 const workflows = 20_000;
 let db: Kysely<CausewayDatabase>;
 
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly Plans?: readonly PlanNode[];
-}
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-
 async function planOf(statement: { compile(db: Kysely<CausewayDatabase>): unknown }) {
   const compiled = statement.compile(db) as { sql: string; parameters: readonly unknown[] };
-  const rows = await query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-    url(),
-    `explain (format json) ${compiled.sql}`,
-    [...compiled.parameters],
-  );
-  return nodes(
-    (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]?.Plan as PlanNode,
-  );
+  return explainNodes(url(), compiled.sql, compiled.parameters);
 }
 
 const watched = ['causeway_events', 'causeway_event_deliveries', 'causeway_workflows'];

@@ -17,6 +17,7 @@ import { taskListWaitsWithStoredEvents } from '../../packages/engine/src/db/swee
 import { stepTableOf } from '../../packages/engine/src/runtime/step-table';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
+import { explainNodes, relationBuffers, relationScans } from '../helpers/query-plans';
 import { rollingDigest, rollingReview } from './fixtures/rolling-event-workflows';
 
 /**
@@ -28,16 +29,6 @@ import { rollingDigest, rollingReview } from './fixtures/rolling-event-workflows
 const database = useTestDatabase();
 const url = () => database().url;
 const stepKeys = stepTableOf(workflowRegistry([rollingReview])).stepKeys;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: PlanNode[];
-}
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 
 const pools: Kysely<CausewayDatabase>[] = [];
 afterAll(async () => {
@@ -65,34 +56,16 @@ async function explainLists(eventsSince: string) {
     limit: 200,
   });
   const fresh = await taskListWaitsOfNewEvents(db, eventsSince);
-  const client = new pg.Client({ connectionString: url() });
-  await client.connect();
-  try {
-    const plans = [];
-    for (const statement of statements) {
-      const { rows } = await client.query(
-        `explain (analyze, buffers, format json) ${statement.sql}`,
-        [...statement.parameters],
-      );
-      const plan = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]?.Plan;
-      if (plan === undefined) throw new Error('EXPLAIN returned no plan');
-      const all = nodes(plan).filter((node) => node['Relation Name'] !== undefined);
-      plans.push({
-        statement: statement.sql.trim().replace(/\s+/g, ' ').slice(0, 70),
-        scans: all.map(
-          (node) => `${node['Node Type']} ${node['Index Name'] ?? node['Relation Name']}`,
-        ),
-        buffers: all.reduce(
-          (total, node) =>
-            total + (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0),
-          0,
-        ),
-      });
-    }
-    return { listed, fresh, plans };
-  } finally {
-    await client.end();
+  const plans = [];
+  for (const statement of statements) {
+    const all = await explainNodes(url(), statement.sql, statement.parameters, 'analyze, buffers');
+    plans.push({
+      statement: statement.sql.trim().replace(/\s+/g, ' ').slice(0, 70),
+      scans: relationScans(all),
+      buffers: relationBuffers(all),
+    });
   }
+  return { listed, fresh, plans };
 }
 
 /** Finished workflows, each with a succeeded task, inserted directly. */

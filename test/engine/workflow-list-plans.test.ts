@@ -21,6 +21,7 @@ import {
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
+import { explainNodes } from '../helpers/query-plans';
 
 const database = useTestDatabase();
 const url = () => database().url;
@@ -65,27 +66,9 @@ afterAll(async () => {
   await db?.destroy();
 });
 
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly 'Actual Rows': number;
-  readonly 'Actual Loops': number;
-  readonly 'Rows Removed by Filter'?: number;
-  readonly Plans?: readonly PlanNode[];
-}
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-
 /** The plan's nodes, run: how many rows each read. */
 async function analyzed(compiled: { sql: string; parameters: readonly unknown[] }) {
-  const rows = await query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-    url(),
-    `explain (analyze, format json) ${compiled.sql}`,
-    [...compiled.parameters],
-  );
-  const plan = nodes(
-    (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]?.Plan as PlanNode,
-  );
+  const plan = await explainNodes(url(), compiled.sql, compiled.parameters, 'analyze');
   const scans = plan.filter((node) => node['Node Type'].includes('Scan'));
   return {
     seqScans: plan.flatMap((node) =>
@@ -94,7 +77,9 @@ async function analyzed(compiled: { sql: string; parameters: readonly unknown[] 
     indexes: [...new Set(plan.flatMap((node) => node['Index Name'] ?? []))].sort(),
     rowsRead: scans.reduce(
       (sum, node) =>
-        sum + (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'],
+        sum +
+        ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) *
+          (node['Actual Loops'] ?? 1),
       0,
     ),
   };
