@@ -15,9 +15,22 @@ import { constantArrayLiteral } from '../array-literal';
 export function definedWorkflowStep(task: RawBuilder<unknown>, stepKeys: readonly string[]) {
   const keys = sql`${constantArrayLiteral(stepKeys)}::text[]`;
   return sql`coalesce((
-      select not exists (
-          select 1
-          from unnest(coalesce(string_to_array(w.steps, ','), array[${task}.step])) as known(step)
-          where w.name || '/' || known.step <> all(${keys}))
+      select ${everyStepDefined(sql`w`, sql`array[${task}.step]`, keys)}
       from causeway_workflows as w where w.id = ${task}.workflow_id), false)`;
+}
+
+/**
+ * Whether every step the workflow row `workflow` was submitted with (its `steps`, or else the
+ * steps `otherwise` gives) is one of `keys` (`workflow/step`): the one test of R54, for a row
+ * the statement already has (the send locks it) or probes (`definedWorkflowStep`).
+ */
+export function everyStepDefined(
+  workflow: RawBuilder<unknown>,
+  otherwise: RawBuilder<unknown>,
+  keys: RawBuilder<unknown>,
+): RawBuilder<boolean> {
+  return sql<boolean>`not exists (
+          select 1
+          from unnest(coalesce(string_to_array(${workflow}.steps, ','), ${otherwise})) as known(step)
+          where ${workflow}.name || '/' || known.step <> all(${keys}))`;
 }

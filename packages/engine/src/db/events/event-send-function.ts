@@ -8,7 +8,6 @@ import { preparedMarker } from '../prepared-statements';
 import type { SessionFunction } from '../session-functions';
 import {
   builtOncePerShape,
-  definedStepKeys,
   definesEveryStepSql,
   type EventSendShape,
   eventStepKeys,
@@ -173,7 +172,7 @@ begin
       -- workflow with a step this engine does not define (R54: its own engine's sweeper
       -- completes it).
       and w.created_at <= v_now
-      and ${definesEveryStepSql(constantArraySql(definedStepKeys(shape), 'text'))}
+      and ${definesEveryStepSql(shape)}
       and (w.name || E'\n' || t.step || E'\n' || p_name) = any(${constantArraySql(eventSteps, 'text')})
     order by t.id
   loop

@@ -1,4 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
+import { constantArraySql } from '../array-literal';
+import { everyStepDefined } from '../claim/defined-workflow-step';
 import type { EventEdgePlan, SettleEdgePlan } from '../edge-plans';
 import type { StepColumns } from '../settle/shared-ctes';
 
@@ -17,6 +19,8 @@ export interface EventSendShape
   extends PromotionPlan,
     EventEdgePlan,
     Pick<StepColumns, 'stepNames' | 'stepSteps' | 'stepAfter' | 'stepOrder'> {
+  /** Each step this engine defines as `workflow/step` (the claim's `stepKeys`). */
+  readonly stepKeys: readonly string[];
   readonly eventStepWorkflows: readonly string[];
   readonly eventStepSteps: readonly string[];
   readonly eventStepEvents: readonly string[];
@@ -55,22 +59,12 @@ export function eventStepKeys(shape: EventSendShape): string[] {
 }
 
 /**
- * Each step this engine defines as `workflow/step` (the claim's `stepKeys`): a send completes a
- * wait only of a workflow whose every step (`causeway_workflows.steps`) is one of them (R54).
+ * Whether this engine defines every step the workflow `w` was submitted with (R54): a send
+ * completes only such waits. A row without `steps` (not written by a submit) passes: its
+ * task's own step decides, as the event step keys do.
  */
-export function definedStepKeys(shape: EventSendShape): string[] {
-  return shape.stepNames.map((name, index) => `${name}/${shape.stepSteps[index] as string}`);
-}
-
-/**
- * Whether this engine defines every step the workflow `w` was submitted with (true for a row
- * without `steps`, not written by a submit: its task's own step decides, as the event step
- * keys do), as SQL over the columns `w.name` and `w.steps`.
- */
-export function definesEveryStepSql(keys: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`(w.steps is null or not exists (
-      select from unnest(string_to_array(w.steps, ',')) as known(step)
-      where w.name || '/' || known.step <> all(${keys})))`;
+export function definesEveryStepSql(shape: EventSendShape): RawBuilder<unknown> {
+  return everyStepDefined(sql`w`, sql`'{}'::text[]`, constantArraySql(shape.stepKeys, 'text'));
 }
 
 /**

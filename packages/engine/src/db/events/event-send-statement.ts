@@ -11,7 +11,6 @@ import { eventSendFunction } from './event-send-function';
 import { promotionParts } from './event-send-promotions';
 import {
   builtOncePerShape,
-  definedStepKeys,
   definesEveryStepSql,
   type EventSendShape,
   eventStepKeys,
@@ -218,7 +217,7 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
         -- workflow with a step this engine does not define (R54: its own engine's sweeper
         -- completes it, and makes ready the steps this one does not know).
         created_at <= (select now from clock)
-          and ${definesEveryStepSql(constantArraySql(definedStepKeys(shape), 'text'))}
+          and ${definesEveryStepSql(shape)}
           as decidable
       from causeway_workflows as w
       -- An array, not a semi-join: the planner then probes the primary key for each id.

@@ -80,6 +80,7 @@ function sendTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): Send
       stepSteps: steps.stepSteps,
       stepAfter: steps.stepAfter,
       stepOrder: steps.stepOrder,
+      stepKeys: steps.stepKeys,
       eventStepWorkflows: entries.map((entry) => entry.definition.name),
       eventStepSteps: entries.map((entry) => entry.step.name),
       eventStepEvents: entries.map((entry) => entry.event),
