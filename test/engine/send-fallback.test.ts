@@ -11,6 +11,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
+import { type Sabotage, sabotageStatement } from './fixtures/statement-sabotage';
 import { expectLogIsSound } from './semantics-support';
 
 const database = useTestDatabase();
@@ -27,30 +28,18 @@ const approval = workflow({ name: 'send-fallback', input: z.object({ id: z.strin
 
 const engine = () => testEngine(url(), { workflows: [approval] });
 
-type Sabotage = 'skip_update' | 'serialization_failure';
-
 /** Installs the trigger; it acts only in the send's statement or its session function. */
-async function sabotageSend(how: Sabotage): Promise<void> {
-  const act =
-    how === 'skip_update'
-      ? 'return null;'
-      : "raise exception 'provoked by the test' using errcode = 'serialization_failure';";
-  await query(
+const sabotageSend = (how: Sabotage) =>
+  sabotageStatement(
     url(),
-    `create or replace function test_sabotage_send() returns trigger language plpgsql as $$
-     begin
-       if current_query() like '%event_insert as (%'
-         or current_query() like '%causeway_event_send_%' then ${act} end if;
-       return new;
-     end $$`,
+    'test_sabotage_send',
+    {
+      queryParts: ['event_insert as (', 'causeway_event_send_'],
+      fromState: 'waiting',
+      toState: 'succeeded',
+    },
+    how,
   );
-  await query(
-    url(),
-    `create or replace trigger test_sabotage_send before update on causeway_tasks
-       for each row when (old.state = 'waiting' and new.state = 'succeeded')
-       execute function test_sabotage_send()`,
-  );
-}
 
 beforeAll(async () => {
   const setup = engine();

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
+import { type Sabotage, sabotageStatement } from './fixtures/statement-sabotage';
 import { expectLogIsSound } from './semantics-support';
 
 const database = useTestDatabase();
@@ -53,30 +54,14 @@ const twoSteps = defineWorkflow({
   },
 });
 
-/** What the trigger does inside the settle statement to a task it completes. */
-type Sabotage = 'skip_update' | 'serialization_failure';
-
 /** Installs the trigger; it acts only in statements whose text is the settle statement's. */
-async function sabotageSettleStatement(how: Sabotage): Promise<void> {
-  const act =
-    how === 'skip_update'
-      ? 'return null;'
-      : "raise exception 'provoked by the test' using errcode = 'serialization_failure';";
-  await query(
+const sabotageSettleStatement = (how: Sabotage) =>
+  sabotageStatement(
     url(),
-    `create or replace function test_sabotage_settle() returns trigger language plpgsql as $$
-     begin
-       if current_query() like '%completed_update as (%' then ${act} end if;
-       return new;
-     end $$`,
+    'test_sabotage_settle',
+    { queryParts: ['completed_update as ('], fromState: 'leased', toState: 'succeeded' },
+    how,
   );
-  await query(
-    url(),
-    `create or replace trigger test_sabotage_settle before update on causeway_tasks
-       for each row when (old.state = 'leased' and new.state = 'succeeded')
-       execute function test_sabotage_settle()`,
-  );
-}
 
 beforeAll(async () => {
   const setup = testEngine(url(), { workflows: [twoSteps] });
