@@ -29,9 +29,10 @@ const codesByState: Readonly<
   pending: ['upstream_pending'],
   queued: ['not_due', 'no_worker', 'queue_full', 'claimable'],
   leased: ['running', 'lease_stale'],
-  cancel_requested: ['cancel_pending', 'lease_stale'],
+  cancel_requested: ['cancel_pending', 'lease_stale', 'children_pending'],
   awaiting_receipt: ['awaiting_receipt'],
   waiting: ['waiting_for_event'],
+  awaiting_children: ['children_pending'],
 };
 
 const holders = ['w1', 'w2', 'w3'] as const;
@@ -145,6 +146,7 @@ const facts: fc.Arbitrary<BlockerInput> = fc
             succeedsOnTimeout: fc.boolean(),
           }),
         ),
+        map: fc.boolean(),
       }),
     ),
     workers: fc.uniqueArray(registered, { selector: (worker) => worker.holder, maxLength: 3 }),

@@ -1973,6 +1973,7 @@ const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc.record({
     fc.record({ timeoutMs: fc.integer({ min: 1, max: 60_000 }), succeedsOnTimeout: fc.boolean() }),
     { nil: null },
   ),
+  map: fc.constant(false),
 });
 
 const anyActorArbitrary = fc.constantFrom(...specActorKinds).map(actorOf);

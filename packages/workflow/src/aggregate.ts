@@ -34,9 +34,12 @@ export const aggregationRules: readonly AggregationRule[] = Object.freeze([
   // Only the outside world can move it: an event, a timeout, an operator.
   {
     state: 'waiting',
-    when: [{ some: ['waiting'] }, { no: ['leased', 'awaiting_receipt', 'queued'] }],
+    when: [
+      { some: ['waiting'] },
+      { no: ['leased', 'awaiting_receipt', 'awaiting_children', 'queued'] },
+    ],
   },
-  { state: 'running', when: [{ some: ['leased', 'awaiting_receipt'] }] },
+  { state: 'running', when: [{ some: ['leased', 'awaiting_receipt', 'awaiting_children'] }] },
   { state: 'running', when: [{ some: ['succeeded'] }, { some: nonTerminalTaskStates }] },
   { state: 'queued', when: [] },
 ] satisfies AggregationRule[]);

@@ -15,6 +15,7 @@ export const blockerCodes = [
   'awaiting_receipt',
   'waiting_for_event',
   'cancel_pending',
+  'children_pending',
 ] as const;
 export type BlockerCode = (typeof blockerCodes)[number];
 
@@ -164,5 +165,20 @@ export const blockerCodeMeanings: Readonly<Record<BlockerCode, BlockerCodeMeanin
       reason: sweeperReason,
     },
     until: '`leaseExpiresAt`',
+  },
+  children_pending: {
+    meaning:
+      'awaits its child workflows (R45, R48); it settles by fixed rules once they decide it. The blocker of the oldest unfinished child says what holds the tree',
+    facts: {
+      total: 'how many child workflows it started',
+      succeeded: 'how many of them succeeded',
+      failed: 'how many ended `dead` or `cancelled`',
+      open: 'how many are not finished',
+      tolerated: 'how many failures its tolerance allows',
+      cancelling: 'true when a cancel was asked and it waits for the children to stop',
+      oldest:
+        '{ workflowId, state, blocker }: the oldest unfinished child and what blocks it; null when none',
+    },
+    until: 'null: it moves when its children finish',
   },
 } satisfies Record<BlockerCode, BlockerCodeMeaning>);

@@ -72,6 +72,24 @@ export interface BlockerInput {
   readonly queue: QueueLoad;
   /** Database time of the read. */
   readonly now: Date;
+  /** For a step with child workflows: their counts and what blocks the oldest open one. */
+  readonly children?: ChildrenFacts | null;
+}
+
+/** What the engine read of a step's child workflows for its blocker (R48). */
+export interface ChildrenFacts {
+  readonly total: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly open: number;
+  readonly allowedFailures: number;
+  /** The oldest unfinished child, with its own blocker when it has one. */
+  readonly oldest: {
+    readonly workflowId: string;
+    readonly name: string;
+    readonly state: string;
+    readonly blocker: Blocker | null;
+  } | null;
 }
 
 /** A blocker of `input`'s task. */

@@ -1,3 +1,4 @@
+import { childrenBlocker } from './blocker-children';
 import type { Blocker } from './blocker-codes';
 import {
   type BlockerInput,
@@ -29,9 +30,15 @@ export function decideBlocker(input: BlockerInput): Blocker | null {
       return eventBlocker(input);
     case 'awaiting_receipt':
       return receiptBlocker(input);
+    case 'awaiting_children':
+      return childrenBlocker(input);
     case 'leased':
-    case 'cancel_requested':
       return leaseBlocker(input);
+    case 'cancel_requested':
+      // A cancel asked of a step awaiting children waits for them, not for a lease.
+      return input.task.leaseHolder === null && input.children != null
+        ? childrenBlocker(input)
+        : leaseBlocker(input);
     case 'queued': {
       const runAt = task.snapshot.runAt;
       if (runAt !== null && runAt.getTime() > now.getTime()) return notDueBlocker(input, runAt);

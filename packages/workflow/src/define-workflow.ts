@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { MapSpec, StartChildren } from './child-workflows';
 import type { EventWait } from './event-wait';
 import {
   type BackoffPolicy,
@@ -11,8 +12,16 @@ import {
 import type { StepContext } from './step-context';
 import type { AwaitReceipt, SendRequest, SnoozeRequest } from './step-results';
 
-/** What `run` may return: an output, `awaitReceipt(...)`, `send(...)` or `snooze(...)`. */
-export type StepReturn<TOutput> = TOutput | AwaitReceipt | SendRequest | SnoozeRequest;
+/**
+ * What `run` may return: an output, `awaitReceipt(...)`, `send(...)`, `snooze(...)` or
+ * `startChildren(...)` / `startChild(...)`.
+ */
+export type StepReturn<TOutput> =
+  | TOutput
+  | AwaitReceipt
+  | SendRequest
+  | SnoozeRequest
+  | StartChildren;
 
 export interface StepOptions<TInput, TOutput> {
   /** Names of the steps that must succeed first. */
@@ -42,6 +51,8 @@ export interface StepDefinition<TInput = unknown, TOutput = unknown> {
   readonly policy: RetryPolicy;
   /** An event step's wait (`event(...)`, R37); absent for a step that runs code. */
   readonly event?: EventWait;
+  /** A map step's list and child workflow (`map(...)`, R44); absent for a step that runs code. */
+  readonly map?: MapSpec;
   readonly run: (
     context: StepContext<TInput>,
   ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
@@ -105,6 +116,7 @@ export function step<TInput = unknown, TOutput = unknown>(
     deadlineMs: options.deadlineMs ?? null,
     delayMs: options.delayMs ?? null,
     wait: null,
+    map: false,
   });
   const problems = retryPolicyProblems(policy);
   const queue = options.queue ?? defaultQueue;

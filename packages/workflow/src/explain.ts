@@ -130,9 +130,26 @@ function describe(row: Transition): string {
     cancelled_while_waiting: () =>
       `cancelled while waiting for its event${by}${operatorReason(row)}`,
     step_input_failed: () =>
-      `its event key failed${error}: dead, not waiting for an event nothing could match`,
+      `a function the engine evaluates for it (an event key, a map's list or a child's input) failed${error}: dead`,
+    children_started: () =>
+      `started ${typeof row.detail?.children === 'number' ? `${row.detail.children} ` : ''}child workflows${by}, awaiting them`,
+    children_succeeded: () => `child workflows finished${childCounts(row)}: succeeded`,
+    children_failed: () =>
+      `child workflows failed${childCounts(row)}: dead, the unfinished ones cancelled`,
+    children_cancelled: () => `child workflows stopped${childCounts(row)}: cancelled`,
   };
   return phrases[row.reason]();
+}
+
+/** " (8 succeeded, 1 failed, tolerated 1)" from a children edge's detail. */
+function childCounts(row: Transition): string {
+  const detail = row.detail ?? {};
+  const count = (key: string) => (typeof detail[key] === 'number' ? (detail[key] as number) : 0);
+  if (typeof detail.total !== 'number') return '';
+  const parts = [`${count('succeeded')} of ${count('total')} succeeded`];
+  if (count('failed') > 0) parts.push(`${count('failed')} failed`);
+  if (count('tolerated') > 0) parts.push(`tolerated ${count('tolerated')}`);
+  return ` (${parts.join(', ')})`;
 }
 
 function byActor(actor: string): string {

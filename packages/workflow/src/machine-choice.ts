@@ -29,6 +29,8 @@ export const refusalCodes = [
   'wait_not_expired',
   /** A function the engine evaluates for the step still throws or gives an invalid value (R58). */
   'step_input_failed',
+  /** A step's child workflows are not all terminal and the failures are within tolerance. */
+  'children_pending',
 ] as const;
 export type RefusalCode = (typeof refusalCodes)[number];
 
@@ -106,4 +108,6 @@ export interface DecideInput {
    * engine evaluated it (R58); absent or null when it gave a valid key.
    */
   readonly inputProblem?: StepInputProblem | null;
+  /** For a replay: the dead step started child workflows, so it awaits them again (R47). */
+  readonly hasChildren?: boolean;
 }

@@ -15,6 +15,7 @@ export const taskStates = [
   'leased',
   'awaiting_receipt',
   'waiting',
+  'awaiting_children',
   'cancel_requested',
   'succeeded',
   'cancelled',
@@ -60,7 +61,10 @@ export const taskStateMeanings: Readonly<Record<TaskState, string>> = Object.fre
   leased: 'a worker holds the lease and may be executing',
   awaiting_receipt: 'the external submission is accepted; lease released; waiting for the receipt',
   waiting: 'an event step waits for its event; no worker holds it and no side effect is in flight',
-  cancel_requested: 'a caller asked to stop while leased; the worker has not confirmed yet',
+  awaiting_children:
+    'the step started child workflows; no lease held; it settles by fixed rules once they are terminal',
+  cancel_requested:
+    'a caller asked to stop while leased or while awaiting children; the worker or the children have not confirmed yet',
   succeeded: 'the side effect is confirmed',
   cancelled: 'confirmed that no further side effect will happen',
   dead: 'out of attempts, non-retryable, or side effect uncertain: needs a human',
@@ -99,6 +103,10 @@ export const reasonCodes = [
   'event_timeout',
   'cancelled_while_waiting',
   'step_input_failed',
+  'children_started',
+  'children_succeeded',
+  'children_failed',
+  'children_cancelled',
 ] as const;
 export type ReasonCode = (typeof reasonCodes)[number];
 
@@ -134,7 +142,15 @@ export const reasonCodeMeanings: Readonly<Record<ReasonCode, string>> = Object.f
   event_timeout: 'no event arrived before the wait gave up (the declared default output, if any)',
   cancelled_while_waiting: 'cancelled while waiting for its event',
   step_input_failed:
-    "a function the engine evaluates for the step (its event key) threw or gave an invalid value; the edge's detail has the error",
+    "a function the engine evaluates for the step (its event key, a map's list, a child's input) threw or gave an invalid value; the edge's detail has the error",
+  children_started:
+    'the step started child workflows (startChildren, or a map over its list) and waits for them',
+  children_succeeded:
+    "every child workflow succeeded, or the failures are within the step's tolerance",
+  children_failed:
+    'child workflows ended dead or cancelled beyond the tolerance; the unfinished ones are cancelled',
+  children_cancelled:
+    'every child workflow of a step asked to cancel is terminal, and at least one did not succeed',
 });
 
 /**
@@ -174,7 +190,7 @@ export const taskEdges: readonly EdgeRule[] = Object.freeze([
   { from: 'leased',           to: 'awaiting_receipt', reasons: ['submitted_awaiting_receipt'],     actors: ['worker', 'outbox'],   lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'await', replay: 'keep', wait: 'keep'  },
   { from: 'leased',           to: 'cancel_requested', reasons: ['cancel_requested'],               actors: ['client', 'operator'], lease: 'keep',    attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
   { from: 'cancel_requested', to: 'cancelled',        reasons: ['cancel_confirmed', 'lease_expired'], actors: ['worker', 'sweeper'], lease: 'release', attempt: 'same',  runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
-  { from: 'cancel_requested', to: 'succeeded',        reasons: ['cancel_after_submit'],            actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'cancel_requested', to: 'succeeded',        reasons: ['cancel_after_submit'],            actors: ['worker', 'system'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
   { from: 'cancel_requested', to: 'awaiting_receipt', reasons: ['cancel_after_submit'],            actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'await', replay: 'keep', wait: 'keep'  },
   { from: 'cancel_requested', to: 'dead',             reasons: ['lease_expired_effect_uncertain', 'non_retryable_error'],
                                                                                                    actors: ['sweeper', 'worker'],  lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
@@ -189,6 +205,13 @@ export const taskEdges: readonly EdgeRule[] = Object.freeze([
   { from: 'waiting',          to: 'cancelled',        reasons: ['cancelled_while_waiting'],        actors: ['client', 'operator'], lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'clear' },
   { from: 'dead',             to: 'waiting',          reasons: ['manual_replay', 'bulk_requeue'],  actors: ['operator'],           lease: 'release', attempt: 'reset',  runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'next', wait: 'start' },
   { from: 'pending',          to: 'dead',             reasons: ['step_input_failed'],              actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'leased',           to: 'awaiting_children', reasons: ['children_started'],              actors: ['worker'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'pending',          to: 'awaiting_children', reasons: ['children_started'],              actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'awaiting_children', to: 'succeeded',       reasons: ['children_succeeded'],             actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'awaiting_children', to: 'dead',            reasons: ['children_failed', 'deadline_exceeded'], actors: ['system', 'sweeper'], lease: 'release', attempt: 'same', runAt: 'clear',  marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'awaiting_children', to: 'cancel_requested', reasons: ['cancel_requested'],              actors: ['client', 'operator'], lease: 'keep',    attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'cancel_requested', to: 'cancelled',        reasons: ['children_cancelled'],             actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'dead',             to: 'awaiting_children', reasons: ['manual_replay', 'bulk_requeue'], actors: ['operator'],           lease: 'release', attempt: 'reset',  runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'next', wait: 'keep'  },
 ] satisfies EdgeRule[]);
 
 /**

@@ -28,6 +28,8 @@ export interface RetryPolicy {
   readonly delayMs: number | null;
   /** An event step's wait (R37, R39); null for a step that runs code. */
   readonly wait: WaitPolicy | null;
+  /** A map step (R44): it runs no code and starts one child workflow per element when ready. */
+  readonly map: boolean;
 }
 
 /** What the machine needs to know of an event step. */
@@ -52,6 +54,7 @@ export const defaultRetryPolicy: RetryPolicy = Object.freeze({
   deadlineMs: null,
   delayMs: null,
   wait: null,
+  map: false,
 });
 
 /** Bounds that a definition must respect; outside them it is refused at definition time. */

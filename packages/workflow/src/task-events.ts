@@ -63,11 +63,33 @@ export type TaskEvent =
     }
   /** An event step's wait reached its timeout (R39). */
   | { readonly type: 'wait_timeout'; readonly actor: Actor }
+  /**
+   * The step's `run` returned `startChildren(...)` (R43): `count` child workflows are written
+   * with this edge. Under a cancel request the step starts none and is cancelled instead (R46).
+   */
+  | { readonly type: 'start_children'; readonly actor: Actor; readonly count: number }
+  /**
+   * A child workflow of a step awaiting its children became terminal (R45): the tally is of
+   * all its children as they are now, counted by the engine under the step's lock.
+   */
+  | { readonly type: 'children_changed'; readonly actor: Actor; readonly tally: ChildTally }
   | {
       readonly type: 'replay';
       readonly actor: Actor;
       readonly reason: string;
       readonly bulk: boolean;
     };
+
+/** A step's child workflows by outcome, and how many failures its tolerance allows (R45). */
+export interface ChildTally {
+  readonly total: number;
+  readonly succeeded: number;
+  /** Ended `dead` or `cancelled`. */
+  readonly failed: number;
+  /** Not terminal yet. */
+  readonly open: number;
+  /** Failures the step tolerates; 0 without a tolerance (fail fast). */
+  readonly allowedFailures: number;
+}
 
 export type TaskEventType = TaskEvent['type'];

@@ -1,4 +1,5 @@
 import { type Actor, formatActor } from './actors';
+import { decideChildrenChanged, decideStartChildren } from './children-decisions';
 import { edgeRuleOf, findEdgeRule, isTerminalTaskState } from './edge-lookup';
 import type { ErrorCategory } from './error-categories';
 import {
@@ -169,6 +170,7 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
         case 'waiting':
           return choose('cancelled', 'cancelled_while_waiting', requesterReason(event.reason));
         case 'leased':
+        case 'awaiting_children':
           return choose('cancel_requested', 'cancel_requested', requesterReason(event.reason));
         case 'cancel_requested':
           return refuse(
@@ -212,11 +214,22 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
       });
 
     case 'deadline_passed':
-      if (task.state !== 'queued' && task.state !== 'waiting') {
+      if (
+        task.state !== 'queued' &&
+        task.state !== 'waiting' &&
+        task.state !== 'awaiting_children'
+      ) {
         return notApplicable(task, event.type);
       }
       if (!deadlinePassed(task, now)) {
         return refuse(task, 'deadline_not_reached', 'the deadline has not passed yet');
+      }
+      if (task.state === 'awaiting_children') {
+        return dead(
+          'deadline_exceeded',
+          'timeout',
+          'the deadline passed while the step awaited its child workflows',
+        );
       }
       if (task.state === 'waiting') {
         return dead(
@@ -236,6 +249,12 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
     case 'wait_timeout':
       return decideWaitTimeout(input);
 
+    case 'start_children':
+      return decideStartChildren(input, event);
+
+    case 'children_changed':
+      return decideChildrenChanged(input, event);
+
     case 'replay':
       if (task.state !== 'dead') return notApplicable(task, event.type);
       if (!event.actor.name || event.reason.trim().length === 0) {
@@ -245,13 +264,21 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
           'a replay needs an operator name and a reason',
         );
       }
-      // An event step whose key still fails would wait for nothing (R58): the operator is told.
-      if (input.policy.wait !== null && input.inputProblem != null) {
+      // An event step whose key, or a map step whose list, still fails would wait for nothing
+      // (R58): the operator is told.
+      if ((input.policy.wait !== null || input.policy.map) && input.inputProblem != null) {
         return refuse(
           task,
           'step_input_failed',
-          `the step's event key still fails: ${input.inputProblem.summary}`,
+          `the step's ${input.policy.map ? 'list' : 'event key'} still fails: ${input.inputProblem.summary}`,
         );
+      }
+      // A step that started children awaits them again: dead ones replayed, the ones its
+      // failure cancelled started anew, succeeded ones kept (R47).
+      if (input.policy.map || input.hasChildren === true) {
+        return choose('awaiting_children', event.bulk ? 'bulk_requeue' : 'manual_replay', {
+          detail: { operatorReason: event.reason, replayCount: task.replayCount + 1 },
+        });
       }
       // A replay is a human decision: the row gives a fresh attempt budget and no deadline;
       // an event step waits again, with a fresh timeout (R39).
@@ -275,17 +302,18 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
 
 /** A ready step is queued after its `delayMs` (R36), and its edge says until when. */
 function promote(input: DecideInput): Choice {
+  // A map step runs no code: it starts one child workflow per element of its list (R44); a
+  // list that could not be evaluated ends the step here (R58).
+  if (input.policy.map) {
+    const problem = input.inputProblem;
+    if (problem != null) return stepInputFailed(problem);
+    return choose('awaiting_children', 'children_started');
+  }
   // An event step runs no code: it waits for its event, and gives up after its timeout (R37);
   // a key that failed would make that a wait nothing can match, so the step ends here (R58).
   if (input.policy.wait !== null) {
     const problem = input.inputProblem;
-    if (problem != null) {
-      return choose('dead', 'step_input_failed', {
-        errorCategory: problem.category,
-        errorSummary: problem.summary,
-        detail: { input: problem.input, error: problem.summary },
-      });
-    }
+    if (problem != null) return stepInputFailed(problem);
     return choose('waiting', 'event_awaited', waitFrom(input));
   }
   const delayMs = input.policy.delayMs ?? 0;
@@ -294,6 +322,15 @@ function promote(input: DecideInput): Choice {
   return choose('queued', 'upstream_succeeded', {
     runAt,
     detail: { runAt: runAt.toISOString(), delayMs },
+  });
+}
+
+/** A function the engine evaluates for the step threw or gave an invalid value (R58). */
+function stepInputFailed(problem: NonNullable<DecideInput['inputProblem']>): Choice {
+  return choose('dead', 'step_input_failed', {
+    errorCategory: problem.category,
+    errorSummary: problem.summary,
+    detail: { input: problem.input, error: problem.summary },
   });
 }
 

@@ -26,7 +26,8 @@ export type BlockerCode =
   | 'claimable'
   | 'awaiting_receipt'
   | 'waiting_for_event'
-  | 'cancel_pending';
+  | 'cancel_pending'
+  | 'children_pending';
 export const blockerCodeGraphQLValues = [
   'UPSTREAM_PENDING',
   'NOT_DUE',
@@ -38,6 +39,7 @@ export const blockerCodeGraphQLValues = [
   'AWAITING_RECEIPT',
   'WAITING_FOR_EVENT',
   'CANCEL_PENDING',
+  'CHILDREN_PENDING',
 ] as const;
 
 /** GraphQL enum CatchUp, as the domain's lowercase codes. */
@@ -98,7 +100,11 @@ export type ReasonCode =
   | 'event_received'
   | 'event_timeout'
   | 'cancelled_while_waiting'
-  | 'step_input_failed';
+  | 'step_input_failed'
+  | 'children_started'
+  | 'children_succeeded'
+  | 'children_failed'
+  | 'children_cancelled';
 export const reasonCodeGraphQLValues = [
   'SUBMITTED',
   'UPSTREAM_SUCCEEDED',
@@ -128,6 +134,10 @@ export const reasonCodeGraphQLValues = [
   'EVENT_TIMEOUT',
   'CANCELLED_WHILE_WAITING',
   'STEP_INPUT_FAILED',
+  'CHILDREN_STARTED',
+  'CHILDREN_SUCCEEDED',
+  'CHILDREN_FAILED',
+  'CHILDREN_CANCELLED',
 ] as const;
 
 /** GraphQL enum ReceiptOutcome, as the domain's lowercase codes. */
@@ -145,6 +155,7 @@ export type TaskState =
   | 'leased'
   | 'awaiting_receipt'
   | 'waiting'
+  | 'awaiting_children'
   | 'cancel_requested'
   | 'succeeded'
   | 'cancelled'
@@ -155,6 +166,7 @@ export const taskStateGraphQLValues = [
   'LEASED',
   'AWAITING_RECEIPT',
   'WAITING',
+  'AWAITING_CHILDREN',
   'CANCEL_REQUESTED',
   'SUCCEEDED',
   'CANCELLED',

@@ -22,6 +22,12 @@ export type TaskWithWorkflowRow = Selectable<TaskTable> & {
   readonly w_idempotency_key: string | null;
   readonly w_created_at: Date;
   readonly w_updated_at: Date;
+  readonly w_parent_workflow_id: string | null;
+  readonly w_parent_task_id: string | null;
+  readonly w_child_index: number | null;
+  readonly w_root_workflow_id: string | null;
+  readonly w_depth: number;
+  readonly w_detached: boolean;
   readonly db_now: Date;
 };
 
@@ -40,6 +46,12 @@ export function loadedFromRows(rows: readonly TaskWithWorkflowRow[], now: Date):
         idempotency_key: row.w_idempotency_key,
         created_at: row.w_created_at,
         updated_at: row.w_updated_at,
+        parent_workflow_id: row.w_parent_workflow_id,
+        parent_task_id: row.w_parent_task_id,
+        child_index: row.w_child_index,
+        root_workflow_id: row.w_root_workflow_id,
+        depth: row.w_depth,
+        detached: row.w_detached,
       }),
     );
   }
@@ -54,8 +66,9 @@ export const taskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.
   t.replay_count, t.run_at, t.deadline_at, t.lease_holder, t.lease_epoch, t.lease_expires_at,
   t.effect_started, t.evidence, t.checkpoints, t.progress, t.output, t.receipt_id,
   t.receipt_deadline_at, t.last_error_category, t.last_error, t.cancel_asked_at,
-  t.cancel_asked_by, t.event_name, t.event_key, t.wait_since, t.wait_timeout_at, t.created_at,
-  t.updated_at`;
+  t.cancel_asked_by, t.event_name, t.event_key, t.wait_since, t.wait_timeout_at,
+  t.children_total, t.children_succeeded, t.children_failed, t.children_allowed_failures,
+  t.children_output, t.created_at, t.updated_at`;
 
 /** The task columns an attempt reads (`LeasedTask`). */
 export const leasedTaskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt,
@@ -65,4 +78,6 @@ export type LeasedTaskRow = Parameters<typeof leasedTaskFromRow>[0];
 
 export const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input as w_input,
   w.idempotency_key as w_idempotency_key, w.created_at as w_created_at,
-  w.updated_at as w_updated_at`;
+  w.updated_at as w_updated_at, w.parent_workflow_id as w_parent_workflow_id,
+  w.parent_task_id as w_parent_task_id, w.child_index as w_child_index,
+  w.root_workflow_id as w_root_workflow_id, w.depth as w_depth, w.detached as w_detached`;

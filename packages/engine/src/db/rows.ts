@@ -42,8 +42,29 @@ export interface TaskRecord {
   readonly eventKey: string | null;
   readonly waitSince: Date | null;
   readonly waitTimeoutAt: Date | null;
+  /** A step that started child workflows: their tally and what its output lists (R43–R45). */
+  readonly children: ChildTallyRecord | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+}
+
+/** A step's children as its row counts them. */
+export interface ChildTallyRecord {
+  readonly total: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly allowedFailures: number;
+  readonly output: 'result' | 'outcome' | 'single';
+}
+
+/** A child workflow's place in its tree (R43); null on a root. Never changes after admission. */
+export interface ParentLink {
+  readonly workflowId: string;
+  readonly taskId: string;
+  readonly index: number;
+  readonly rootId: string;
+  readonly depth: number;
+  readonly detached: boolean;
 }
 
 /** A task as a claim hands it to its attempt: what an attempt reads, and no more. */
@@ -96,6 +117,8 @@ export interface WorkflowRecord {
   readonly state: WorkflowState;
   readonly input: unknown;
   readonly idempotencyKey: string | null;
+  /** Its parent, when a step started it (R43); null for a root. */
+  readonly parent: ParentLink | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -122,20 +145,63 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
     eventKey: row.event_key,
     waitSince: row.wait_since,
     waitTimeoutAt: row.wait_timeout_at,
+    children:
+      row.children_total === null || row.children_total === undefined
+        ? null
+        : {
+            total: row.children_total,
+            succeeded: row.children_succeeded ?? 0,
+            failed: row.children_failed ?? 0,
+            allowedFailures: row.children_allowed_failures ?? 0,
+            output: row.children_output ?? 'result',
+          },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
 }
 
-export function workflowFromRow(
-  row: Omit<Selectable<WorkflowTable>, 'steps' | 'rare_state'>,
-): WorkflowRecord {
+export type WorkflowRow = Omit<
+  Selectable<WorkflowTable>,
+  | 'steps'
+  | 'rare_state'
+  | 'parent_workflow_id'
+  | 'parent_task_id'
+  | 'child_index'
+  | 'root_workflow_id'
+  | 'depth'
+  | 'detached'
+  | 'replaced'
+> &
+  Partial<
+    Pick<
+      Selectable<WorkflowTable>,
+      | 'parent_workflow_id'
+      | 'parent_task_id'
+      | 'child_index'
+      | 'root_workflow_id'
+      | 'depth'
+      | 'detached'
+    >
+  >;
+
+export function workflowFromRow(row: WorkflowRow): WorkflowRecord {
   return {
     id: row.id,
     name: row.name,
     state: row.state as WorkflowState,
     input: row.input,
     idempotencyKey: row.idempotency_key,
+    parent:
+      row.parent_task_id === null || row.parent_task_id === undefined
+        ? null
+        : {
+            workflowId: row.parent_workflow_id as string,
+            taskId: row.parent_task_id,
+            index: row.child_index as number,
+            rootId: row.root_workflow_id as string,
+            depth: row.depth ?? 1,
+            detached: row.detached ?? false,
+          },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

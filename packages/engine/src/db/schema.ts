@@ -31,6 +31,17 @@ export interface WorkflowTable {
   updated_at: Timestamp;
   /** `state` when it is a rare one (cancel_requested, cancelled, dead), else null: generated (0021). */
   rare_state: ColumnType<string | null, never, never>;
+  /** A child workflow's parent workflow, parent task, index and root (R43); null for a root. */
+  parent_workflow_id: ColumnType<string | null, string | null | undefined, never>;
+  parent_task_id: ColumnType<string | null, string | null | undefined, never>;
+  child_index: ColumnType<number | null, number | null | undefined, never>;
+  root_workflow_id: ColumnType<string | null, string | null | undefined, never>;
+  /** 0 for a root, its parent's + 1 for a child (at most 10, R48). */
+  depth: ColumnType<number, number | undefined, never>;
+  /** Started with `{ detached: true }`: its parent never awaits it (R46). */
+  detached: ColumnType<boolean, boolean | undefined, never>;
+  /** A replay of its parent step started a new child in its place (R47). */
+  replaced: Generated<boolean>;
 }
 
 export interface TaskTable {
@@ -63,6 +74,12 @@ export interface TaskTable {
   event_key: string | null;
   wait_since: Timestamp | null;
   wait_timeout_at: Timestamp | null;
+  /** A step's children: the tally of their outcomes and what its output lists (R43–R45). */
+  children_total: number | null;
+  children_succeeded: number | null;
+  children_failed: number | null;
+  children_allowed_failures: number | null;
+  children_output: 'result' | 'outcome' | 'single' | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
