@@ -12,12 +12,15 @@ export * from './blocker-codes';
 export type {
   BlockerInput,
   BlockerTask,
+  ChildrenFacts,
   OutboxSending,
   QueueLoad,
   RegisteredWorker,
 } from './blocker-input';
 export type { SweeperThen } from './blocker-outcomes';
 export * from './blockers';
+export * from './child-workflows';
+export * from './children-decisions';
 export * from './claim-outcomes';
 export * from './complete-outcomes';
 export * from './cron';
@@ -47,4 +50,5 @@ export * from './task-machine';
 export * from './task-snapshot';
 export * from './transition';
 export * from './workflow-builder';
+export * from './workflow-result';
 export * from './workflow-run';
