@@ -6,6 +6,7 @@ import { failedRootEdge } from './failed-root';
 import type { DecideInput, Refusal } from './machine-choice';
 import type { ReasonCode, TaskState, WorkflowState } from './machine-table';
 import { cancelCascadeRule, promotionRule } from './machine-table';
+import type { RetryPolicy } from './retry-policy';
 import type { StepInputProblem } from './step-input';
 import type { TaskEvent } from './task-events';
 import { decideTaskEdge, type TaskEdge } from './task-machine';
@@ -63,6 +64,14 @@ export interface RunClock {
  * machine asks it.
  */
 export type StepInputCheck = (task: RunTask) => StepInputProblem | null;
+
+/**
+ * A step whose start the engine must evaluate a function for (R58): an event step's key, a map
+ * step's list and its children's inputs.
+ */
+function evaluatesInput(policy: RetryPolicy): boolean {
+  return policy.wait !== null || policy.map;
+}
 
 /** What a decision about `task` needs to know of its step's input: asked only before a wait. */
 function inputProblemOf(
@@ -180,6 +189,7 @@ export function applyTaskEvent(
   event: TaskEvent,
   clock: RunClock,
   checkInput?: StepInputCheck,
+  facts: Pick<DecideInput, 'hasChildren'> = {},
 ): RunDecision {
   const task = run.tasks.find((candidate) => candidate.taskId === taskId);
   if (task === undefined)
@@ -188,13 +198,14 @@ export function applyTaskEvent(
   if (step === undefined)
     throw new RangeError(`workflow "${definition.name}" has no step "${task.step}"`);
   const startsWait =
-    step.policy.wait !== null && (event.type === 'promote' || event.type === 'replay');
+    evaluatesInput(step.policy) && (event.type === 'promote' || event.type === 'replay');
   const decision = decideTaskEdge({
     task: task.snapshot,
     policy: step.policy,
     event,
     ...clock,
     ...inputProblemOf(task, startsWait, checkInput),
+    ...facts,
   });
   if (!decision.ok) return decision;
   const tasks = new Map(run.tasks.map((candidate) => [candidate.taskId, candidate]));
@@ -313,7 +324,7 @@ function followUp(
         policy: step.policy,
         event: { type: 'promote' },
         ...clock,
-        ...inputProblemOf(task, step.policy.wait !== null, checkInput),
+        ...inputProblemOf(task, evaluatesInput(step.policy), checkInput),
       });
       if (decision.ok) {
         record(task, decision.edge, decision.next);

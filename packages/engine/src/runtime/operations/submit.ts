@@ -29,6 +29,7 @@ import { logRowOf } from '../decision/log-rows';
 import type { WaitEvent } from '../decision/wait-event';
 import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
+import type { Prepared } from './prepared';
 import {
   completeSubmittedWaits,
   rootWaitEvent,
@@ -68,16 +69,8 @@ export interface SubmitContext {
   readonly apply: ApplyContext;
 }
 
-interface Prepared {
-  readonly definition: WorkflowDefinition;
-  readonly input: unknown;
-  readonly inputJson: string;
-  readonly idempotencyKey: string | null;
-  readonly origin?: SubmitOrigin | undefined;
-}
-
 /** The rows of a submission, planned by the pure machine before anything is sent. */
-interface Plan {
+export interface Plan {
   readonly workflows: NewWorkflowRow[];
   readonly tasks: NewSubmittedTask[];
   readonly transitions: NewTransitionRow[];
@@ -161,7 +154,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
  * The pure machine plans each workflow (`createWorkflowRun`). It is given time zero, so its
  * run_at and deadlines come out as offsets that the statement adds to database time.
  */
-function planSubmission(
+export function planSubmission(
   prepared: readonly Prepared[],
   start: { readonly delayMs: number; readonly runAt: Date | null },
 ): Plan {
@@ -184,7 +177,7 @@ function planSubmission(
       plan.requestIds.push(earlier);
       continue;
     }
-    const workflowId = newId();
+    const workflowId = item.child?.id ?? newId();
     if (keyId !== null) firstIdOfKey.set(keyId, workflowId);
     plan.requestIds.push(workflowId);
     const taskIds = item.definition.steps.map(() => newId());
@@ -209,6 +202,7 @@ function planSubmission(
       inputJson: item.inputJson,
       idempotencyKey: item.idempotencyKey,
       steps: workflowStepsText(item.definition),
+      ...(item.child === undefined ? {} : { parent: item.child.link }),
     });
     const waits = new Map<string, { event: WaitEvent; timeoutMs: number }>();
     created.run.tasks.forEach((task, index) => {
@@ -239,7 +233,7 @@ function planSubmission(
         maxAttempts: step.policy.maxAttempts,
         runInMs,
         runFrom: runInMs === null ? null : start.runAt,
-        deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
+        deadlineInMs: cappedDeadline(task.snapshot.deadlineAt?.getTime() ?? null, item),
         lastError:
           task.snapshot.lastError === null
             ? null
@@ -266,7 +260,7 @@ function planSubmission(
   return plan;
 }
 
-async function insertPlan(
+export async function insertPlan(
   db: Db,
   context: SubmitContext,
   plan: Plan,
@@ -353,6 +347,13 @@ function abortedError(): EngineError {
     'aborted',
     'the submit was aborted before it committed; nothing was accepted',
   );
+}
+
+/** A task's deadline from acceptance, no later than its parent's (R46). */
+function cappedDeadline(deadlineInMs: number | null, item: Prepared): number | null {
+  const cap = item.deadlineCapMs ?? null;
+  if (cap === null) return deadlineInMs;
+  return deadlineInMs === null ? cap : Math.min(deadlineInMs, cap);
 }
 
 /** When a root of a submit with `runAt` runs: then, plus its own step delay (in its detail). */
