@@ -103,8 +103,14 @@ export function createWorkflowRun(
   const transitions: PlannedTransition[] = [];
   const tasks = definition.steps.map((step, index): RunTask => {
     // A first step runs now (after any delay); an event step waits for its event (R37).
+    // A first map step is created pending and started by the engine in the submit's
+    // transaction (R44): only the promotion evaluates its list and starts its children.
     const state: TaskState =
-      step.after.length > 0 ? 'pending' : step.policy.wait === null ? 'queued' : 'waiting';
+      step.after.length > 0 || step.policy.map
+        ? 'pending'
+        : step.policy.wait === null
+          ? 'queued'
+          : 'waiting';
     const rule = edgeRuleOf(null, state, 'submitted');
     if (rule === undefined) throw new Error(`the edge table has no creation edge into ${state}`);
     const deadlines = [definition.deadlineMs, step.policy.deadlineMs].filter((ms) => ms !== null);

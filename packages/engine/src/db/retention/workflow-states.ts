@@ -26,10 +26,14 @@ const stillMovingTaskStatesSql = sql.join(
 
 /**
  * Whether the workflow row `w` can still move: its state is not terminal, or one of its tasks
- * is in a state that still moves. What a retention run counts as live.
+ * is in a state that still moves, or it is an awaited child whose parent is still kept (a
+ * parent step's output and a replay of it read its children, R45, R47: children go after their
+ * parent). What a retention run counts as live.
  */
 export function workflowStillMovesSql(): RawBuilder<boolean> {
   return sql<boolean>`(w.state not in (${terminalWorkflowStatesSql})
     or exists (select 1 from causeway_tasks as t
-                where t.workflow_id = w.id and t.state in (${stillMovingTaskStatesSql})))`;
+                where t.workflow_id = w.id and t.state in (${stillMovingTaskStatesSql}))
+    or (w.parent_workflow_id is not null and not w.detached
+        and exists (select 1 from causeway_workflows as p where p.id = w.parent_workflow_id)))`;
 }

@@ -24,6 +24,7 @@ import {
 import type { NewTransitionRow } from '../../db/transition-row';
 import { EngineError } from '../../errors';
 import { newId } from '../../ids';
+import { applyEvents } from '../decision/apply-events';
 import type { ApplyContext } from '../decision/event-request';
 import { logRowOf } from '../decision/log-rows';
 import type { WaitEvent } from '../decision/wait-event';
@@ -81,6 +82,8 @@ export interface Plan {
   readonly waits: SubmittedWait[];
   /** The submit's `runAt` (epoch ms), which the insert checks against database time. */
   readonly runAtMs: number | null;
+  /** First steps that are map steps: started (promoted) in the submit's transaction (R44). */
+  readonly mapRoots: { readonly taskId: string; readonly workflowId: string }[];
 }
 
 /**
@@ -116,7 +119,12 @@ export async function submitMany(
   }
   // One statement is atomic by itself; a transaction is needed only to check a cap or a
   // caller's signal before the commit, or to look for events a first step waits for.
-  if (capped.length === 0 && options.signal === undefined && plan.waits.length === 0) {
+  if (
+    capped.length === 0 &&
+    options.signal === undefined &&
+    plan.waits.length === 0 &&
+    plan.mapRoots.length === 0
+  ) {
     return run(context.db);
   }
   return context.db.transaction().execute(run);
@@ -166,6 +174,7 @@ export function planSubmission(
     queues: new Set(),
     waits: [],
     runAtMs: start.runAt?.getTime() ?? null,
+    mapRoots: [],
   };
   const firstIdOfKey = new Map<string, string>();
   const zero = new Date(0);
@@ -213,6 +222,9 @@ export function planSubmission(
       // The machine counted from time zero: a wait's timeout is its duration.
       const timeoutMs = task.snapshot.waitTimeoutAt?.getTime() ?? null;
       const waitEvent = rootWaits.get(task.taskId) ?? null;
+      if (step.policy.map && step.after.length === 0) {
+        plan.mapRoots.push({ taskId: task.taskId, workflowId });
+      }
       if (waitEvent !== null) {
         waits.set(task.taskId, { event: waitEvent, timeoutMs: timeoutMs ?? 0 });
         plan.waits.push({
@@ -278,6 +290,14 @@ export async function insertPlan(
     context.apply,
     plan.waits.filter((wait) => !skipped.has(wait.workflowId)),
   );
+  const mapRoots = plan.mapRoots.filter((root) => !skipped.has(root.workflowId));
+  if (mapRoots.length > 0) {
+    await applyEvents(
+      tx,
+      context.apply,
+      mapRoots.map((root) => ({ ...root, event: { type: 'promote' } })),
+    );
+  }
   const answers = new Map<string, SubmitResult>();
   for (const workflow of plan.workflows) {
     if (!skipped.has(workflow.id)) {
