@@ -111,7 +111,29 @@ const hurried = workflow({ name: 'kids-hurried', input: z.object({}), deadlineMs
   })
   .build();
 
-const workflows = [double, slow, parent, mixed, anyKid, detachedParent, singleParent, hurried];
+/** Children that wait for an event: the send completes them through the full decision. */
+const waiters = workflow({ name: 'kids-waiters', input: z.object({ ns: z.array(z.number()) }) })
+  .step('fan', {
+    queue: 'q-kids',
+    run: (ctx) =>
+      startChildren(
+        slow,
+        ctx.input.ns.map((n) => ({ n })),
+      ),
+  })
+  .build();
+
+const workflows = [
+  double,
+  slow,
+  parent,
+  mixed,
+  anyKid,
+  detachedParent,
+  singleParent,
+  hurried,
+  waiters,
+];
 const engine = () => testEngine(url(), { workflows });
 
 beforeAll(async () => {
@@ -313,6 +335,37 @@ describe('startChildren', () => {
       [submitted.id],
     );
     expect(states.map((row) => row.state)).toEqual(['succeeded', 'cancelled', 'cancelled']);
+    expect(await logMismatches(url())).toEqual([]);
+  });
+
+  it('an event that completes the last waiting child settles the step in its transaction', async () => {
+    const app = engine();
+    const worker = await app.startWorker({ queues: ['q-kids'], concurrency: 2 });
+    const { workflow: submitted } = await app.submit('kids-waiters', { ns: [601, 602] });
+    await waitFor(async () => {
+      const rows = await query<{ n: string }>(
+        url(),
+        `select count(*) as n from causeway_workflows where parent_workflow_id = $1 and state = 'waiting'`,
+        [submitted.id],
+      );
+      return Number(rows[0]?.n) === 2;
+    });
+    await app.sendEvents([
+      { name: 'kids.release', key: '601', payload: 'one' },
+      { name: 'kids.release', key: '602', payload: 'two' },
+    ]);
+    const done = await finished(app, submitted.id);
+    await worker.stop();
+    expect(done.state).toBe('succeeded');
+    expect(done.tasks[0]?.output).toEqual(['one', 'two']);
+    const settled = await query<{ same: boolean }>(
+      url(),
+      `select (select xmin from causeway_tasks where id = $1)::text =
+              (select max(t.xmin::text) from causeway_tasks t join causeway_workflows w on w.id = t.workflow_id
+                where w.parent_workflow_id = $2 and t.state = 'succeeded' and t.output = '"two"') as same`,
+      [done.tasks[0]?.id, submitted.id],
+    );
+    expect(settled).toEqual([{ same: true }]);
     expect(await logMismatches(url())).toEqual([]);
   });
 
