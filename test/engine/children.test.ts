@@ -402,11 +402,15 @@ describe('startChildren', () => {
     const dead = await finished(app, submitted.id);
     expect(dead.state).toBe('dead');
     const fan = dead.tasks.find((task) => task.step === 'fan');
-    const before = await query<{ id: string; state: string }>(
-      url(),
-      'select id, state from causeway_workflows where parent_workflow_id = $1 order by child_index',
-      [submitted.id],
-    );
+    // The slow sibling confirms its cancel at its next boundary.
+    const before = await waitFor(async () => {
+      const rows = await query<{ id: string; state: string }>(
+        url(),
+        'select id, state from causeway_workflows where parent_workflow_id = $1 order by child_index',
+        [submitted.id],
+      );
+      return rows.every((row) => ['succeeded', 'dead', 'cancelled'].includes(row.state)) && rows;
+    });
     expect(before.map((row) => row.state)).toEqual(['succeeded', 'dead', 'cancelled']);
     failing.delete(43);
     released.add(401);

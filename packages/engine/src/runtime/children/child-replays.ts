@@ -7,6 +7,7 @@ import {
 } from '../../db/children/children-of-steps';
 import type { CausewayDatabase } from '../../db/schema';
 import { workflowLockWithTasks } from '../../db/settle/workflow-lock';
+import { EngineError } from '../../errors';
 import type { ChildReplay, ChildWork, DecideOnce } from '../decision/child-effects';
 import type { ApplyContext, EventRequest } from '../decision/event-request';
 import { admitChildren, type ChildStart } from './child-admission';
@@ -61,9 +62,16 @@ export async function childReplaysApply(
   await childTallyWrite(
     tx,
     parents.tasks.flatMap((task) => {
-      const counted = tallies.get(task.id);
+      const counted = tallies.get(task.id) ?? { total: 0, succeeded: 0, failed: 0 };
       if (!replayOf.has(task.id) || task.children === null) return [];
-      return [{ taskId: task.id, ...task.children, ...(counted ?? { succeeded: 0, failed: 0 }) }];
+      if (counted.total < task.children.total) {
+        // Retention removed children of a parent that could no longer move (R59).
+        throw new EngineError(
+          'conflict',
+          `step ${task.step} of workflow ${task.workflowId} started ${task.children.total} child workflows and only ${counted.total} are kept: retention removed the others, so it cannot await them again`,
+        );
+      }
+      return [{ taskId: task.id, ...task.children, ...counted }];
     }),
   );
   if (work === null) return { starts: [], cancels: [], replays: [], changes: [] };
