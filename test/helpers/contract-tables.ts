@@ -23,6 +23,7 @@ export const specTaskStates = [
   'leased',
   'awaiting_receipt',
   'waiting',
+  'awaiting_children',
   'cancel_requested',
   'succeeded',
   'cancelled',
@@ -39,8 +40,8 @@ export interface SpecEdgeRow {
   readonly actors: readonly ActorKind[];
 }
 
-/** The edge table, row by row. */
-export const specEdgeRows: readonly SpecEdgeRow[] = [
+/** The edge table, row by row, without the rows of child workflows (`specChildrenEdgeRows`). */
+export const specOrdinaryEdgeRows: readonly SpecEdgeRow[] = [
   {
     from: null,
     to: ['queued', 'pending', 'waiting'],
@@ -154,8 +155,60 @@ export const specEdgeRows: readonly SpecEdgeRow[] = [
     reasons: ['manual_replay', 'bulk_requeue'],
     actors: ['operator'],
   },
-  // R58: a function the engine evaluates for the step (an event key) threw or gave an invalid value.
+  // R58: a function the engine evaluates for the step (an event key, a map's list) threw or gave
+  // an invalid value.
   { from: 'pending', to: ['dead'], reasons: ['step_input_failed'], actors: ['system'] },
+];
+
+/** The edge table's rows of a step that starts child workflows (§8, R43–R47). */
+export const specChildrenEdgeRows: readonly SpecEdgeRow[] = [
+  { from: 'leased', to: ['awaiting_children'], reasons: ['children_started'], actors: ['worker'] },
+  { from: 'pending', to: ['awaiting_children'], reasons: ['children_started'], actors: ['system'] },
+  {
+    from: 'awaiting_children',
+    to: ['succeeded'],
+    reasons: ['children_succeeded'],
+    actors: ['system'],
+  },
+  {
+    from: 'awaiting_children',
+    to: ['dead'],
+    reasons: ['children_failed', 'deadline_exceeded'],
+    actors: ['system', 'sweeper'],
+  },
+  {
+    from: 'awaiting_children',
+    to: ['cancel_requested'],
+    reasons: ['cancel_requested'],
+    actors: ['client', 'operator'],
+  },
+  {
+    from: 'cancel_requested',
+    to: ['cancelled'],
+    reasons: ['children_cancelled'],
+    actors: ['system'],
+  },
+  // R46: children that all succeeded before the cancel reached them end the step `succeeded`
+  // (`cancel_after_submit`). No worker holds the step then: the engine settles it, as it settles
+  // every other edge its children decide.
+  {
+    from: 'cancel_requested',
+    to: ['succeeded'],
+    reasons: ['cancel_after_submit'],
+    actors: ['system'],
+  },
+  {
+    from: 'dead',
+    to: ['awaiting_children'],
+    reasons: ['manual_replay', 'bulk_requeue'],
+    actors: ['operator'],
+  },
+];
+
+/** Every row of the edge table. */
+export const specEdgeRows: readonly SpecEdgeRow[] = [
+  ...specOrdinaryEdgeRows,
+  ...specChildrenEdgeRows,
 ];
 
 export function specAllowsEdge(
@@ -181,10 +234,9 @@ export function specParentState(children: readonly TaskState[]): WorkflowState {
   if (count('succeeded') === children.length) return 'succeeded';
   if (terminal === children.length && count('cancelled') > 0) return 'cancelled';
   if (count('cancel_requested') > 0) return 'cancel_requested';
-  if (count('waiting') > 0 && count('leased') + count('awaiting_receipt') + count('queued') === 0) {
-    return 'waiting';
-  }
-  if (count('leased') + count('awaiting_receipt') > 0) return 'running';
+  const started = count('leased') + count('awaiting_receipt') + count('awaiting_children');
+  if (count('waiting') > 0 && started + count('queued') === 0) return 'waiting';
+  if (started > 0) return 'running';
   if (count('succeeded') > 0 && terminal < children.length) return 'running';
   return 'queued';
 }

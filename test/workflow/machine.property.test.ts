@@ -83,6 +83,7 @@ import {
   specDeadReasons,
   specEdgeRows,
   specErrorCategories,
+  specOrdinaryEdgeRows,
   specParentState,
   specReplayReasons,
   specRetryAtMs,
@@ -109,6 +110,7 @@ import {
   type WorkflowSpec,
   workflowSpecArbitrary,
 } from './arbitraries';
+import { childTallyArbitrary } from './children-arbitraries';
 import { EventStore, type ModelEvent } from './model-events';
 
 // =============================================================================================
@@ -625,6 +627,7 @@ function checkTaskRow(
       queued: ['cancelled', 'cancelled_before_start'],
       waiting: ['cancelled', 'cancelled_while_waiting'],
       leased: ['cancel_requested', 'cancel_requested'],
+      awaiting_children: ['cancel_requested', 'cancel_requested'],
     };
     const [to, reason] = (edge.from === null ? undefined : expected[edge.from]) ?? [];
     invariant(edge.to === to && edge.reason === reason, () => `workflow cancel took ${what()}`);
@@ -1886,9 +1889,10 @@ describe('task machine: model-based', () => {
         propertyParameters(),
       );
       // The invariants are only worth something if the runs reach the edges they guard: with
-      // 1,000+ fresh runs every (from, to, reason) of the edge table (docs/state-machine.md) must have been taken.
+      // 1,000+ fresh runs every (from, to, reason) of the edge table (docs/state-machine.md) must
+      // have been taken, but those of child workflows (children-machine.property.test.ts).
       const replaying = isReplaying || numRuns < 1_000;
-      const missing = specEdgeRows.flatMap((row) =>
+      const missing = specOrdinaryEdgeRows.flatMap((row) =>
         row.to.flatMap((to) =>
           row.reasons
             .map((reason) => edgeKey(row.from, to, reason))
@@ -1962,19 +1966,25 @@ const anySnapshotArbitrary: fc.Arbitrary<TaskSnapshot> = fc.record({
   ),
 });
 
-const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc.record({
-  maxAttempts: fc.integer({ min: 1, max: 4 }),
-  backoff: backoffArbitrary,
-  reentrant: fc.boolean(),
-  timeoutMs: fc.integer({ min: 1, max: 5_000 }),
-  deadlineMs: fc.constant(null),
-  delayMs: fc.constant(null),
-  wait: fc.option(
-    fc.record({ timeoutMs: fc.integer({ min: 1, max: 60_000 }), succeedsOnTimeout: fc.boolean() }),
-    { nil: null },
-  ),
-  map: fc.constant(false),
-});
+const anyPolicyArbitrary: fc.Arbitrary<RetryPolicy> = fc
+  .record({
+    maxAttempts: fc.integer({ min: 1, max: 4 }),
+    backoff: backoffArbitrary,
+    reentrant: fc.boolean(),
+    timeoutMs: fc.integer({ min: 1, max: 5_000 }),
+    deadlineMs: fc.constant(null),
+    delayMs: fc.constant(null),
+    wait: fc.option(
+      fc.record({
+        timeoutMs: fc.integer({ min: 1, max: 60_000 }),
+        succeedsOnTimeout: fc.boolean(),
+      }),
+      { nil: null },
+    ),
+    // A map step (R44) never waits for an event.
+    map: fc.boolean(),
+  })
+  .map((policy) => (policy.map ? { ...policy, wait: null } : policy));
 
 const anyActorArbitrary = fc.constantFrom(...specActorKinds).map(actorOf);
 
@@ -2016,6 +2026,16 @@ const anyEventArbitrary: fc.Arbitrary<TaskEvent> = fc.oneof(
     reason: fc.constantFrom('why not', ''),
     bulk: fc.boolean(),
   }),
+  fc.record({
+    type: fc.constant('start_children' as const),
+    actor: anyActorArbitrary,
+    count: fc.integer({ min: 0, max: 5 }),
+  }),
+  fc.record({
+    type: fc.constant('children_changed' as const),
+    actor: anyActorArbitrary,
+    tally: childTallyArbitrary,
+  }),
 );
 
 describe('decideTaskEdge: any snapshot, any event, any actor', () => {
@@ -2038,7 +2058,9 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
             } as const),
             { nil: null },
           ),
-          (task, policy, event, elapsedMs, jitter, inputProblem) => {
+          // R47: whether a dead step started child workflows.
+          fc.boolean(),
+          (task, policy, event, elapsedMs, jitter, inputProblem, hasChildren) => {
             const decision = decideTaskEdge({
               task,
               policy,
@@ -2046,6 +2068,7 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
               now: new Date(acceptedAtMs + elapsedMs),
               random: () => jitter,
               inputProblem,
+              hasChildren,
             });
             if (!decision.ok) {
               expect(decision.refusal.state).toBe(task.state);
@@ -2067,8 +2090,9 @@ describe('decideTaskEdge: any snapshot, any event, any actor', () => {
               expect(edge.errorCategory).not.toBeNull();
               expect(next.lastErrorCategory).not.toBeNull();
             }
-            // R58: a key that fails never starts a wait.
+            // R58: a key that fails never starts a wait, a list that fails never starts children.
             if (inputProblem !== null && policy.wait !== null) expect(edge.to).not.toBe('waiting');
+            if (inputProblem !== null && policy.map) expect(edge.to).not.toBe('awaiting_children');
             if (event.type === 'replay') {
               // R26: a replay names its operator and gives a reason.
               expect(event.actor.kind).toBe('operator');
