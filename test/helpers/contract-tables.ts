@@ -205,10 +205,57 @@ export const specChildrenEdgeRows: readonly SpecEdgeRow[] = [
   },
 ];
 
+/**
+ * R43, R45: a parent step writes its child workflows with their `submitted` edges and cancels
+ * their unfinished tasks with ordinary cancel edges, as `parent:<task id>`.
+ */
+export const specParentActorEdgeRows: readonly SpecEdgeRow[] = [
+  {
+    from: null,
+    to: ['queued', 'pending', 'waiting'],
+    reasons: ['submitted'],
+    actors: ['parent'],
+  },
+  {
+    from: 'pending',
+    to: ['cancelled'],
+    reasons: ['cancelled_before_start'],
+    actors: ['parent'],
+  },
+  {
+    from: 'queued',
+    to: ['cancelled'],
+    reasons: ['cancelled_before_start'],
+    actors: ['parent'],
+  },
+  {
+    from: 'waiting',
+    to: ['cancelled'],
+    reasons: ['cancelled_while_waiting'],
+    actors: ['parent'],
+  },
+  {
+    from: 'leased',
+    to: ['cancel_requested'],
+    reasons: ['cancel_requested'],
+    actors: ['parent'],
+  },
+  {
+    from: 'awaiting_children',
+    to: ['cancel_requested'],
+    reasons: ['cancel_requested'],
+    actors: ['parent'],
+  },
+];
+
+/** Who may cancel a task (R12, R13): a client, an operator, or its workflow's parent step (R45). */
+export const specCancellers: readonly ActorKind[] = ['client', 'operator', 'parent'];
+
 /** Every row of the edge table. */
 export const specEdgeRows: readonly SpecEdgeRow[] = [
   ...specOrdinaryEdgeRows,
   ...specChildrenEdgeRows,
+  ...specParentActorEdgeRows,
 ];
 
 export function specAllowsEdge(
