@@ -160,7 +160,7 @@ export const specOrdinaryEdgeRows: readonly SpecEdgeRow[] = [
   { from: 'pending', to: ['dead'], reasons: ['step_input_failed'], actors: ['system'] },
 ];
 
-/** The edge table's rows of a step that starts child workflows (§8, R43–R47). */
+/** The edge table's rows of a step that starts child workflows (R43–R47). */
 export const specChildrenEdgeRows: readonly SpecEdgeRow[] = [
   { from: 'leased', to: ['awaiting_children'], reasons: ['children_started'], actors: ['worker'] },
   { from: 'pending', to: ['awaiting_children'], reasons: ['children_started'], actors: ['system'] },

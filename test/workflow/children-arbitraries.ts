@@ -1,5 +1,5 @@
 /**
- * Generators for the property tests of steps with child workflows (§8, R43–R47): workflows
+ * Generators for the property tests of steps with child workflows (R43–R47): workflows
  * mixing steps that run code (and may return `startChildren(...)`) with map steps, and the
  * tallies the engine counts. Plain data, printed as is in a counterexample.
  */
