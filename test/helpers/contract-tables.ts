@@ -170,12 +170,9 @@ export const specChildrenEdgeRows: readonly SpecEdgeRow[] = [
     reasons: ['children_succeeded'],
     actors: ['system'],
   },
-  {
-    from: 'awaiting_children',
-    to: ['dead'],
-    reasons: ['children_failed', 'deadline_exceeded'],
-    actors: ['system', 'sweeper'],
-  },
+  // R45: the child edge that decides it (the system); R46: the deadline (the sweeper).
+  { from: 'awaiting_children', to: ['dead'], reasons: ['children_failed'], actors: ['system'] },
+  { from: 'awaiting_children', to: ['dead'], reasons: ['deadline_exceeded'], actors: ['sweeper'] },
   {
     from: 'awaiting_children',
     to: ['cancel_requested'],
