@@ -195,8 +195,11 @@ function intendedEdge(
         : { to: 'awaiting_children', reason: 'children_started' };
     case 'start_children':
       if (state === 'leased') return { to: 'awaiting_children', reason: 'children_started' };
-      // R46: a step that returns startChildren after a cancel was requested starts none.
-      if (state === 'cancel_requested') return { to: 'cancelled', reason: 'cancel_confirmed' };
+      // R46: a step that returns startChildren after a cancel was requested starts none. A step
+      // asked to cancel while it awaits its children holds no lease: no worker's result applies.
+      if (state === 'cancel_requested') {
+        return facts.hasChildren ? null : { to: 'cancelled', reason: 'cancel_confirmed' };
+      }
       return null;
     case 'children_changed': {
       if (state !== 'awaiting_children' && state !== 'cancel_requested') return null;
