@@ -4,18 +4,15 @@
  * may give, and the limits. The engine admits and writes the children; the machine decides
  * what their outcomes mean for the step (`children-decisions.ts`).
  */
-import type { WorkflowDefinition } from './define-workflow';
 import { StepError } from './step-error';
+import {
+  childrenTag,
+  type StartChildren,
+  type Tolerance,
+  type WorkflowDefinition,
+} from './workflow-definition';
 
-const childrenTag: unique symbol = Symbol.for('causeway.start-children');
-
-/** How many failed children a step accepts before it fails (R45); absent: none (fail fast). */
-export interface Tolerance {
-  /** At most this many children may end `dead` or `cancelled`. */
-  readonly failures?: number;
-  /** At most this percentage (0–100) of the children may end `dead` or `cancelled`. */
-  readonly percent?: number;
-}
+export type { MapContext, MapSpec, StartChildren, Tolerance } from './workflow-definition';
 
 export const childLimits = Object.freeze({
   /** Children one step may start unless it says otherwise (`maxChildren`). */
@@ -32,20 +29,6 @@ export interface StartChildrenOptions {
   readonly tolerate?: Tolerance;
   /** Overrides the default limit of children for this step (up to 100,000). */
   readonly maxChildren?: number;
-}
-
-/** A step's request to start child workflows, returned from its `run`. */
-export interface StartChildren {
-  readonly [childrenTag]: true;
-  readonly kind: 'start_children';
-  /** A definition the engine knows, or its name. */
-  readonly workflow: WorkflowDefinition | string;
-  readonly inputs: readonly unknown[];
-  /** `startChild`: the step's output is the one child's result, not a list. */
-  readonly single: boolean;
-  readonly detached: boolean;
-  readonly tolerate: Tolerance | null;
-  readonly maxChildren: number;
 }
 
 /**
@@ -155,24 +138,4 @@ export interface ChildOutcome {
   readonly result?: unknown;
   /** The reason code of the edge that ended the child's failing step. */
   readonly reason?: string;
-}
-
-/** What a map step's functions see: the workflow's input and its upstream results. */
-export interface MapContext<TInput = unknown, TResults = Readonly<Record<string, unknown>>> {
-  readonly workflowId: string;
-  readonly input: TInput;
-  readonly results: TResults;
-}
-
-/**
- * A map step (R44), as the engine reads it: it runs no code; when its upstream steps have
- * succeeded, `over` gives a list and one child of `workflow` starts per element, with
- * `input(element, index, ctx)` or the element itself as the child's input.
- */
-export interface MapSpec {
-  readonly over: (context: MapContext) => unknown;
-  readonly workflow: WorkflowDefinition;
-  readonly input: ((element: unknown, index: number, context: MapContext) => unknown) | null;
-  readonly tolerate: Tolerance | null;
-  readonly maxChildren: number;
 }

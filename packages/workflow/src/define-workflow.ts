@@ -1,6 +1,4 @@
 import type { z } from 'zod';
-import type { MapSpec, StartChildren } from './child-workflows';
-import type { EventWait } from './event-wait';
 import {
   type BackoffPolicy,
   defaultBackoff,
@@ -10,18 +8,19 @@ import {
   retryPolicyProblems,
 } from './retry-policy';
 import type { StepContext } from './step-context';
-import type { AwaitReceipt, SendRequest, SnoozeRequest } from './step-results';
+import type {
+  StepDefinition,
+  StepReturn,
+  WorkflowDefinition,
+  WorkflowStep,
+} from './workflow-definition';
 
-/**
- * What `run` may return: an output, `awaitReceipt(...)`, `send(...)`, `snooze(...)` or
- * `startChildren(...)` / `startChild(...)`.
- */
-export type StepReturn<TOutput> =
-  | TOutput
-  | AwaitReceipt
-  | SendRequest
-  | SnoozeRequest
-  | StartChildren;
+export type {
+  StepDefinition,
+  StepReturn,
+  WorkflowDefinition,
+  WorkflowStep,
+} from './workflow-definition';
 
 export interface StepOptions<TInput, TOutput> {
   /** Names of the steps that must succeed first. */
@@ -44,27 +43,6 @@ export interface StepOptions<TInput, TOutput> {
   ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
 }
 
-/** A step before it is named by its key in `steps`. */
-export interface StepDefinition<TInput = unknown, TOutput = unknown> {
-  readonly after: readonly string[];
-  readonly queue: string;
-  readonly policy: RetryPolicy;
-  /** An event step's wait (`event(...)`, R37); absent for a step that runs code. */
-  readonly event?: EventWait;
-  /** A map step's list and child workflow (`map(...)`, R44); absent for a step that runs code. */
-  readonly map?: MapSpec;
-  readonly run: (
-    context: StepContext<TInput>,
-  ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
-}
-
-/** A step of a defined workflow. */
-export interface WorkflowStep<TInput = unknown> extends StepDefinition<TInput> {
-  readonly name: string;
-  /** Steps that list this one in `after`. */
-  readonly downstream: readonly string[];
-}
-
 export interface WorkflowOptions<TSchema extends z.ZodType> {
   readonly name: string;
   readonly input: TSchema;
@@ -73,15 +51,6 @@ export interface WorkflowOptions<TSchema extends z.ZodType> {
   /** Total budget from acceptance that all steps share (R29). */
   readonly deadlineMs?: number;
   readonly steps: Readonly<Record<string, StepDefinition<z.output<TSchema>>>>;
-}
-
-export interface WorkflowDefinition<TSchema extends z.ZodType = z.ZodType> {
-  readonly name: string;
-  readonly input: TSchema;
-  readonly idempotencyKey: ((input: z.output<TSchema>) => string) | null;
-  readonly deadlineMs: number | null;
-  /** Steps in a topological order (every step after all of its `after`), ties by declaration. */
-  readonly steps: readonly WorkflowStep<z.output<TSchema>>[];
 }
 
 /** A definition mistake, thrown at definition time with every problem found. */
