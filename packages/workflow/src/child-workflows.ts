@@ -4,6 +4,7 @@
  * may give, and the limits. The engine admits and writes the children; the machine decides
  * what their outcomes mean for the step (`children-decisions.ts`).
  */
+import type { z } from 'zod';
 import { StepError } from './step-error';
 import {
   childrenTag,
@@ -13,6 +14,10 @@ import {
 } from './workflow-definition';
 
 export type { MapContext, MapSpec, StartChildren, Tolerance } from './workflow-definition';
+
+/** Any definition, whatever its input schema and result: what a parent may start. */
+// biome-ignore lint/suspicious/noExplicitAny: each child definition has its own input schema type.
+export type AnyWorkflowDefinition = WorkflowDefinition<any, unknown>;
 
 export const childLimits = Object.freeze({
   /** Children one step may start unless it says otherwise (`maxChildren`). */
@@ -32,24 +37,31 @@ export interface StartChildrenOptions {
 }
 
 /**
+ * What a child of `workflow` takes as input: what its schema accepts for a definition, anything
+ * for a name (the engine checks it against the named definition when it admits the child).
+ */
+export type ChildInput<TWorkflow> =
+  TWorkflow extends WorkflowDefinition<infer TSchema, unknown> ? z.input<TSchema> : unknown;
+
+/**
  * Start one child workflow per input and wait for them (R43): the step's output is their
  * results in input order, or with `tolerate` their outcomes. Return it from `run`.
  */
-export function startChildren(
-  workflow: WorkflowDefinition | string,
-  inputs: readonly unknown[],
+export function startChildren<TWorkflow extends AnyWorkflowDefinition | string>(
+  workflow: TWorkflow,
+  inputs: readonly ChildInput<TWorkflow>[],
   options: StartChildrenOptions = {},
 ): StartChildren {
-  return buildRequest(workflow, inputs, options, false);
+  return buildRequest(workflow as WorkflowDefinition | string, inputs, options, false);
 }
 
 /** Start one child workflow and wait for it: the step's output is its result. */
-export function startChild(
-  workflow: WorkflowDefinition | string,
-  input: unknown,
+export function startChild<TWorkflow extends AnyWorkflowDefinition | string>(
+  workflow: TWorkflow,
+  input: ChildInput<TWorkflow>,
   options: Omit<StartChildrenOptions, 'maxChildren'> = {},
 ): StartChildren {
-  return buildRequest(workflow, [input], options, true);
+  return buildRequest(workflow as WorkflowDefinition | string, [input], options, true);
 }
 
 function buildRequest(
@@ -131,11 +143,32 @@ export function allowedFailures(tolerance: Tolerance | null, total: number): num
   return Math.min(...bounds);
 }
 
-/** What one child came to, as a tolerant step's output lists it (R45). */
-export interface ChildOutcome {
+/**
+ * What one child came to, as a tolerant step's output lists it (R45); `T` is the child
+ * workflow's result, present when it succeeded.
+ */
+export interface ChildOutcome<T = unknown> {
   readonly workflowId: string;
   readonly state: 'succeeded' | 'dead' | 'cancelled';
-  readonly result?: unknown;
+  readonly result?: T;
   /** The reason code of the edge that ended the child's failing step. */
   readonly reason?: string;
+}
+
+/**
+ * `definitions` and every child workflow their map steps start, at any depth, each object once:
+ * what a worker must know to run the children (R44), including the one-step children of
+ * `map({ run })`, which no user holds.
+ */
+export function withMapChildren(
+  definitions: readonly WorkflowDefinition[],
+): readonly WorkflowDefinition[] {
+  const found: WorkflowDefinition[] = [];
+  const visit = (definition: WorkflowDefinition) => {
+    if (found.includes(definition)) return;
+    found.push(definition);
+    for (const step of definition.steps) if (step.map !== undefined) visit(step.map.workflow);
+  };
+  for (const definition of definitions) visit(definition);
+  return found;
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { namedMapChild } from './one-step-child';
 import {
   type BackoffPolicy,
   defaultBackoff,
@@ -100,7 +101,10 @@ export function step<TInput = unknown, TOutput = unknown>(
   });
 }
 
-/** Declares a workflow: validates names, dependencies (a DAG) and budgets, then freezes it. */
+/**
+ * Declares a workflow: validates names, dependencies (a DAG) and budgets, names the one-step
+ * children of its map steps (`<name>/<step>`), then freezes it.
+ */
 export function defineWorkflow<TSchema extends z.ZodType>(
   options: WorkflowOptions<TSchema>,
 ): WorkflowDefinition<TSchema> {
@@ -141,7 +145,11 @@ export function defineWorkflow<TSchema extends z.ZodType>(
   }
   const byName = new Map(entries);
   const steps = order.names.map((name) => {
-    const definition = byName.get(name) as StepDefinition<z.output<TSchema>>;
+    const definition = namedMapChild(
+      byName.get(name) as StepDefinition,
+      options.name,
+      name,
+    ) as StepDefinition<z.output<TSchema>>;
     const downstream = entries
       .filter(([, other]) => other.after.includes(name))
       .map(([other]) => other);

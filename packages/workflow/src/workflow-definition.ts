@@ -54,8 +54,12 @@ export interface WorkflowDefinition<TSchema extends z.ZodType = z.ZodType, TResu
   readonly deadlineMs: number | null;
   /** Steps in a topological order (every step after all of its `after`), ties by declaration. */
   readonly steps: readonly WorkflowStep<z.output<TSchema>>[];
-  /** Type only, never set: the workflow's result, as a parent step reads it. */
-  readonly '~result'?: { readonly type: TResult };
+  /**
+   * Type only, never set: the workflow's result, as a parent step reads it. A method's
+   * parameter, so that a definition whose result type is known and one whose is not are
+   * assignable to each other.
+   */
+  '~result'?(result: TResult): void;
 }
 
 export const childrenTag: unique symbol = Symbol.for('causeway.start-children');
