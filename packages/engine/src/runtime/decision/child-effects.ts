@@ -169,6 +169,14 @@ export class ChildEffects {
     }
   }
 
+  /** What a `children_started` edge's detail says: how many children of which workflow. */
+  startDetail(taskId: string, edge: TaskEdge): Readonly<Record<string, unknown>> {
+    if (edge.reason !== 'children_started') return {};
+    const start = this.startingMaps.get(taskId) ?? this.requested.get(taskId);
+    if (start === undefined) return {};
+    return { children: start.children.length, workflow: start.definition.name };
+  }
+
   /** Everything collected, with the child workflows whose outcome class changed. */
   work(
     workflowChanges: readonly { id: string; expectedState: string; state: string }[],
