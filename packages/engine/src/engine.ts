@@ -46,7 +46,10 @@ import {
 } from './runtime/operations/submit';
 import type { Channel } from './runtime/outbox/delivery-channels';
 import {
+  type ChildrenRequest,
+  type ChildWorkflowPage,
   explainWorkflow,
+  readChildren,
   readWorkflowView,
   type WorkflowView,
 } from './runtime/reads/workflow-reads';
@@ -157,6 +160,8 @@ export interface Engine {
   /** The workflow with its tasks, each with its transitions; undefined if unknown. */
   getWorkflow(workflowId: string): Promise<WorkflowView | undefined>;
   explain(workflowId: string): Promise<Explanation>;
+  /** Its child workflows (R48), a page at a time in (step, index) order. */
+  children(workflowId: string, request?: ChildrenRequest): Promise<ChildWorkflowPage>;
   /**
    * What blocks each non-terminal task of the workflow right now, in step order (issue 18);
    * undefined if the workflow is unknown. See docs/blockers.md for the codes and facts.
@@ -327,6 +332,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     getWorkflow: (workflowId) => readWorkflowView(db, definitions, workflowId),
     explain: (workflowId) => explainWorkflow(db, workflowId),
+    children: (workflowId, request) => readChildren(db, workflowId, request),
     async blockers(workflowId) {
       assertUuid(workflowId, 'workflow');
       return (await readBlockers(db, definitions, [workflowId])).get(workflowId);

@@ -27,6 +27,10 @@ type ReadDb = Kysely<CausewayDatabase>;
 export interface WorkflowFilterRow {
   readonly states?: readonly string[];
   readonly name?: string;
+  /** Children of this workflow (R48): through the (parent_workflow_id, created_at, id) index. */
+  readonly parentId?: string;
+  /** Descendants of this root: through the (root_workflow_id, created_at, id) index. */
+  readonly rootId?: string;
 }
 
 /** A keyset position in (created_at, id) order: created_at exact to the microsecond (UTC ISO). */
@@ -65,9 +69,14 @@ const createdKey = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-D
 /** One access path of a filter: a predicate each index above answers on its own. */
 type Arm = (query: ReturnType<typeof fromWorkflows>) => ReturnType<typeof fromWorkflows>;
 
-function fromWorkflows(db: ReadDb, name: string | undefined) {
-  const query = db.selectFrom('causeway_workflows');
-  return name === undefined ? query : query.where('name', '=', name);
+function fromWorkflows(db: ReadDb, filter: WorkflowFilterRow) {
+  let query = db.selectFrom('causeway_workflows');
+  if (filter.name !== undefined) query = query.where('name', '=', filter.name);
+  if (filter.parentId !== undefined) {
+    query = query.where('parent_workflow_id', '=', filter.parentId);
+  }
+  if (filter.rootId !== undefined) query = query.where('root_workflow_id', '=', filter.rootId);
+  return query;
 }
 
 /** The arms whose union is the filter's rows; none when the filter matches nothing. */
@@ -85,9 +94,7 @@ function armsOf(filter: WorkflowFilterRow): Arm[] {
 
 function pageArm(db: ReadDb, ask: WorkflowPageAsk, arm: Arm) {
   const direction = ask.order === 'newest_first' ? 'desc' : 'asc';
-  let query = arm(fromWorkflows(db, ask.filter.name))
-    .selectAll()
-    .select(createdKey.as('created_key'));
+  let query = arm(fromWorkflows(db, ask.filter)).selectAll().select(createdKey.as('created_key'));
   if (ask.after !== null) {
     const position = sql`(${ask.after.createdAt}::timestamptz, ${ask.after.id}::uuid)`;
     query = query.where(
@@ -146,7 +153,7 @@ export async function workflowPageRead(
 /** The statement of `workflowCountRead` (exported for the plan tests), or null for no arm. */
 export function workflowCountQuery(db: ReadDb, filter: WorkflowFilterRow, atMost: number) {
   const [first, ...others] = armsOf(filter).map((arm) =>
-    arm(fromWorkflows(db, filter.name)).select(sql.lit(1).as('one')),
+    arm(fromWorkflows(db, filter)).select(sql.lit(1).as('one')),
   );
   if (first === undefined) return null;
   let union = first;
