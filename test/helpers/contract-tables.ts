@@ -227,6 +227,7 @@ export const specDeadReasons: readonly ReasonCode[] = [
   'receipt_timeout',
   'event_timeout',
   'step_input_failed',
+  'children_failed',
 ];
 
 /**
@@ -245,6 +246,8 @@ const actorCarriesName: Readonly<Record<ActorKind, boolean | 'optional'>> = {
   operator: true,
   outbox: true,
   schedule: true,
+  // `parent:<task id>`: the step that submits and cancels its child workflows (R43, R45).
+  parent: true,
 };
 
 /** The edge table's actor kinds (the actor column), plus `system` for the edges the engine takes itself. */

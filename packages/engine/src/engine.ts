@@ -16,7 +16,9 @@ import { EngineError } from './errors';
 import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
 import { readBlockers } from './runtime/blockers/workflow-blockers';
+import { childStartsWrite } from './runtime/children/child-starts';
 import type { EngineContext } from './runtime/context';
+import type { ApplyContext } from './runtime/decision/event-request';
 import {
   type EventToSend,
   type SendEventAnswer,
@@ -246,10 +248,16 @@ export function createEngine(options: EngineOptions): Engine {
     ageOutMs,
     appVersion: options.appVersion ?? null,
   });
+  const apply: ApplyContext = {
+    definitions,
+    leaseMs,
+    random: Math.random,
+    writeChildren: (tx, starts) => childStartsWrite(tx, apply, starts),
+  };
   const context: EngineContext = {
     db,
     definitions,
-    apply: { definitions, leaseMs, random: Math.random },
+    apply,
     holder,
     rootLogger,
     logger,

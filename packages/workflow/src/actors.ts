@@ -12,6 +12,8 @@ export const actorKinds = [
   'outbox',
   'receipt',
   'schedule',
+  /** A parent step (`parent:<task id>`): it submits its children and cancels them (R43, R45). */
+  'parent',
 ] as const;
 export type ActorKind = (typeof actorKinds)[number];
 

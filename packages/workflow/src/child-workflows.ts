@@ -4,8 +4,15 @@
  * may give, and the limits. The engine admits and writes the children; the machine decides
  * what their outcomes mean for the step (`children-decisions.ts`).
  */
-import type { WorkflowDefinition } from './define-workflow';
 import { StepError } from './step-error';
+
+/**
+ * A child workflow as a step names it: its definition (only its name is read: the engine
+ * starts the definition it was given under that name) or the name itself.
+ */
+export interface ChildWorkflowRef {
+  readonly name: string;
+}
 
 const childrenTag: unique symbol = Symbol.for('causeway.start-children');
 
@@ -39,7 +46,7 @@ export interface StartChildren {
   readonly [childrenTag]: true;
   readonly kind: 'start_children';
   /** A definition the engine knows, or its name. */
-  readonly workflow: WorkflowDefinition | string;
+  readonly workflow: ChildWorkflowRef | string;
   readonly inputs: readonly unknown[];
   /** `startChild`: the step's output is the one child's result, not a list. */
   readonly single: boolean;
@@ -53,7 +60,7 @@ export interface StartChildren {
  * results in input order, or with `tolerate` their outcomes. Return it from `run`.
  */
 export function startChildren(
-  workflow: WorkflowDefinition | string,
+  workflow: ChildWorkflowRef | string,
   inputs: readonly unknown[],
   options: StartChildrenOptions = {},
 ): StartChildren {
@@ -62,7 +69,7 @@ export function startChildren(
 
 /** Start one child workflow and wait for it: the step's output is its result. */
 export function startChild(
-  workflow: WorkflowDefinition | string,
+  workflow: ChildWorkflowRef | string,
   input: unknown,
   options: Omit<StartChildrenOptions, 'maxChildren'> = {},
 ): StartChildren {
@@ -70,7 +77,7 @@ export function startChild(
 }
 
 function buildRequest(
-  workflow: WorkflowDefinition | string,
+  workflow: ChildWorkflowRef | string,
   inputs: readonly unknown[],
   options: StartChildrenOptions,
   single: boolean,
@@ -171,7 +178,7 @@ export interface MapContext<TInput = unknown, TResults = Readonly<Record<string,
  */
 export interface MapSpec {
   readonly over: (context: MapContext) => unknown;
-  readonly workflow: WorkflowDefinition;
+  readonly workflow: ChildWorkflowRef;
   readonly input: ((element: unknown, index: number, context: MapContext) => unknown) | null;
   readonly tolerate: Tolerance | null;
   readonly maxChildren: number;

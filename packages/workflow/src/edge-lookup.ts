@@ -90,6 +90,15 @@ export const receiptAwaitingState: TaskState = (() => {
   return [...states][0] as TaskState;
 })();
 
+/** The state of a step awaiting its child workflows: entered by `children_started` (R43). */
+export const childrenAwaitingState: TaskState = (() => {
+  const states = new Set(
+    taskEdges.filter((r) => r.reasons.includes('children_started')).map((r) => r.to),
+  );
+  if (states.size !== 1) throw new Error('the edge table must start children in one state');
+  return [...states][0] as TaskState;
+})();
+
 /** The state of an event step waiting for its event: entered by edges that start a wait. */
 export const eventWaitingState: TaskState = (() => {
   const states = new Set(taskEdges.filter((r) => r.wait === 'start').map((r) => r.to));

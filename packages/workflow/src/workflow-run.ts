@@ -6,6 +6,7 @@ import { failedRootEdge } from './failed-root';
 import type { DecideInput, Refusal } from './machine-choice';
 import type { ReasonCode, TaskState, WorkflowState } from './machine-table';
 import { cancelCascadeRule, promotionRule } from './machine-table';
+import type { RetryPolicy } from './retry-policy';
 import type { StepInputProblem } from './step-input';
 import type { TaskEvent } from './task-events';
 import { decideTaskEdge, type TaskEdge } from './task-machine';
@@ -64,6 +65,14 @@ export interface RunClock {
  */
 export type StepInputCheck = (task: RunTask) => StepInputProblem | null;
 
+/**
+ * A step whose start the engine must evaluate a function for (R58): an event step's key, a map
+ * step's list and its children's inputs.
+ */
+function evaluatesInput(policy: RetryPolicy): boolean {
+  return policy.wait !== null || policy.map;
+}
+
 /** What a decision about `task` needs to know of its step's input: asked only before a wait. */
 function inputProblemOf(
   task: RunTask,
@@ -94,8 +103,14 @@ export function createWorkflowRun(
   const transitions: PlannedTransition[] = [];
   const tasks = definition.steps.map((step, index): RunTask => {
     // A first step runs now (after any delay); an event step waits for its event (R37).
+    // A first map step is created pending and started by the engine in the submit's
+    // transaction (R44): only the promotion evaluates its list and starts its children.
     const state: TaskState =
-      step.after.length > 0 ? 'pending' : step.policy.wait === null ? 'queued' : 'waiting';
+      step.after.length > 0 || step.policy.map
+        ? 'pending'
+        : step.policy.wait === null
+          ? 'queued'
+          : 'waiting';
     const rule = edgeRuleOf(null, state, 'submitted');
     if (rule === undefined) throw new Error(`the edge table has no creation edge into ${state}`);
     const deadlines = [definition.deadlineMs, step.policy.deadlineMs].filter((ms) => ms !== null);
@@ -180,6 +195,7 @@ export function applyTaskEvent(
   event: TaskEvent,
   clock: RunClock,
   checkInput?: StepInputCheck,
+  facts: Pick<DecideInput, 'hasChildren'> = {},
 ): RunDecision {
   const task = run.tasks.find((candidate) => candidate.taskId === taskId);
   if (task === undefined)
@@ -188,13 +204,14 @@ export function applyTaskEvent(
   if (step === undefined)
     throw new RangeError(`workflow "${definition.name}" has no step "${task.step}"`);
   const startsWait =
-    step.policy.wait !== null && (event.type === 'promote' || event.type === 'replay');
+    evaluatesInput(step.policy) && (event.type === 'promote' || event.type === 'replay');
   const decision = decideTaskEdge({
     task: task.snapshot,
     policy: step.policy,
     event,
     ...clock,
     ...inputProblemOf(task, startsWait, checkInput),
+    ...facts,
   });
   if (!decision.ok) return decision;
   const tasks = new Map(run.tasks.map((candidate) => [candidate.taskId, candidate]));
@@ -313,7 +330,7 @@ function followUp(
         policy: step.policy,
         event: { type: 'promote' },
         ...clock,
-        ...inputProblemOf(task, step.policy.wait !== null, checkInput),
+        ...inputProblemOf(task, evaluatesInput(step.policy), checkInput),
       });
       if (decision.ok) {
         record(task, decision.edge, decision.next);

@@ -1,7 +1,9 @@
 import {
+  childrenAwaitingState,
   claimRule,
   eventWaitingState,
   leaseHoldingStates,
+  promotionRule,
   receiptAwaitingState,
   replayableState,
   terminalTaskStates,
@@ -23,7 +25,17 @@ export const leaseHoldingStatesSql = sql.join(leaseHoldingStates.map((state) => 
 export const receiptAwaitingStateSql = sql.lit(receiptAwaitingState);
 /** An event step waiting for its event (R37). */
 export const waitingStateSql = sql.lit(eventWaitingState);
+/** A step awaiting its child workflows (R43). */
+export const childrenAwaitingStateSql = sql.lit(childrenAwaitingState);
 /** A task an operator may replay. */
 export const replayableStateSql = sql.lit(replayableState);
 /** Terminal states, as a list for `in (…)` / `not in (…)`. */
 export const terminalStatesSql = sql.join(terminalTaskStates.map((state) => sql.lit(state)));
+/** The one terminal state a child counts as a success by (R45): the promotion's upstream state. */
+export const succeededStateSql = sql.lit(promotionRule.upstreamState);
+/** The terminal states a child counts as a failure by (R45): every other terminal state. */
+export const failedStatesSql = sql.join(
+  terminalTaskStates
+    .filter((state) => state !== promotionRule.upstreamState)
+    .map((state) => sql.lit(state)),
+);

@@ -21,10 +21,10 @@ alter table causeway_transitions add constraint causeway_transitions_reason_chec
   'children_cancelled')) not valid;
 
 alter table causeway_workflows
-  add column parent_workflow_id text,
-  add column parent_task_id text,
+  add column parent_workflow_id uuid,
+  add column parent_task_id uuid,
   add column child_index integer,
-  add column root_workflow_id text,
+  add column root_workflow_id uuid,
   add column depth smallint not null default 0,
   -- Started with { detached: true }: not awaited, and nothing its parent does touches it.
   add column detached boolean not null default false,

@@ -114,14 +114,17 @@ const decidedDownstream = new WeakMap<WorkflowDefinition, ReadonlySet<string>>()
 /**
  * Whether a step's success may make ready a step that only the full decision promotes: one
  * with a delay (its run_at and edge detail, R36) or an event step (its key, timeout and the
- * events stored before it waits, R37). Built once per definition.
+ * events stored before it waits, R37) or a map step (its list and children, R44). Built once
+ * per definition.
  */
 export function promotesStepDecidedInFull(definition: WorkflowDefinition, name: string): boolean {
   let steps = decidedDownstream.get(definition);
   if (steps === undefined) {
     steps = new Set(
       definition.steps
-        .filter((step) => step.policy.delayMs !== null || step.policy.wait !== null)
+        .filter(
+          (step) => step.policy.delayMs !== null || step.policy.wait !== null || step.policy.map,
+        )
         .flatMap((step) => step.after),
     );
     decidedDownstream.set(definition, steps);

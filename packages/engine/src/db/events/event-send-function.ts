@@ -149,7 +149,11 @@ begin
   select count(*) into v_locked from (
     select from causeway_workflows as w where w.id = any(v_workflows) for update skip locked
   ) as l;
-  if v_locked <> cardinality(v_tasks) or (p_idempotency_key is not null and exists (
+  -- A child workflow's edges may settle its parent step (R45): left to the full decision.
+  if v_locked <> cardinality(v_tasks) or exists (
+      select from causeway_workflows as w
+      where w.id = any(v_workflows) and w.parent_task_id is not null and not w.detached)
+    or (p_idempotency_key is not null and exists (
       select from causeway_events as e
       where e.name = p_name and e.idempotency_key = p_idempotency_key)) then
     return query select false, v_now, null::integer, null::uuid, null::uuid, null::text,

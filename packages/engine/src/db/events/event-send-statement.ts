@@ -213,6 +213,8 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
     -- Never waits, so the order it locks in cannot make a cycle.
     locked_workflow as materialized (
       select id, name, state,
+        -- A child workflow's edges may settle its parent step (R45): the full decision's.
+        (parent_task_id is not null and not detached) as awaited_child,
         -- A wait of a workflow accepted after the event never matches it (R37), nor one of a
         -- workflow with a step this engine does not define (R54: its own engine's sweeper
         -- completes it, and makes ready the steps this one does not know).
@@ -228,6 +230,7 @@ function statement(shape: EventSendShape, variant: EventSendVariant) {
       -- Every wait's workflow locked, and none twice: a workflow is locked once, so the two
       -- counts are equal only if the waits are in distinct workflows and all of those locked.
       select (select count(*) from locked_workflow) = (select count(*) from waiter)
+        and not exists (select 1 from locked_workflow where awaited_child)
         -- Probed per keyed event (the unique index), never a join the planner may answer
         -- with a scan of every event.
         and not exists (

@@ -77,7 +77,7 @@ export async function taskSettleInOneStatement(
         with ordinality as r(task_id, workflow_id, epoch, output, position)
     ),
     locked_workflow as materialized (
-      select id, name, state from causeway_workflows
+      select id, name, state, parent_task_id, detached from causeway_workflows
       -- An array, not a semi-join: the planner then probes the primary key for each id
       -- instead of hashing the whole table whenever it is small enough to look cheap.
       where id = any(${arrayLiteral(plan.batchWorkflowIds)}::uuid[])
@@ -112,6 +112,8 @@ export async function taskSettleInOneStatement(
       ) as e(from_state, to_state, reason) on e.from_state = t.state
       where t.lease_holder = ${plan.holder} and t.lease_epoch = r.epoch
         and t.lease_expires_at > (select now from clock)
+        -- A child workflow's edges may settle its parent step (R45): the full decision's.
+        and (w.parent_task_id is null or w.detached)
     ),
     after_cause as materialized (
       select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.deadline_at, c.name,

@@ -15,6 +15,18 @@ export interface NewWorkflowRow {
   readonly idempotencyKey: string | null;
   /** The definition's step names, comma-separated (`workflowStepsText`). */
   readonly steps: string;
+  /** A child workflow's place in its tree (R43); absent for a root. */
+  readonly parent?: NewChildLink;
+}
+
+/** Where a child workflow hangs in its tree (R43). */
+export interface NewChildLink {
+  readonly workflowId: string;
+  readonly taskId: string;
+  readonly index: number;
+  readonly rootId: string;
+  readonly depth: number;
+  readonly detached: boolean;
 }
 
 /** A task of a new workflow; times are offsets from the database's now at insert. */
@@ -109,6 +121,23 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
           (${arrayLiteral(tasks.map((task) => task.lastError?.summary ?? null))}::text[])[v.position]
             as last_error`
     : sql``;
+  // Only child workflows have parent columns (R43): written only by a batch of children, so
+  // the common statement stays as it is.
+  const parents = workflows.some((row) => row.parent !== undefined);
+  const parentOf = <Value extends ArrayElement>(pick: (link: NewChildLink) => Value) =>
+    arrayLiteral(workflows.map((row) => (row.parent === undefined ? null : pick(row.parent))));
+  const parentColumns = parents
+    ? sql`, parent_workflow_id, parent_task_id, child_index, root_workflow_id, depth, detached`
+    : sql``;
+  const parentValues = parents
+    ? sql`,
+        (${parentOf((link) => link.workflowId)}::uuid[])[v.position],
+        (${parentOf((link) => link.taskId)}::uuid[])[v.position],
+        (${parentOf((link) => link.index)}::integer[])[v.position],
+        (${parentOf((link) => link.rootId)}::uuid[])[v.position],
+        coalesce((${parentOf((link) => link.depth)}::smallint[])[v.position], 0),
+        coalesce((${parentOf((link) => link.detached)}::boolean[])[v.position], false)`
+    : sql``;
   const edges = distinctRows(
     log,
     (a, b) =>
@@ -139,14 +168,14 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
     ),
     workflow_insert as (
       insert into causeway_workflows (id, name, state, input, idempotency_key, steps, created_at,
-        updated_at)
+        updated_at${parentColumns})
       select (select workflow from id)[v.position],
         (${column(workflowKinds, (row) => row.name)}::text[])[v.kind],
         (${column(workflowKinds, (row) => row.state)}::text[])[v.kind],
         (${`[${workflows.map((row) => row.inputJson).join(',')}]`}::jsonb)->(v.position::integer - 1),
         v.idempotency_key,
         (${column(workflowKinds, (row) => row.steps)}::text[])[v.kind],
-        (select at from clock), (select at from clock)
+        (select at from clock), (select at from clock)${parentValues}
       -- The inputs travel as one JSON array (their texts joined), read back by position:
       -- as a text array each needed its quotes escaped.
       from unnest(

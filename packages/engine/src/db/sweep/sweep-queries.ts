@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { definedWorkflowStep } from '../claim/defined-workflow-step';
 import type { Db } from '../database';
 import {
+  childrenAwaitingStateSql,
   leaseHoldingStatesSql,
   readyStateSql,
   receiptAwaitingStateSql,
@@ -31,8 +32,9 @@ export async function taskListExpiredLeases(
 }
 
 /**
- * Queued tasks whose absolute deadline passed before they started (R28), and event steps
- * whose deadline passed while they waited (R39): each half reads its own partial index.
+ * Queued tasks whose absolute deadline passed before they started (R28), event steps whose
+ * deadline passed while they waited (R39), and steps whose deadline passed while they awaited
+ * their children (R46): each part reads its own partial index.
  */
 export async function taskListQueuedPastDeadline(
   db: Db,
@@ -48,6 +50,11 @@ export async function taskListQueuedPastDeadline(
     (select id from causeway_tasks as t
      where state = ${waitingStateSql} and deadline_at is not null and deadline_at <= causeway_now()
        and ${definedWorkflowStep(sql`t`, stepKeys)}
+     order by deadline_at limit ${limit})
+    union all
+    (select id from causeway_tasks as t
+     where state = ${childrenAwaitingStateSql} and deadline_at is not null
+       and deadline_at <= causeway_now() and ${definedWorkflowStep(sql`t`, stepKeys)}
      order by deadline_at limit ${limit})`.execute(db);
   return rows.map((row) => row.id);
 }

@@ -4,6 +4,8 @@ import { taskWorkflowIds } from '../../db/reads/record-reads';
 import type { CausewayDatabase } from '../../db/schema';
 import { runChangesWrite } from '../../db/settle/run-changes-write';
 import { workflowLockWithTasks } from '../../db/settle/workflow-lock';
+import { followChildren } from '../children/child-cascade';
+import { type ChildWork, hasChildWork } from './child-effects';
 import type {
   ApplyContext,
   ApplyOptions,
@@ -43,7 +45,10 @@ export async function applyEvents(
   return decideAndWrite(tx, context, loaded, requests, options);
 }
 
-/** Decides the requests on runs loaded and locked by the caller, and writes the outcome. */
+/**
+ * Decides the requests on runs loaded and locked by the caller, and writes the outcome; then,
+ * in the same transaction, whatever the edges ask of child workflows (R43–R47).
+ */
 export async function decideAndWrite(
   tx: Transaction<CausewayDatabase>,
   context: ApplyContext,
@@ -51,6 +56,23 @@ export async function decideAndWrite(
   requests: readonly EventRequest[],
   options: ApplyOptions,
 ): Promise<ApplyResult> {
+  const { result, children } = await decideOnce(tx, context, loaded, requests, options);
+  if (hasChildWork(children)) {
+    await followChildren(tx, context, children, async (more, asked, moreOptions) => {
+      const decided = await decideOnce(tx, context, more, asked, moreOptions);
+      return decided.children;
+    });
+  }
+  return result;
+}
+
+async function decideOnce(
+  tx: Transaction<CausewayDatabase>,
+  context: ApplyContext,
+  loaded: LoadedRuns,
+  requests: readonly EventRequest[],
+  options: ApplyOptions,
+): Promise<{ result: ApplyResult; children: ChildWork }> {
   const { workflows, tasks, now } = loaded;
   const state = new RunState(context, workflows, tasks, now);
   const outcomes: EventOutcome[] = [];
@@ -81,7 +103,7 @@ export async function decideAndWrite(
       );
     }
   }
-  return {
+  const result: ApplyResult = {
     outcomes,
     workflowCancels,
     transitions: state.transitions,
@@ -89,4 +111,5 @@ export async function decideAndWrite(
     tasks: state.currentTasks(),
     now,
   };
+  return { result, children: state.childWork() };
 }

@@ -6,9 +6,12 @@ import type {
   WorkflowDefinition,
   WorkflowState,
 } from '@causeway/workflow/internal';
+import type { Transaction } from 'kysely';
 import type { LeaseFence } from '../../db/lease/lease-fence';
 import type { TaskRecord, WorkflowRecord } from '../../db/rows';
+import type { CausewayDatabase } from '../../db/schema';
 import type { NewTransitionRow } from '../../db/transition-row';
+import type { ChildRequest, ChildStart } from '../children/child-admission';
 
 /** One event for one task, as the engine asks for it. */
 export interface EventRequest {
@@ -43,6 +46,8 @@ export interface EventRequest {
       readonly channel: string;
       readonly payloadJson: string;
     };
+    /** The children a `startChildren` result starts with the edge (R43). */
+    readonly children?: ChildRequest;
   };
 }
 
@@ -91,6 +96,14 @@ export interface ApplyContext {
   readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
   readonly leaseMs: number;
   readonly random: () => number;
+  /**
+   * Writes the children steps start (R43), given by the engine: the submission it uses decides
+   * events itself, so the decision cannot import it. Without it, no step may start children.
+   */
+  readonly writeChildren?: (
+    tx: Transaction<CausewayDatabase>,
+    starts: readonly ChildStart[],
+  ) => Promise<void>;
 }
 
 export interface ApplyOptions {

@@ -5,6 +5,7 @@ import {
   eventOutputJson,
   getStep,
   type PlannedTransition,
+  parseActor,
   type RunTask,
   type StepInputProblem,
   type TaskEdge,
@@ -16,6 +17,7 @@ import { snapshotOf, type TaskRecord, type WorkflowRecord } from '../../db/rows'
 import type { NewOutboxRow, TaskWrite } from '../../db/settle/run-changes-write';
 import type { NewTransitionRow } from '../../db/transition-row';
 import { EngineError } from '../../errors';
+import { ChildEffects, type ChildWork } from './child-effects';
 import type {
   ApplyContext,
   EventOutcome,
@@ -51,7 +53,9 @@ export class RunState {
   readonly undefinedNames = new Map<string, string>();
   /** Waits started and not yet matched against the stored events (`takeWaitEntries`). */
   private waits: WaitEntry[] = [];
-  /** The events of waits the machine is starting in this decision, by task (`checkWait`). */
+  /** The children of the steps this decision moves (R43–R47). */
+  private readonly children: ChildEffects;
+  /** The events of waits the machine is starting in this decision, by task (`checkStepInput`). */
   private readonly startingWaits = new Map<string, WaitEvent>();
 
   constructor(
@@ -60,6 +64,7 @@ export class RunState {
     tasks: readonly TaskRecord[],
     private readonly now: Date,
   ) {
+    this.children = new ChildEffects(context.definitions, now);
     const tasksOf = new Map<string, TaskRecord[]>();
     for (const task of tasks) {
       this.tasks.set(task.id, task);
@@ -87,7 +92,8 @@ export class RunState {
     }
   }
 
-  apply(request: EventRequest, holder: string | undefined): EventOutcome {
+  apply(asked: EventRequest, holder: string | undefined): EventOutcome {
+    let request = asked;
     const task = this.tasks.get(request.taskId);
     if (task === undefined) return { kind: 'skipped', taskId: request.taskId };
     const entry = this.workflows.get(task.workflowId);
@@ -103,13 +109,15 @@ export class RunState {
       return { kind: 'stale', taskId: request.taskId, task };
     }
     const definition = this.definitionOf(entry.record);
+    request = this.children.admitRequested(request, { workflow: entry.record, task });
     const decision = applyTaskEvent(
       definition,
       entry.run,
       task.id,
       request.event,
       { now: this.now, random: this.context.random },
-      (starting) => this.checkWait(definition, entry.record, starting, request),
+      (starting) => this.checkStepInput(definition, entry.record, starting, request),
+      { hasChildren: task.children !== null },
     );
     if (!decision.ok) return { kind: 'refused', taskId: task.id, refusal: decision.refusal, task };
     this.absorb(entry, decision.run, decision.transitions, { request, holder });
@@ -214,21 +222,41 @@ export class RunState {
     return entries;
   }
 
+  /** What the children of the steps this decision moved need (R43–R47). */
+  childWork(): ChildWork {
+    const records = new Map(
+      [...this.workflows.values()].map((entry) => [entry.record.id, entry.record]),
+    );
+    return this.children.work(this.workflowChanges(), records);
+  }
+
   /**
-   * Evaluates the key of an event step the machine is about to make wait (R58), with the
-   * upstream outputs as this decision leaves them (the request's own output included): the
-   * event, kept for the edge's row, or what went wrong, for the machine to end the step.
+   * Evaluates the functions of a step the machine is about to start (R58), with the upstream
+   * outputs as this decision leaves them (the request's own output included): an event step's
+   * key (the event, kept for the edge's row) or a map step's list and children's inputs, or what
+   * went wrong, for the machine to end the step.
    */
-  private checkWait(
+  private checkStepInput(
     definition: WorkflowDefinition,
     record: WorkflowRecord,
     starting: RunTask,
     request: EventRequest,
   ): StepInputProblem | null {
     const outputJson = request.extra?.outputJson;
+    const step = getStep(definition, starting.step);
+    if (step.map !== undefined) {
+      return this.children.checkMap(
+        definition,
+        { workflow: record, task: this.tasks.get(starting.taskId) as TaskRecord },
+        this.tasks.values(),
+        outputJson === undefined || request.taskId === starting.taskId
+          ? undefined
+          : { taskId: request.taskId, output: JSON.parse(outputJson) },
+      );
+    }
     const found = waitEventOf(
       definition,
-      getStep(definition, starting.step),
+      step,
       record,
       this.tasks.values(),
       outputJson === undefined
@@ -240,7 +268,7 @@ export class RunState {
     return null;
   }
 
-  /** The event of a wait an edge starts, as `checkWait` computed it before the machine chose. */
+  /** The event of a wait an edge starts, as `checkStepInput` computed it before the machine chose. */
   private startedWait(taskId: string): WaitEvent {
     const event = this.startingWaits.get(taskId);
     if (event === undefined) {
@@ -296,6 +324,11 @@ export class RunState {
         }),
       );
       this.changedTaskIds.add(row.taskId);
+      this.children.onEdge(
+        this.tasks.get(row.taskId) as TaskRecord,
+        row.edge,
+        parseActor(row.edge.actor),
+      );
       const detail = withReceipt(row.edge, isCause ? cause.request.extra : undefined);
       this.transitions.push({
         ...logRowOf(run.workflowId, row),

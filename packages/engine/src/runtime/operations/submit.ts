@@ -24,11 +24,13 @@ import {
 import type { NewTransitionRow } from '../../db/transition-row';
 import { EngineError } from '../../errors';
 import { newId } from '../../ids';
+import { applyEvents } from '../decision/apply-events';
 import type { ApplyContext } from '../decision/event-request';
 import { logRowOf } from '../decision/log-rows';
 import type { WaitEvent } from '../decision/wait-event';
 import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
+import type { Prepared } from './prepared';
 import {
   completeSubmittedWaits,
   rootWaitEvent,
@@ -68,16 +70,8 @@ export interface SubmitContext {
   readonly apply: ApplyContext;
 }
 
-interface Prepared {
-  readonly definition: WorkflowDefinition;
-  readonly input: unknown;
-  readonly inputJson: string;
-  readonly idempotencyKey: string | null;
-  readonly origin?: SubmitOrigin | undefined;
-}
-
 /** The rows of a submission, planned by the pure machine before anything is sent. */
-interface Plan {
+export interface Plan {
   readonly workflows: NewWorkflowRow[];
   readonly tasks: NewSubmittedTask[];
   readonly transitions: NewTransitionRow[];
@@ -88,6 +82,8 @@ interface Plan {
   readonly waits: SubmittedWait[];
   /** The submit's `runAt` (epoch ms), which the insert checks against database time. */
   readonly runAtMs: number | null;
+  /** First steps that are map steps: started (promoted) in the submit's transaction (R44). */
+  readonly mapRoots: { readonly taskId: string; readonly workflowId: string }[];
 }
 
 /**
@@ -123,7 +119,12 @@ export async function submitMany(
   }
   // One statement is atomic by itself; a transaction is needed only to check a cap or a
   // caller's signal before the commit, or to look for events a first step waits for.
-  if (capped.length === 0 && options.signal === undefined && plan.waits.length === 0) {
+  if (
+    capped.length === 0 &&
+    options.signal === undefined &&
+    plan.waits.length === 0 &&
+    plan.mapRoots.length === 0
+  ) {
     return run(context.db);
   }
   return context.db.transaction().execute(run);
@@ -161,7 +162,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
  * The pure machine plans each workflow (`createWorkflowRun`). It is given time zero, so its
  * run_at and deadlines come out as offsets that the statement adds to database time.
  */
-function planSubmission(
+export function planSubmission(
   prepared: readonly Prepared[],
   start: { readonly delayMs: number; readonly runAt: Date | null },
 ): Plan {
@@ -173,6 +174,7 @@ function planSubmission(
     queues: new Set(),
     waits: [],
     runAtMs: start.runAt?.getTime() ?? null,
+    mapRoots: [],
   };
   const firstIdOfKey = new Map<string, string>();
   const zero = new Date(0);
@@ -184,7 +186,7 @@ function planSubmission(
       plan.requestIds.push(earlier);
       continue;
     }
-    const workflowId = newId();
+    const workflowId = item.child?.id ?? newId();
     if (keyId !== null) firstIdOfKey.set(keyId, workflowId);
     plan.requestIds.push(workflowId);
     const taskIds = item.definition.steps.map(() => newId());
@@ -209,6 +211,7 @@ function planSubmission(
       inputJson: item.inputJson,
       idempotencyKey: item.idempotencyKey,
       steps: workflowStepsText(item.definition),
+      ...(item.child === undefined ? {} : { parent: item.child.link }),
     });
     const waits = new Map<string, { event: WaitEvent; timeoutMs: number }>();
     created.run.tasks.forEach((task, index) => {
@@ -219,6 +222,9 @@ function planSubmission(
       // The machine counted from time zero: a wait's timeout is its duration.
       const timeoutMs = task.snapshot.waitTimeoutAt?.getTime() ?? null;
       const waitEvent = rootWaits.get(task.taskId) ?? null;
+      if (step.policy.map && step.after.length === 0) {
+        plan.mapRoots.push({ taskId: task.taskId, workflowId });
+      }
       if (waitEvent !== null) {
         waits.set(task.taskId, { event: waitEvent, timeoutMs: timeoutMs ?? 0 });
         plan.waits.push({
@@ -239,7 +245,7 @@ function planSubmission(
         maxAttempts: step.policy.maxAttempts,
         runInMs,
         runFrom: runInMs === null ? null : start.runAt,
-        deadlineInMs: task.snapshot.deadlineAt?.getTime() ?? null,
+        deadlineInMs: cappedDeadline(task.snapshot.deadlineAt?.getTime() ?? null, item),
         lastError:
           task.snapshot.lastError === null
             ? null
@@ -266,7 +272,7 @@ function planSubmission(
   return plan;
 }
 
-async function insertPlan(
+export async function insertPlan(
   db: Db,
   context: SubmitContext,
   plan: Plan,
@@ -284,6 +290,14 @@ async function insertPlan(
     context.apply,
     plan.waits.filter((wait) => !skipped.has(wait.workflowId)),
   );
+  const mapRoots = plan.mapRoots.filter((root) => !skipped.has(root.workflowId));
+  if (mapRoots.length > 0) {
+    await applyEvents(
+      tx,
+      context.apply,
+      mapRoots.map((root) => ({ ...root, event: { type: 'promote' } })),
+    );
+  }
   const answers = new Map<string, SubmitResult>();
   for (const workflow of plan.workflows) {
     if (!skipped.has(workflow.id)) {
@@ -353,6 +367,13 @@ function abortedError(): EngineError {
     'aborted',
     'the submit was aborted before it committed; nothing was accepted',
   );
+}
+
+/** A task's deadline from acceptance, no later than its parent's (R46). */
+function cappedDeadline(deadlineInMs: number | null, item: Prepared): number | null {
+  const cap = item.deadlineCapMs ?? null;
+  if (cap === null) return deadlineInMs;
+  return deadlineInMs === null ? cap : Math.min(deadlineInMs, cap);
 }
 
 /** When a root of a submit with `runAt` runs: then, plus its own step delay (in its detail). */

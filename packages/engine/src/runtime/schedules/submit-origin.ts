@@ -7,13 +7,13 @@ import {
 import type { NewTransitionRow } from '../../db/transition-row';
 
 /**
- * Who submitted a workflow when it was not a client: a schedule (R40), with what its creation
- * edges say. Internal to the engine: the public submit never takes one, so no caller can write
- * another actor into the log.
+ * Who submitted a workflow when it was not a client: a schedule (R40) or a parent step (R43),
+ * with what its creation edges say. Internal to the engine: the public submit never takes one,
+ * so no caller can write another actor into the log.
  */
 export interface SubmitOrigin {
-  readonly actor: { readonly kind: 'schedule'; readonly name: string };
-  readonly detail: ScheduleOrigin;
+  readonly actor: { readonly kind: 'schedule' | 'parent'; readonly name: string };
+  readonly detail: ScheduleOrigin | Readonly<Record<string, unknown>>;
 }
 
 export function scheduleSubmitOrigin(origin: ScheduleOrigin): SubmitOrigin {

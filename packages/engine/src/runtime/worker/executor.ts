@@ -4,6 +4,7 @@ import {
   isAwaitReceipt,
   isSendRequest,
   isSnooze,
+  isStartChildren,
   jsonStorageProblem,
   type TaskEdge,
   type TaskEvent,
@@ -159,6 +160,17 @@ export class Attempt implements AttemptOwner {
     }
     if (isSendRequest(result)) {
       this.reportSend(result.channel, result.payload);
+      return;
+    }
+    if (isStartChildren(result)) {
+      // Admitted in the transaction of the step's edge, with its parent's depth and deadline.
+      const { workflow, inputs, tolerate, single, detached, maxChildren } = result;
+      void this.report(
+        detached
+          ? { type: 'complete', actor: this.actor() }
+          : { type: 'start_children', actor: this.actor(), count: inputs.length },
+        { children: { workflow, inputs, tolerate, single, detached, maxChildren } },
+      );
       return;
     }
     if (isAwaitReceipt(result)) {

@@ -1,4 +1,9 @@
-import { isAwaitReceipt, isSendRequest, isSnooze } from '@causeway/workflow/internal';
+import {
+  isAwaitReceipt,
+  isSendRequest,
+  isSnooze,
+  isStartChildren,
+} from '@causeway/workflow/internal';
 import { type AbortReason, CancelConfirmed, LeaseLost } from './step-signals';
 
 /** How a step's handler ended, as its worker saw it (before the result is written). */
@@ -7,6 +12,7 @@ export const handlerOutcomeMeanings = Object.freeze({
   snoozed: 'returned `snooze(...)`',
   sent: 'returned `send(...)` (an outbox message)',
   awaiting_receipt: 'returned `awaitReceipt(...)`',
+  children_started: 'returned `startChildren(...)` or `startChild(...)`',
   failed: 'threw an error (retried or not, by its category)',
   timed_out: 'stopped by its attempt timeout or the workflow deadline',
   cancelled: 'stopped at a boundary that confirmed a cancel',
@@ -59,6 +65,7 @@ export function returnedOutcome(result: unknown): HandlerOutcome {
   if (isSnooze(result)) return 'snoozed';
   if (isSendRequest(result)) return 'sent';
   if (isAwaitReceipt(result)) return 'awaiting_receipt';
+  if (isStartChildren(result)) return 'children_started';
   return 'completed';
 }
 

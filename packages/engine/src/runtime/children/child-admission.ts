@@ -1,0 +1,135 @@
+import {
+  allowedFailures,
+  type ChildWorkflowRef,
+  checkAdmission,
+  childLimits,
+  type Tolerance,
+  type WorkflowDefinition,
+} from '@causeway/workflow/internal';
+import type { TaskRecord, WorkflowRecord } from '../../db/rows';
+import { newId } from '../../ids';
+import type { Prepared } from '../operations/prepared';
+
+/** What a step's children will be written as, once its edge is decided (R43). */
+export interface ChildStart {
+  readonly parentWorkflowId: string;
+  readonly parentTaskId: string;
+  readonly definition: WorkflowDefinition;
+  readonly children: readonly Prepared[];
+  readonly allowedFailures: number;
+  readonly output: 'result' | 'outcome' | 'single';
+  readonly detached: boolean;
+  /** Children started again by a replay (R47): the step's tally is recounted, not set. */
+  readonly restart?: boolean;
+}
+
+export type ChildAdmission =
+  | { readonly ok: true; readonly start: ChildStart }
+  | { readonly ok: false; readonly summary: string };
+
+/** What to start: from `startChildren(...)` or from a map step's list (R43, R44). */
+export interface ChildRequest {
+  readonly workflow: ChildWorkflowRef | string;
+  readonly inputs: readonly unknown[];
+  readonly tolerate: Tolerance | null;
+  readonly single: boolean;
+  readonly detached: boolean;
+  readonly maxChildren: number;
+  /** The children's indexes when not 0..n-1: a replay starts some again in their places. */
+  readonly indexes?: readonly number[];
+  /** Each child's detail on its creation edges (a replay's `replaces`). */
+  readonly details?: readonly Readonly<Record<string, unknown>>[];
+}
+
+/**
+ * Checks every child before anything is written (R34, R48): the child workflow is one this
+ * engine defines, there are not too many, the tree is not too deep, and each input passes its
+ * schema. Ids and idempotency keys (the parent task, its replay round and the index: a re-run
+ * never starts a second set) are chosen here.
+ */
+export function admitChildren(
+  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  request: ChildRequest,
+  parent: { readonly workflow: WorkflowRecord; readonly task: TaskRecord },
+  now: Date,
+): ChildAdmission {
+  const name = typeof request.workflow === 'string' ? request.workflow : request.workflow.name;
+  const definition = definitions.get(name);
+  if (definition === undefined) {
+    return {
+      ok: false,
+      summary: `the child workflow "${name}" is not defined in this engine: give it in createEngine({ workflows })`,
+    };
+  }
+  if (!Array.isArray(request.inputs)) {
+    return { ok: false, summary: 'the children must be given as an array of inputs' };
+  }
+  const count = request.inputs.length;
+  if (count > request.maxChildren) {
+    return {
+      ok: false,
+      summary: `${count} child workflows is over the step's limit of ${request.maxChildren} (maxChildren, at most ${childLimits.maxChildren})`,
+    };
+  }
+  const depth = (parent.workflow.parent?.depth ?? 0) + 1;
+  if (depth > childLimits.maxDepth) {
+    return {
+      ok: false,
+      summary: `a child workflow here would be at depth ${depth}, over the limit of ${childLimits.maxDepth}`,
+    };
+  }
+  const rootId = parent.workflow.parent?.rootId ?? parent.workflow.id;
+  const deadlineAt = parent.task.deadlineAt;
+  const deadlineCapMs = deadlineAt === null ? null : deadlineAt.getTime() - now.getTime();
+  const children: Prepared[] = [];
+  for (const [position, input] of request.inputs.entries()) {
+    const index = request.indexes?.[position] ?? position;
+    const key = `${parent.task.id}:${parent.task.replayCount}:${index}`;
+    const admission = checkAdmission(definition, input, key);
+    if (!admission.ok) {
+      return {
+        ok: false,
+        summary: `child ${index}: ${admission.error.code}: ${admission.error.message}`,
+      };
+    }
+    children.push({
+      definition,
+      input: admission.input,
+      inputJson: admission.inputJson,
+      idempotencyKey: admission.idempotencyKey,
+      deadlineCapMs,
+      origin: {
+        actor: { kind: 'parent', name: parent.task.id },
+        detail: {
+          parentWorkflowId: parent.workflow.id,
+          step: parent.task.step,
+          index,
+          ...request.details?.[position],
+        },
+      },
+      child: {
+        id: newId(),
+        link: {
+          workflowId: parent.workflow.id,
+          taskId: parent.task.id,
+          index,
+          rootId,
+          depth,
+          detached: request.detached,
+        },
+      },
+    });
+  }
+  return {
+    ok: true,
+    start: {
+      parentWorkflowId: parent.workflow.id,
+      parentTaskId: parent.task.id,
+      definition,
+      children,
+      allowedFailures: allowedFailures(request.tolerate, count),
+      output: request.single ? 'single' : request.tolerate === null ? 'result' : 'outcome',
+      detached: request.detached,
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import type { Transaction } from 'kysely';
+import { childTallyWrite } from '../../db/children/child-tally-write';
+import type { CausewayDatabase } from '../../db/schema';
+import type { ApplyContext } from '../decision/event-request';
+import { insertPlan, planSubmission } from '../operations/submit';
+import type { ChildStart } from './child-admission';
+
+/**
+ * Writes children in the transaction of the edge that starts them (R43): their workflows,
+ * tasks and `submitted` edges (actor `parent:<task id>`) in one insert, and the tally of each
+ * awaiting step. A child whose key exists would be a second set: refused, so nothing is
+ * written. Children are accepted work of their parent: queue caps do not refuse them.
+ */
+export async function childStartsWrite(
+  tx: Transaction<CausewayDatabase>,
+  apply: ApplyContext,
+  starts: readonly ChildStart[],
+): Promise<void> {
+  const prepared = starts.flatMap((start) => start.children);
+  if (prepared.length > 0) {
+    const plan = planSubmission(prepared, { delayMs: 0, runAt: null });
+    const answers = await insertPlan(
+      tx,
+      { db: tx, definitions: apply.definitions, queueLimits: new Map(), apply },
+      plan,
+      [],
+      undefined,
+    );
+    const repeated = answers.find((answer) => answer.deduplicated);
+    if (repeated !== undefined) {
+      throw new Error(
+        `child workflow ${repeated.workflow.id} already exists: a step never starts a second set`,
+      );
+    }
+  }
+  await childTallyWrite(
+    tx,
+    starts
+      .filter((start) => !start.detached && start.restart !== true)
+      .map((start) => ({
+        taskId: start.parentTaskId,
+        total: start.children.length,
+        succeeded: 0,
+        failed: 0,
+        allowedFailures: start.allowedFailures,
+        output: start.output,
+      })),
+  );
+}

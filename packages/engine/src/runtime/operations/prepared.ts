@@ -1,0 +1,16 @@
+import type { WorkflowDefinition } from '@causeway/workflow/internal';
+import type { NewChildLink } from '../../db/submission/submission-insert';
+import type { SubmitOrigin } from '../schedules/submit-origin';
+
+/** A workflow checked for admission (R34), ready to be planned and written. */
+export interface Prepared {
+  readonly definition: WorkflowDefinition;
+  readonly input: unknown;
+  readonly inputJson: string;
+  readonly idempotencyKey: string | null;
+  readonly origin?: SubmitOrigin | undefined;
+  /** A child workflow's place in its tree (R43), with its id chosen before the insert. */
+  readonly child?: { readonly id: string; readonly link: NewChildLink };
+  /** The latest deadline its tasks may have, from acceptance: a parent's (R46); null: none. */
+  readonly deadlineCapMs?: number | null;
+}
