@@ -8,7 +8,7 @@ import {
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { registerPool } from './db/direct';
-import { migrateToLatest } from './db/migrate';
+import { migrateDirectly, migrateToLatest } from './db/migrate';
 import { wakeupChannel } from './db/notify-channels';
 import { usePreparedStatements } from './db/prepared-statements';
 import type { CausewayDatabase } from './db/schema';
@@ -385,17 +385,6 @@ export function createEngine(options: EngineOptions): Engine {
     retentionRuns: (runsOptions) => retentionRuns(db, runsOptions),
     close,
   };
-}
-
-/** Migrations on a connection of their own: the migration lock outlives one transaction. */
-async function migrateDirectly(directUrl: string): Promise<readonly string[]> {
-  const pool = new pg.Pool({ connectionString: directUrl, max: 1 });
-  const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
-  try {
-    return await migrateToLatest(db);
-  } finally {
-    await db.destroy();
-  }
 }
 
 function positive(name: string, value: number): number {

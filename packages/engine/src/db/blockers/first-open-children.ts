@@ -26,7 +26,7 @@ export async function firstOpenChildList(
   if (taskIds.length === 0) return new Map();
   const { rows } = await sql<{ task_id: string; id: string; name: string; state: string }>`
     select p.task_id, c.id, c.name, c.state
-    from unnest(${[...new Set(taskIds)]}::text[]) as p(task_id)
+    from unnest(${[...new Set(taskIds)]}::uuid[]) as p(task_id)
     cross join lateral (
       select id, name, state from causeway_workflows
       where parent_task_id = p.task_id and not detached and not replaced

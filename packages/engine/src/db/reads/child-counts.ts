@@ -49,7 +49,7 @@ export async function childCountList(db: Db, ids: readonly string[]): Promise<St
     from causeway_tasks as t
     left join lateral (
       select name, state, detached, count(*)::int as count from causeway_workflows
-      where parent_task_id = t.id::text and not replaced
+      where parent_task_id = t.id and not replaced
       group by name, state, detached
     ) as c on true
     where t.workflow_id = any(${wanted}::uuid[])

@@ -50,7 +50,7 @@ function childrenOfTask(filter: ChildFilter, after: ChildKey | null, limit: numb
   const bound = limit === null ? sql`` : sql`limit ${limit}`;
   return sql`
     select c.*, t.step as parent_step from causeway_workflows as c
-    where c.parent_task_id = t.id::text and not c.replaced ${states} ${position}
+    where c.parent_task_id = t.id and not c.replaced ${states} ${position}
     order by c.child_index, c.id ${bound}`;
 }
 

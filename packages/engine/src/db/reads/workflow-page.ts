@@ -6,6 +6,7 @@ import {
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { type WorkflowRecord, workflowFromRow } from '../rows';
 import type { CausewayDatabase, WorkflowTable } from '../schema';
+import { onlyUuids } from './read-queries';
 
 /**
  * The workflow list: pages in (created_at, id) order, newest or oldest first, and a bounded
@@ -18,7 +19,10 @@ import type { CausewayDatabase, WorkflowTable } from '../schema';
  * - rare states (cancel_requested, cancelled, dead): the partial index on `rare_state`
  *   (migration 0021), one ordered range per state;
  * - succeeded, the common end: the (created_at, id) index, filtered; it stops after the page
- *   because most finished workflows succeeded.
+ *   because most finished workflows succeeded;
+ * - children of a parent, or the workflows below a root (R48): the (parent_workflow_id,
+ *   created_at, id) or (root_workflow_id, created_at, id) index, states filtered there: it
+ *   reads that tree, whatever the rest of the history.
  * The workflows table keeps no index on `state` itself so its updates stay HOT (0007, 0021).
  */
 type ReadDb = Kysely<CausewayDatabase>;
@@ -81,8 +85,13 @@ function fromWorkflows(db: ReadDb, filter: WorkflowFilterRow) {
 
 /** The arms whose union is the filter's rows; none when the filter matches nothing. */
 function armsOf(filter: WorkflowFilterRow): Arm[] {
+  // Ids are UUIDs: a parent or root that is not one has no workflow below it.
+  const ids = [filter.parentId, filter.rootId].filter((id) => id !== undefined);
+  if (onlyUuids(ids).length < ids.length) return [];
   if (filter.states === undefined) return [(query) => query];
   const states = [...new Set(filter.states)] as WorkflowState[];
+  // A tree's own index bounds the rows to that tree: its states are a filter on them.
+  if (ids.length > 0) return [(query) => query.where('state', 'in', states)];
   const rare = states.filter((state) => rareWorkflowStates.includes(state));
   const live = states.filter((state) => !rare.includes(state) && !isTerminalWorkflowState(state));
   const common = states.filter((state) => !rare.includes(state) && !live.includes(state));
