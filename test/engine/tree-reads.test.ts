@@ -5,76 +5,15 @@
  * checked against is what the contract says, and the stored rows read directly.
  */
 import { createReadModel, type Engine, type WorkflowView } from '@causeway/engine';
-import { type Blocker, workflow } from '@causeway/workflow';
-import { startChildren } from '@causeway/workflow/internal';
+import type { Blocker } from '@causeway/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
+import { treeWorkflows as workflows } from './tree-workflows';
 
 const database = useTestDatabase();
 const url = () => database().url;
-
-/** A leaf: fails at once for a negative number, else waits for `tree.release` keyed by it. */
-const leaf = workflow({ name: 'tree-leaf', input: z.object({ n: z.number() }) })
-  .step('check', {
-    queue: 'q-tree',
-    maxAttempts: 1,
-    run: (ctx) => {
-      if (ctx.input.n < 0) throw new Error(`no leaf for ${ctx.input.n}`);
-      return ctx.input.n;
-    },
-  })
-  .event('hold', {
-    after: ['check'],
-    name: 'tree.release',
-    key: (ctx) => String(ctx.input.n),
-    timeoutMs: 600_000,
-  })
-  .build();
-
-const middle = workflow({ name: 'tree-mid', input: z.object({ ns: z.array(z.number()) }) })
-  .step('fan', {
-    queue: 'q-tree',
-    run: (ctx) =>
-      startChildren(
-        leaf,
-        ctx.input.ns.map((n) => ({ n })),
-        { tolerate: { failures: 2 } },
-      ),
-  })
-  .build();
-
-const root = workflow({
-  name: 'tree-root',
-  input: z.object({ groups: z.array(z.array(z.number())) }),
-})
-  .step('prepare', { queue: 'q-tree', run: () => 'ready' })
-  .step('spread', {
-    after: ['prepare'],
-    queue: 'q-tree',
-    run: (ctx) =>
-      startChildren(
-        middle,
-        ctx.input.groups.map((ns) => ({ ns })),
-      ),
-  })
-  .step('report', {
-    after: ['spread'],
-    queue: 'q-tree',
-    run: (ctx) => `${(ctx.results.spread as unknown[]).length} groups`,
-  })
-  .build();
-
-const launcher = workflow({ name: 'tree-launcher', input: z.object({}) })
-  .step('fire', {
-    queue: 'q-tree',
-    run: () => startChildren(leaf, [{ n: 901 }, { n: 902 }], { detached: true }),
-  })
-  .build();
-
-const workflows = [leaf, middle, root, launcher];
 
 beforeAll(async () => {
   const setup = testEngine(url(), { workflows });
