@@ -104,7 +104,7 @@ function renderStep(
   return html`<section class="step-children" data-step="${counts.step}" aria-label="Children of ${counts.step}">
   <h3><code>${counts.step}</code>: ${counts.total} child workflow${counts.total === 1 ? '' : 's'}${of}${counts.detached > 0 ? `, ${counts.detached} detached` : ''}</h3>
   <p class="counts">${countsText(counts)}</p>
-  ${filters.length === 0 ? '' : html`<p class="child-filters">Show only: ${filters} · <a href="${childrenListHref(workflowId)}">all of them</a></p>`}
+  ${filters.length === 0 ? '' : html`<p class="child-filters">Show only: ${filters.map((link, at) => (at === 0 ? link : html`, ${link}`))} · <a href="${childrenListHref(workflowId)}">all of them</a></p>`}
   ${rows.length === 0 ? '' : table}
   ${rows.length < listed ? html`<p class="more">… and ${(listed - rows.length).toLocaleString('en')} more: <a href="${childrenListHref(workflowId)}">the list of its children</a></p>` : ''}
 </section>`;
