@@ -102,8 +102,15 @@ describe("the tree's reads beside a long history", () => {
     expect(await reads.workflowCount({ rootId: live }, 10_001)).toBe(5);
     const byRoot = await reads.workflowPage({ rootId: live, states: ['waiting'] }, { limit: 50 });
     expect(byRoot.rows).toHaveLength(5);
+    const beforeBlockers = captured.length;
     const [blocker] = (await reads.blockersByWorkflowIds([live], new Map())).get(live) ?? [];
     expect(blocker?.code).toBe('children_pending');
+    // Two levels (the parent, then its first open child), a few statements each: the blockers'
+    // facts, the workers, the first open child; never one per child.
+    const blockerStatements = captured.slice(beforeBlockers);
+    expect(
+      blockerStatements.filter((statement) => /^\s*select/i.test(statement.sql)).length,
+    ).toBeLessThanOrEqual(6);
 
     const statements = captured.filter((statement) => treeColumns.test(statement.sql));
     // Two pages, a count, the counts, two list pages, a list count, the first open child.
