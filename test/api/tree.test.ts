@@ -9,6 +9,7 @@ import { createApiServer } from '@causeway/api';
 import { createEngine, type Engine } from '@causeway/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultQueryLimits } from '../../packages/api/src/limits';
+import { treeAtRest } from '../engine/tree-waits';
 import { treeWorkflows } from '../engine/tree-workflows';
 import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
@@ -52,32 +53,7 @@ beforeAll(async () => {
     await engine.close();
   };
   root = (await engine.submit('tree-root', { groups: [[-1, 1, 2], [3]] })).workflow.id;
-  await waitFor(
-    async () => {
-      const rows = await query<{ state: string }>(
-        database().url,
-        'select state from causeway_workflows where root_workflow_id = $1 and depth = 2',
-        [root],
-      );
-      return (
-        rows
-          .map((row) => row.state)
-          .sort()
-          .join() === 'dead,waiting,waiting,waiting'
-      );
-    },
-    { timeoutMs: 15_000, description: 'three leaves waiting, one dead' },
-  );
-  const ids = async (parent: string) =>
-    (
-      await query<{ id: string }>(
-        database().url,
-        'select id from causeway_workflows where parent_workflow_id = $1 order by child_index',
-        [parent],
-      )
-    ).map((row) => row.id);
-  mids = await ids(root);
-  leaves = await ids(mids[0] as string);
+  ({ mids, leaves } = await treeAtRest(database().url, root));
 }, 60_000);
 afterAll(() => stop());
 

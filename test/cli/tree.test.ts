@@ -5,8 +5,7 @@
  * three leaves (one dead, two waiting for their event), the second with one.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { query } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
+import { treeAtRest } from '../engine/tree-waits';
 import { causeway, causewayJson, submitted, useCli } from './helpers';
 
 const { url, db } = useCli({ tree: true });
@@ -15,35 +14,9 @@ let root = '';
 let mids: string[] = [];
 let leaves: string[] = [];
 
-async function childIds(parent: string): Promise<string[]> {
-  const rows = await query<{ id: string }>(
-    db(),
-    'select id::text from causeway_workflows where parent_workflow_id = $1 order by child_index',
-    [parent],
-  );
-  return rows.map((row) => row.id);
-}
-
 beforeAll(async () => {
   root = await submitted(url(), 'tree-root', { groups: [[-1, 1, 2], [3]] });
-  await waitFor(
-    async () => {
-      const rows = await query<{ state: string }>(
-        db(),
-        'select state from causeway_workflows where root_workflow_id = $1 and depth = 2',
-        [root],
-      );
-      return (
-        rows
-          .map((row) => row.state)
-          .sort()
-          .join() === 'dead,waiting,waiting,waiting'
-      );
-    },
-    { timeoutMs: 30_000, description: 'three leaves waiting, one dead' },
-  );
-  mids = await childIds(root);
-  leaves = await childIds(mids[0] as string);
+  ({ mids, leaves } = await treeAtRest(db(), root));
 }, 60_000);
 
 /** The lines of a text output, their guides (│ ├─ └─) and indentation kept. */

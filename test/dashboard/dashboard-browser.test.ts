@@ -20,6 +20,7 @@ import { chromium as debianChromium, requireTestProgram } from '../../scripts/te
 import { aliceToken } from '../api/helpers';
 import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
+import { collectErrors } from './fixtures/page-errors';
 import { startPublishStack } from './fixtures/publish-stack';
 
 const database = useTestDatabase();
@@ -48,16 +49,6 @@ async function openBrowser(): Promise<Browser> {
 
 function sha256(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
-}
-
-/** Console errors and page errors (a CSP violation is one): the page must have none. */
-function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(error.message));
-  return errors;
 }
 
 async function waitLive(page: Page): Promise<void> {

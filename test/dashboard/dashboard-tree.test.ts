@@ -5,14 +5,14 @@
  * root; the operator clicks from a parent to a child and back, and from a state's count to the
  * list of the children in that state, which links back to the parent.
  */
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chromium as debianChromium, requireTestProgram } from '../../scripts/test-programs';
 import { startApi } from '../api/helpers';
+import { treeAtRest } from '../engine/tree-waits';
 import { treeWorkflows } from '../engine/tree-workflows';
 import { useTestDatabase } from '../helpers/database';
-import { query } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
+import { collectErrors } from './fixtures/page-errors';
 
 const database = useTestDatabase();
 const shows = { timeout: 20_000 };
@@ -23,25 +23,6 @@ afterEach(async () => {
   browser = null;
 });
 
-/** Console errors and page errors (a CSP violation is one): the pages must have none. */
-function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(error.message));
-  return errors;
-}
-
-async function childIds(parent: string): Promise<string[]> {
-  const rows = await query<{ id: string }>(
-    database().url,
-    'select id::text from causeway_workflows where parent_workflow_id = $1 order by child_index',
-    [parent],
-  );
-  return rows.map((row) => row.id);
-}
-
 describe('the tree on the dashboard', () => {
   it('goes from a parent to a child and back, and to the children in one state', async () => {
     requireTestProgram(debianChromium);
@@ -49,25 +30,8 @@ describe('the tree on the dashboard', () => {
     const worker = await api.engine.startWorker({ queues: ['q-tree'], concurrency: 8 });
     const origin = new URL(api.url).origin;
     const root = (await api.engine.submit('tree-root', { groups: [[-1, 1, 2], [3]] })).workflow.id;
-    await waitFor(
-      async () => {
-        const rows = await query<{ state: string }>(
-          database().url,
-          'select state from causeway_workflows where root_workflow_id = $1 and depth = 2',
-          [root],
-        );
-        return (
-          rows
-            .map((row) => row.state)
-            .sort()
-            .join() === 'dead,waiting,waiting,waiting'
-        );
-      },
-      { timeoutMs: 15_000, description: 'three leaves waiting, one dead' },
-    );
-    const mids = await childIds(root);
+    const { mids, leaves } = await treeAtRest(database().url, root);
     const mid = mids[0] as string;
-    const leaves = await childIds(mid);
 
     browser = await chromium.launch({ executablePath: debianChromium.path, headless: true });
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
