@@ -85,10 +85,18 @@ for (const view of await engine.schedules()) {
 
 const run = Date.now().toString(36);
 const note = (letter: string) => `note-${run}-${letter}`;
+// The first note also goes to three platforms, as child workflows; one platform retired its API.
+const first = {
+  noteId: note('a'),
+  version: 1,
+  title: 'First note',
+  body: 'Hello from Causeway',
+  platforms: ['mastodon', 'bluesky', 'myspace'],
+};
 const submissions = [
-  { input: { noteId: note('a'), version: 1, title: 'First note', body: 'Hello from Causeway' } },
+  { input: first },
   { input: { noteId: note('b'), version: 3, title: 'Second note' } },
-  { input: { noteId: note('a'), version: 1, title: 'First note', body: 'Hello from Causeway' } }, // a double click
+  { input: first }, // a double click
   { input: { noteId: note('c'), version: 1, title: 'Withdrawn note' } },
   { input: { noteId: note('d'), version: 1, title: 'Note nobody approves' } },
   { input: { noteId: note('e'), version: 1, title: 'Scheduled note' }, delayMs: 3_000 },
@@ -167,6 +175,13 @@ for (;;) {
     const fresh = workflow.transitions.filter((row) => !printed.has(row.id));
     for (const line of explain(fresh).lines) console.log(`${labels.get(id)} ${line}`);
     for (const row of fresh) printed.add(row.id);
+    // A step that just started children: why its workflow waits, down to the child that holds it.
+    if (fresh.some((row) => row.reason === 'children_started')) {
+      for (const blocker of (await engine.blockers(id)) ?? []) {
+        if (blocker.code !== 'children_pending') continue;
+        console.log(`why ${labels.get(id)}: ${blocker.code} — ${blocker.message}`);
+      }
+    }
     if (['succeeded', 'cancelled', 'dead'].includes(workflow.state)) settled += 1;
   }
   if (settled === ids.length) break;

@@ -3,12 +3,13 @@
  * assets with a checkpoint each (a retry never uploads them again), review waits for the
  * platform's receipt, approval waits for an editor's `note.approved` event keyed by the note
  * id (R37), and publish goes through the transactional outbox — unless the editor rejected it
- * or never answered. `pnpm start` runs this version; tests that need no platform use the
+ * or never answered. Then syndicate starts one child workflow per platform in the input (R44). `pnpm start` runs this version; tests that need no platform use the
  * three-step `publishNote` from ./workflow.
  */
 import { type Channel, httpChannel } from '@causeway/engine';
 import { awaitReceipt, StepError, send, workflow } from '@causeway/workflow';
 import { z } from 'zod';
+import { publishToPlatform } from './syndicate';
 import { escapeHtml, publishNoteInput } from './workflow';
 
 /** An editor's answer, the payload of `note.approved`. */
@@ -151,6 +152,21 @@ export function publishNoteWithPlatform(platform: PlatformConnection) {
             approvedBy: editor,
           });
         },
+      })
+      // One child workflow per platform the author chose (none: succeeds at once with []); one
+      // platform may fail without failing the note, and the output says which did (R44, R45).
+      .map('syndicate', {
+        after: ['publish'],
+        over: (ctx) =>
+          ctx.results.approval.verdict === 'approved' ? (ctx.input.platforms ?? []) : [],
+        workflow: publishToPlatform(platform.url),
+        input: (name, _index, ctx) => ({
+          noteId: ctx.input.noteId,
+          version: ctx.input.version,
+          platform: name,
+          title: ctx.results.render.title,
+        }),
+        tolerate: { failures: 1 },
       })
       .build()
   );

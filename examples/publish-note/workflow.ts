@@ -7,6 +7,8 @@ export const publishNoteInput = z.object({
   version: z.number().int().nonnegative(),
   title: z.string().max(500).optional(),
   body: z.string().max(100_000).optional(),
+  /** Platforms to syndicate the published note to, each as a child workflow (R44). */
+  platforms: z.array(z.string().min(1).max(50)).max(20).optional(),
 });
 export type PublishNoteInput = z.output<typeof publishNoteInput>;
 

@@ -1,2 +1,2 @@
 export type { Engine } from '@causeway/engine';
-export { startChild, startChildren } from '@causeway/workflow/internal';
+export { map, startChild, startChildren, workflow } from '@causeway/workflow';

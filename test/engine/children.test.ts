@@ -100,7 +100,7 @@ const detachedParent = workflow({ name: 'kids-detached', input: z.object({}) })
   .build();
 
 const singleParent = workflow({ name: 'kids-single', input: z.object({ n: z.unknown() }) })
-  .step('one', { queue: 'q-kids', run: (ctx) => startChild(double, { n: ctx.input.n }) })
+  .step('one', { queue: 'q-kids', run: (ctx) => startChild('kids-double', { n: ctx.input.n }) })
   .build();
 
 /** Its deadline passes while its step awaits a slow child. */

@@ -134,8 +134,31 @@ describe('pnpm start (examples/publish-note/main.ts) with CAUSEWAY_DEMO_EXIT=1',
           ]),
         ),
       ).toEqual(new Map(summary.map(([, id, state]) => [id, state])));
+      // The first note's syndication: one child per platform (R44), the retired one dead and
+      // tolerated (R45), and the note waited for them with a `why` that said so (R48).
+      const children = await query<{ name: string; state: string; parent_workflow_id: string }>(
+        url,
+        `select name, state, parent_workflow_id from causeway_workflows
+          where parent_workflow_id is not null order by child_index`,
+      );
+      expect(children.map((row) => [row.name, row.state, row.parent_workflow_id])).toEqual([
+        ['publish-to-platform', 'succeeded', ids[0]],
+        ['publish-to-platform', 'succeeded', ids[0]],
+        ['publish-to-platform', 'dead', ids[0]],
+      ]);
+      expect(run.stdout).toMatch(/^why wf1: children_pending — syndicate: /m);
+      const [syndicated] = await query<{ output: { state: string; reason?: string }[] }>(
+        url,
+        `select output from causeway_tasks where workflow_id = $1 and step = 'syndicate'`,
+        [ids[0]],
+      );
+      expect(syndicated?.output.map((outcome) => [outcome.state, outcome.reason])).toEqual([
+        ['succeeded', undefined],
+        ['succeeded', undefined],
+        ['dead', 'non_retryable_error'],
+      ]);
       expect((await query(url, 'select id from causeway_workflows')).length).toBe(
-        5 + digests.length,
+        5 + digests.length + children.length,
       );
       const stateOf = new Map(workflows.map((row) => [row.id, row.state]));
       expect(ids.map((id) => stateOf.get(id))).toEqual([
@@ -195,7 +218,7 @@ describe('pnpm start (examples/publish-note/main.ts) with CAUSEWAY_DEMO_EXIT=1',
            join causeway_workflows as w on w.id = t.workflow_id
           where w.name = 'publish-note' order by t.workflow_id, t.created_at`,
       );
-      expect(tasks).toHaveLength(20);
+      expect(tasks).toHaveLength(25);
       for (const task of tasks) expect(task.state).toBe(stateOf.get(task.workflow_id));
       await expectLogIsSound(url);
 
@@ -211,10 +234,13 @@ describe('pnpm start (examples/publish-note/main.ts) with CAUSEWAY_DEMO_EXIT=1',
              where t.step = 'render' and k like 'asset:%') as assets,
            (select count(*)::int from causeway_transitions
              where step = 'review' and reason = 'submitted_awaiting_receipt') as reviews,
-           (select count(*)::int from causeway_outbox where state = 'delivered') as posts`,
+           (select count(*)::int from causeway_outbox where state = 'delivered')
+             + (select count(*)::int from causeway_workflows
+                 where name = 'publish-to-platform' and state = 'succeeded') as posts`,
       );
       expect(effects?.map(Number)).toEqual([recorded?.assets, recorded?.reviews, recorded?.posts]);
-      expect(recorded?.posts).toBe(3);
+      // Three notes through the outbox, and the first on the two platforms that took it.
+      expect(recorded?.posts).toBe(3 + 2);
 
       // The engine's log is pino JSON; task lines carry workflow, task, attempt and holder.
       const logLines = readFileSync(join(dataDir, 'causeway.log'), 'utf8').trim().split('\n');

@@ -23,6 +23,7 @@ export const specTaskStates = [
   'leased',
   'awaiting_receipt',
   'waiting',
+  'awaiting_children',
   'cancel_requested',
   'succeeded',
   'cancelled',
@@ -39,8 +40,8 @@ export interface SpecEdgeRow {
   readonly actors: readonly ActorKind[];
 }
 
-/** The edge table, row by row. */
-export const specEdgeRows: readonly SpecEdgeRow[] = [
+/** The edge table, row by row, without the rows of child workflows (`specChildrenEdgeRows`). */
+export const specOrdinaryEdgeRows: readonly SpecEdgeRow[] = [
   {
     from: null,
     to: ['queued', 'pending', 'waiting'],
@@ -154,8 +155,104 @@ export const specEdgeRows: readonly SpecEdgeRow[] = [
     reasons: ['manual_replay', 'bulk_requeue'],
     actors: ['operator'],
   },
-  // R58: a function the engine evaluates for the step (an event key) threw or gave an invalid value.
+  // R58: a function the engine evaluates for the step (an event key, a map's list) threw or gave
+  // an invalid value.
   { from: 'pending', to: ['dead'], reasons: ['step_input_failed'], actors: ['system'] },
+];
+
+/** The edge table's rows of a step that starts child workflows (R43–R47). */
+export const specChildrenEdgeRows: readonly SpecEdgeRow[] = [
+  { from: 'leased', to: ['awaiting_children'], reasons: ['children_started'], actors: ['worker'] },
+  { from: 'pending', to: ['awaiting_children'], reasons: ['children_started'], actors: ['system'] },
+  {
+    from: 'awaiting_children',
+    to: ['succeeded'],
+    reasons: ['children_succeeded'],
+    actors: ['system'],
+  },
+  // R45: the child edge that decides it (the system); R46: the deadline (the sweeper).
+  { from: 'awaiting_children', to: ['dead'], reasons: ['children_failed'], actors: ['system'] },
+  { from: 'awaiting_children', to: ['dead'], reasons: ['deadline_exceeded'], actors: ['sweeper'] },
+  {
+    from: 'awaiting_children',
+    to: ['cancel_requested'],
+    reasons: ['cancel_requested'],
+    actors: ['client', 'operator'],
+  },
+  {
+    from: 'cancel_requested',
+    to: ['cancelled'],
+    reasons: ['children_cancelled'],
+    actors: ['system'],
+  },
+  // R46: children that all succeeded before the cancel reached them end the step `succeeded`
+  // (`cancel_after_submit`). No worker holds the step then: the engine settles it, as it settles
+  // every other edge its children decide.
+  {
+    from: 'cancel_requested',
+    to: ['succeeded'],
+    reasons: ['cancel_after_submit'],
+    actors: ['system'],
+  },
+  {
+    from: 'dead',
+    to: ['awaiting_children'],
+    reasons: ['manual_replay', 'bulk_requeue'],
+    actors: ['operator'],
+  },
+];
+
+/**
+ * R43, R45: a parent step writes its child workflows with their `submitted` edges and cancels
+ * their unfinished tasks with ordinary cancel edges, as `parent:<task id>`.
+ */
+export const specParentActorEdgeRows: readonly SpecEdgeRow[] = [
+  {
+    from: null,
+    to: ['queued', 'pending', 'waiting'],
+    reasons: ['submitted'],
+    actors: ['parent'],
+  },
+  {
+    from: 'pending',
+    to: ['cancelled'],
+    reasons: ['cancelled_before_start'],
+    actors: ['parent'],
+  },
+  {
+    from: 'queued',
+    to: ['cancelled'],
+    reasons: ['cancelled_before_start'],
+    actors: ['parent'],
+  },
+  {
+    from: 'waiting',
+    to: ['cancelled'],
+    reasons: ['cancelled_while_waiting'],
+    actors: ['parent'],
+  },
+  {
+    from: 'leased',
+    to: ['cancel_requested'],
+    reasons: ['cancel_requested'],
+    actors: ['parent'],
+  },
+  {
+    from: 'awaiting_children',
+    to: ['cancel_requested'],
+    reasons: ['cancel_requested'],
+    actors: ['parent'],
+  },
+];
+
+/** Who may cancel a task (R12, R13): a client, an operator, or its workflow's parent step (R45). */
+export const specCancellers: readonly ActorKind[] = ['client', 'operator', 'parent'];
+
+/** Every row of the edge table. */
+export const specEdgeRows: readonly SpecEdgeRow[] = [
+  ...specOrdinaryEdgeRows,
+  ...specChildrenEdgeRows,
+  ...specParentActorEdgeRows,
 ];
 
 export function specAllowsEdge(
@@ -181,10 +278,9 @@ export function specParentState(children: readonly TaskState[]): WorkflowState {
   if (count('succeeded') === children.length) return 'succeeded';
   if (terminal === children.length && count('cancelled') > 0) return 'cancelled';
   if (count('cancel_requested') > 0) return 'cancel_requested';
-  if (count('waiting') > 0 && count('leased') + count('awaiting_receipt') + count('queued') === 0) {
-    return 'waiting';
-  }
-  if (count('leased') + count('awaiting_receipt') > 0) return 'running';
+  const started = count('leased') + count('awaiting_receipt') + count('awaiting_children');
+  if (count('waiting') > 0 && started + count('queued') === 0) return 'waiting';
+  if (started > 0) return 'running';
   if (count('succeeded') > 0 && terminal < children.length) return 'running';
   return 'queued';
 }

@@ -29,6 +29,9 @@ describe('aggregateWorkflowState (the aggregation table, top to bottom)', () => 
     [['waiting', 'leased', 'succeeded'], 'running'],
     [['waiting', 'cancel_requested'], 'cancel_requested'],
     [['waiting', 'dead'], 'dead'],
+    [['awaiting_children', 'pending'], 'running'],
+    [['waiting', 'awaiting_children'], 'running'],
+    [['awaiting_children', 'cancel_requested'], 'cancel_requested'],
   ])('%j → %s', (children, expected) => {
     expect(aggregateWorkflowState(children)).toBe(expected);
   });
@@ -41,9 +44,9 @@ describe('aggregateWorkflowState (the aggregation table, top to bottom)', () => 
       if (children.every((state) => state === 'succeeded')) return 'succeeded';
       if (children.every(isTerminalTaskState) && some('cancelled')) return 'cancelled';
       if (some('cancel_requested')) return 'cancel_requested';
-      if (some('waiting') && !some('leased') && !some('awaiting_receipt') && !some('queued'))
-        return 'waiting';
-      if (some('leased') || some('awaiting_receipt')) return 'running';
+      const started = some('leased') || some('awaiting_receipt') || some('awaiting_children');
+      if (some('waiting') && !started && !some('queued')) return 'waiting';
+      if (started) return 'running';
       if (some('succeeded') && children.some((state) => !isTerminalTaskState(state)))
         return 'running';
       return 'queued';
@@ -57,7 +60,7 @@ describe('aggregateWorkflowState (the aggregation table, top to bottom)', () => 
         checked += 1;
       }
     }
-    expect(checked).toBe(9 + 81 + 729);
+    expect(checked).toBe(10 + 100 + 1_000);
   });
 
   it('refuses a workflow without tasks', () => {

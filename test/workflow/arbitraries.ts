@@ -269,7 +269,10 @@ export function actorKindArbitrary(...expected: readonly ActorKind[]): fc.Arbitr
   );
 }
 
-/** The actor a command acts as: workers and sweepers carry a holder, operators a name. */
+/**
+ * The actor a command acts as: workers and sweepers carry a holder, operators a name, a parent
+ * step its task id.
+ */
 export function actorOf(kind: ActorKind): Actor {
   switch (kind) {
     case 'worker':
@@ -282,6 +285,8 @@ export function actorOf(kind: ActorKind): Actor {
       return { kind, name: 'dispatcher-1' };
     case 'schedule':
       return { kind, name: 'morning-digest' };
+    case 'parent':
+      return { kind, name: 'task-parent-1' };
     default:
       return { kind };
   }

@@ -2,6 +2,8 @@ import {
   type BlockerCode,
   type BlockerInput,
   blockerCodeMeanings,
+  blockerCodes,
+  type ChildrenFacts,
   decideBlocker,
   defaultBackoff,
   errorCategories,
@@ -86,6 +88,48 @@ const registered: fc.Arbitrary<RegisteredWorker> = fc.record({
   ),
 });
 
+/**
+ * What the engine reads of a step's child workflows (R48): counts that add up, a tolerance of
+ * 0..total, and the oldest unfinished child (with its own blocker or not) when one is open. The
+ * child's blocker speaks without numbers, so the parent's counts are the sentence's only ones.
+ */
+const childrenFacts: fc.Arbitrary<ChildrenFacts> = fc
+  .record({
+    succeeded: fc.integer({ min: 0, max: 12 }),
+    failed: fc.integer({ min: 0, max: 3 }),
+    open: fc.integer({ min: 0, max: 12 }),
+    tolerance: fc.nat(),
+    oldestState: fc.constantFrom('queued', 'running', 'waiting', 'cancel_requested'),
+    oldestBlocker: maybe(fc.constantFrom(...blockerCodes)),
+  })
+  .map(({ succeeded, failed, open, tolerance, oldestState, oldestBlocker }) => {
+    const total = succeeded + failed + open;
+    const oldest = {
+      workflowId: 'wf-child-1',
+      name: 'publish-to-platform',
+      state: oldestState,
+      blocker:
+        oldestBlocker === null
+          ? null
+          : {
+              taskId: 't-child',
+              step: 'post',
+              code: oldestBlocker,
+              message: 'post: held by its own blocker',
+              until: null,
+              facts: {},
+            },
+    };
+    return {
+      total,
+      succeeded,
+      failed,
+      open,
+      allowedFailures: tolerance % (total + 1),
+      oldest: open > 0 ? oldest : null,
+    };
+  });
+
 const facts: fc.Arbitrary<BlockerInput> = fc
   .record({
     state: fc.constantFrom(...taskStates),
@@ -156,6 +200,7 @@ const facts: fc.Arbitrary<BlockerInput> = fc
       w3: fc.integer({ min: 0, max: 4 }),
     }),
     oldestReadyAt: maybe(time),
+    children: maybe(childrenFacts),
   })
   .map((drawn) => ({
     task: task(drawn.state, {
@@ -198,6 +243,7 @@ const facts: fc.Arbitrary<BlockerInput> = fc
     workers: drawn.workers,
     queue: { leasedByHolder: drawn.leased, oldestReadyAt: drawn.oldestReadyAt },
     now,
+    children: drawn.children,
   }));
 
 /** The oracle's reading of the claim rule: workers that can claim the task, and their free slots. */
@@ -292,6 +338,11 @@ describe('decideBlocker over arbitrary facts', () => {
             };
             const blocker = decideBlocker(input);
             const { leaseHolder, leaseExpiresAt } = input.task;
+            // A cancel asked of a step awaiting children waits for them, not for a lease (R46).
+            if (state === 'cancel_requested' && leaseHolder === null && input.children != null) {
+              expect(blocker?.code).toBe('children_pending');
+              return;
+            }
             const live =
               input.workers.some((worker) => worker.holder === leaseHolder && worker.live) &&
               leaseExpiresAt !== null &&
@@ -309,6 +360,80 @@ describe('decideBlocker over arbitrary facts', () => {
             expect(to, String(then)).toBeDefined();
             const reason = blocker?.facts.reason as (typeof reasonCodes)[number];
             expect(findEdgeRule(state, to as TaskState, reason, 'sweeper')).toBeDefined();
+          },
+        ),
+        propertyParameters(),
+      );
+    },
+    timeoutForRuns(2),
+  );
+  it(
+    'a step awaiting children, or asked to cancel while it does, is held by them: the documented facts, and a sentence whose counts are the facts',
+    () => {
+      fc.assert(
+        fc.property(
+          facts,
+          fc.constantFrom('awaiting_children', 'cancel_requested' as const),
+          (drawn, state) => {
+            // Asked to cancel while awaiting children, a step holds no lease (R46).
+            const leaseHolder = state === 'cancel_requested' ? null : drawn.task.leaseHolder;
+            const input = {
+              ...drawn,
+              task: { ...drawn.task, leaseHolder, snapshot: { ...drawn.task.snapshot, state } },
+            };
+            const blocker = decideBlocker(input);
+            const children = input.children ?? null;
+            if (state === 'cancel_requested' && children === null) {
+              expect(blocker?.code).not.toBe('children_pending');
+              return;
+            }
+            if (blocker === null) throw new Error('a step awaiting children has no blocker');
+            expect(blocker.code).toBe('children_pending');
+            expect(blocker.until).toBeNull();
+            const documented = Object.keys(blockerCodeMeanings.children_pending.facts);
+            expect(Object.keys(blocker.facts).sort()).toEqual([...documented].sort());
+            const { message } = blocker;
+            expect(message).not.toMatch(/undefined|null|NaN|Invalid Date|\[object/);
+            const cancelling = state === 'cancel_requested';
+            if (children === null) {
+              // Without facts about its children, it says only that it awaits them.
+              const unknown = documented.map((key) => [
+                key,
+                key === 'cancelling' ? cancelling : null,
+              ]);
+              expect(blocker.facts).toEqual(Object.fromEntries(unknown));
+              expect(message).not.toMatch(/\d/);
+              return;
+            }
+            const { oldest } = children;
+            expect(blocker.facts).toEqual({
+              total: children.total,
+              succeeded: children.succeeded,
+              failed: children.failed,
+              open: children.open,
+              tolerated: children.allowedFailures,
+              cancelling,
+              oldest:
+                oldest === null
+                  ? null
+                  : { workflowId: oldest.workflowId, state: oldest.state, blocker: oldest.blocker },
+            });
+            // The counts the sentence says are the facts: no failure said is none.
+            const said = (pattern: RegExp) => message.match(pattern)?.slice(1).map(Number);
+            expect(said(/(\d+) child workflows/)).toEqual([blocker.facts.total]);
+            expect(said(/(\d+) succeeded/)).toEqual([blocker.facts.succeeded]);
+            expect(said(/(\d+) unfinished/)).toEqual([blocker.facts.open]);
+            expect(said(/(\d+) failed/) ?? [0]).toEqual([blocker.facts.failed]);
+            // R48: "(tolerated 1 of 2)": the failures it tolerates so far, of those it may.
+            const allowed = children.allowedFailures;
+            expect(said(/tolerated (\d+) of (\d+)/)).toEqual(
+              allowed > 0 ? [Math.min(children.failed, allowed), allowed] : undefined,
+            );
+            // R48: it follows the tree to the oldest unfinished child and what holds it.
+            if (oldest !== null) {
+              expect(message).toContain(`${oldest.workflowId}, is ${oldest.state}`);
+              if (oldest.blocker !== null) expect(message).toContain(oldest.blocker.message);
+            }
           },
         ),
         propertyParameters(),

@@ -126,8 +126,15 @@ describe('workflow(...).step(...)', () => {
     base.step(name, { run: () => null });
   });
 
-  it('builds a WorkflowDefinition of the schema', () => {
-    expectTypeOf(base.build()).toEqualTypeOf<WorkflowDefinition<typeof input>>();
+  it('builds a WorkflowDefinition of the schema and of its result, its sink step output', () => {
+    expectTypeOf(base.build()).toEqualTypeOf<
+      WorkflowDefinition<typeof input, { readonly approved: boolean }>
+    >();
+    // A definition whose result is known is still a definition of the schema, and back.
+    expectTypeOf(base.build()).toExtend<WorkflowDefinition<typeof input>>();
+    expectTypeOf<WorkflowDefinition<typeof input>>().toExtend<
+      WorkflowDefinition<typeof input, { readonly approved: boolean }>
+    >();
   });
 
   it('types what a downstream step reads from what run returns', () => {

@@ -3,6 +3,7 @@ import {
   type Explanation,
   type ScheduleDefinition,
   type WorkflowDefinition,
+  withMapChildren,
   workflowRegistry,
 } from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -16,9 +17,8 @@ import { EngineError } from './errors';
 import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
 import { readBlockers } from './runtime/blockers/workflow-blockers';
-import { childStartsWrite } from './runtime/children/child-starts';
+import { applyContextOf } from './runtime/children/child-starts';
 import type { EngineContext } from './runtime/context';
-import type { ApplyContext } from './runtime/decision/event-request';
 import {
   type EventToSend,
   type SendEventAnswer,
@@ -223,7 +223,8 @@ export function createEngine(options: EngineOptions): Engine {
       `workerAgeOutMs (${ageOutMs}) must be at least twice workerHeartbeatMs (${heartbeatMs})`,
     );
   }
-  const definitions = workflowRegistry(options.workflows as readonly WorkflowDefinition[]);
+  // With the children its map steps start (a one-step child is defined nowhere else).
+  const definitions = workflowRegistry(withMapChildren(options.workflows as WorkflowDefinition[]));
   // The one-statement claim and settle follow the edge table, or the engine does not start.
   oneStatementPaths();
   const holder = newHolderId();
@@ -248,12 +249,7 @@ export function createEngine(options: EngineOptions): Engine {
     ageOutMs,
     appVersion: options.appVersion ?? null,
   });
-  const apply: ApplyContext = {
-    definitions,
-    leaseMs,
-    random: Math.random,
-    writeChildren: (tx, starts) => childStartsWrite(tx, apply, starts),
-  };
+  const apply = applyContextOf(definitions, leaseMs);
   const context: EngineContext = {
     db,
     definitions,

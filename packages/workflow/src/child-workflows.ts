@@ -4,25 +4,20 @@
  * may give, and the limits. The engine admits and writes the children; the machine decides
  * what their outcomes mean for the step (`children-decisions.ts`).
  */
+import type { z } from 'zod';
 import { StepError } from './step-error';
+import {
+  childrenTag,
+  type StartChildren,
+  type Tolerance,
+  type WorkflowDefinition,
+} from './workflow-definition';
 
-/**
- * A child workflow as a step names it: its definition (only its name is read: the engine
- * starts the definition it was given under that name) or the name itself.
- */
-export interface ChildWorkflowRef {
-  readonly name: string;
-}
+export type { MapContext, MapSpec, StartChildren, Tolerance } from './workflow-definition';
 
-const childrenTag: unique symbol = Symbol.for('causeway.start-children');
-
-/** How many failed children a step accepts before it fails (R45); absent: none (fail fast). */
-export interface Tolerance {
-  /** At most this many children may end `dead` or `cancelled`. */
-  readonly failures?: number;
-  /** At most this percentage (0–100) of the children may end `dead` or `cancelled`. */
-  readonly percent?: number;
-}
+/** Any definition, whatever its input schema and result: what a parent may start. */
+// biome-ignore lint/suspicious/noExplicitAny: each child definition has its own input schema type.
+export type AnyWorkflowDefinition = WorkflowDefinition<any, unknown>;
 
 export const childLimits = Object.freeze({
   /** Children one step may start unless it says otherwise (`maxChildren`). */
@@ -41,43 +36,36 @@ export interface StartChildrenOptions {
   readonly maxChildren?: number;
 }
 
-/** A step's request to start child workflows, returned from its `run`. */
-export interface StartChildren {
-  readonly [childrenTag]: true;
-  readonly kind: 'start_children';
-  /** A definition the engine knows, or its name. */
-  readonly workflow: ChildWorkflowRef | string;
-  readonly inputs: readonly unknown[];
-  /** `startChild`: the step's output is the one child's result, not a list. */
-  readonly single: boolean;
-  readonly detached: boolean;
-  readonly tolerate: Tolerance | null;
-  readonly maxChildren: number;
-}
+/**
+ * What a child of `workflow` takes as input: what its schema accepts for a definition, anything
+ * for a name (the engine checks it against the named definition when it admits the child).
+ */
+export type ChildInput<TWorkflow> =
+  TWorkflow extends WorkflowDefinition<infer TSchema, unknown> ? z.input<TSchema> : unknown;
 
 /**
  * Start one child workflow per input and wait for them (R43): the step's output is their
  * results in input order, or with `tolerate` their outcomes. Return it from `run`.
  */
-export function startChildren(
-  workflow: ChildWorkflowRef | string,
-  inputs: readonly unknown[],
+export function startChildren<TWorkflow extends AnyWorkflowDefinition | string>(
+  workflow: TWorkflow,
+  inputs: readonly ChildInput<TWorkflow>[],
   options: StartChildrenOptions = {},
 ): StartChildren {
-  return buildRequest(workflow, inputs, options, false);
+  return buildRequest(workflow as WorkflowDefinition | string, inputs, options, false);
 }
 
 /** Start one child workflow and wait for it: the step's output is its result. */
-export function startChild(
-  workflow: ChildWorkflowRef | string,
-  input: unknown,
+export function startChild<TWorkflow extends AnyWorkflowDefinition | string>(
+  workflow: TWorkflow,
+  input: ChildInput<TWorkflow>,
   options: Omit<StartChildrenOptions, 'maxChildren'> = {},
 ): StartChildren {
-  return buildRequest(workflow, [input], options, true);
+  return buildRequest(workflow as WorkflowDefinition | string, [input], options, true);
 }
 
 function buildRequest(
-  workflow: ChildWorkflowRef | string,
+  workflow: WorkflowDefinition | string,
   inputs: readonly unknown[],
   options: StartChildrenOptions,
   single: boolean,
@@ -155,31 +143,32 @@ export function allowedFailures(tolerance: Tolerance | null, total: number): num
   return Math.min(...bounds);
 }
 
-/** What one child came to, as a tolerant step's output lists it (R45). */
-export interface ChildOutcome {
+/**
+ * What one child came to, as a tolerant step's output lists it (R45); `T` is the child
+ * workflow's result, present when it succeeded.
+ */
+export interface ChildOutcome<T = unknown> {
   readonly workflowId: string;
   readonly state: 'succeeded' | 'dead' | 'cancelled';
-  readonly result?: unknown;
+  readonly result?: T;
   /** The reason code of the edge that ended the child's failing step. */
   readonly reason?: string;
 }
 
-/** What a map step's functions see: the workflow's input and its upstream results. */
-export interface MapContext<TInput = unknown, TResults = Readonly<Record<string, unknown>>> {
-  readonly workflowId: string;
-  readonly input: TInput;
-  readonly results: TResults;
-}
-
 /**
- * A map step (R44), as the engine reads it: it runs no code; when its upstream steps have
- * succeeded, `over` gives a list and one child of `workflow` starts per element, with
- * `input(element, index, ctx)` or the element itself as the child's input.
+ * `definitions` and every child workflow their map steps start, at any depth, each object once:
+ * what a worker must know to run the children (R44), including the one-step children of
+ * `map({ run })`, which no user holds.
  */
-export interface MapSpec {
-  readonly over: (context: MapContext) => unknown;
-  readonly workflow: ChildWorkflowRef;
-  readonly input: ((element: unknown, index: number, context: MapContext) => unknown) | null;
-  readonly tolerate: Tolerance | null;
-  readonly maxChildren: number;
+export function withMapChildren(
+  definitions: readonly WorkflowDefinition[],
+): readonly WorkflowDefinition[] {
+  const found: WorkflowDefinition[] = [];
+  const visit = (definition: WorkflowDefinition) => {
+    if (found.includes(definition)) return;
+    found.push(definition);
+    for (const step of definition.steps) if (step.map !== undefined) visit(step.map.workflow);
+  };
+  for (const definition of definitions) visit(definition);
+  return found;
 }

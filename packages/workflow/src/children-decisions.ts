@@ -80,3 +80,16 @@ export function decideChildrenChanged(input: DecideInput, event: ChildrenChanged
       });
   }
 }
+
+/**
+ * A step asked to cancel while it awaits its children holds no lease: only its children's
+ * tally (or a repeated cancel) applies to it, never a worker's or the sweeper's lease event.
+ */
+export function cancelledWhileAwaitingChildren(input: DecideInput): boolean {
+  return (
+    input.task.state === 'cancel_requested' &&
+    input.hasChildren === true &&
+    input.event.type !== 'children_changed' &&
+    input.event.type !== 'cancel'
+  );
+}

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-import type { MapSpec, StartChildren } from './child-workflows';
-import type { EventWait } from './event-wait';
+import { namedMapChild } from './one-step-child';
 import {
   type BackoffPolicy,
   defaultBackoff,
@@ -10,18 +9,19 @@ import {
   retryPolicyProblems,
 } from './retry-policy';
 import type { StepContext } from './step-context';
-import type { AwaitReceipt, SendRequest, SnoozeRequest } from './step-results';
+import type {
+  StepDefinition,
+  StepReturn,
+  WorkflowDefinition,
+  WorkflowStep,
+} from './workflow-definition';
 
-/**
- * What `run` may return: an output, `awaitReceipt(...)`, `send(...)`, `snooze(...)` or
- * `startChildren(...)` / `startChild(...)`.
- */
-export type StepReturn<TOutput> =
-  | TOutput
-  | AwaitReceipt
-  | SendRequest
-  | SnoozeRequest
-  | StartChildren;
+export type {
+  StepDefinition,
+  StepReturn,
+  WorkflowDefinition,
+  WorkflowStep,
+} from './workflow-definition';
 
 export interface StepOptions<TInput, TOutput> {
   /** Names of the steps that must succeed first. */
@@ -44,27 +44,6 @@ export interface StepOptions<TInput, TOutput> {
   ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
 }
 
-/** A step before it is named by its key in `steps`. */
-export interface StepDefinition<TInput = unknown, TOutput = unknown> {
-  readonly after: readonly string[];
-  readonly queue: string;
-  readonly policy: RetryPolicy;
-  /** An event step's wait (`event(...)`, R37); absent for a step that runs code. */
-  readonly event?: EventWait;
-  /** A map step's list and child workflow (`map(...)`, R44); absent for a step that runs code. */
-  readonly map?: MapSpec;
-  readonly run: (
-    context: StepContext<TInput>,
-  ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
-}
-
-/** A step of a defined workflow. */
-export interface WorkflowStep<TInput = unknown> extends StepDefinition<TInput> {
-  readonly name: string;
-  /** Steps that list this one in `after`. */
-  readonly downstream: readonly string[];
-}
-
 export interface WorkflowOptions<TSchema extends z.ZodType> {
   readonly name: string;
   readonly input: TSchema;
@@ -73,15 +52,6 @@ export interface WorkflowOptions<TSchema extends z.ZodType> {
   /** Total budget from acceptance that all steps share (R29). */
   readonly deadlineMs?: number;
   readonly steps: Readonly<Record<string, StepDefinition<z.output<TSchema>>>>;
-}
-
-export interface WorkflowDefinition<TSchema extends z.ZodType = z.ZodType> {
-  readonly name: string;
-  readonly input: TSchema;
-  readonly idempotencyKey: ((input: z.output<TSchema>) => string) | null;
-  readonly deadlineMs: number | null;
-  /** Steps in a topological order (every step after all of its `after`), ties by declaration. */
-  readonly steps: readonly WorkflowStep<z.output<TSchema>>[];
 }
 
 /** A definition mistake, thrown at definition time with every problem found. */
@@ -131,7 +101,10 @@ export function step<TInput = unknown, TOutput = unknown>(
   });
 }
 
-/** Declares a workflow: validates names, dependencies (a DAG) and budgets, then freezes it. */
+/**
+ * Declares a workflow: validates names, dependencies (a DAG) and budgets, names the one-step
+ * children of its map steps (`<name>/<step>`), then freezes it.
+ */
 export function defineWorkflow<TSchema extends z.ZodType>(
   options: WorkflowOptions<TSchema>,
 ): WorkflowDefinition<TSchema> {
@@ -172,7 +145,11 @@ export function defineWorkflow<TSchema extends z.ZodType>(
   }
   const byName = new Map(entries);
   const steps = order.names.map((name) => {
-    const definition = byName.get(name) as StepDefinition<z.output<TSchema>>;
+    const definition = namedMapChild(
+      byName.get(name) as StepDefinition,
+      options.name,
+      name,
+    ) as StepDefinition<z.output<TSchema>>;
     const downstream = entries
       .filter(([, other]) => other.after.includes(name))
       .map(([other]) => other);

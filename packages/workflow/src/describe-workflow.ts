@@ -1,10 +1,15 @@
-import type { WorkflowDefinition, WorkflowStep } from './define-workflow';
+import { isOneStepChild } from './one-step-child';
+import type { MapSpec, WorkflowDefinition, WorkflowStep } from './workflow-definition';
 
-/** The step graph as a Mermaid flowchart (roots first, one line per dependency). */
+/**
+ * The step graph as a Mermaid flowchart (roots first, one line per dependency); a map step is a
+ * subroutine node labelled with the child workflow it maps over.
+ */
 export function workflowMermaid(definition: WorkflowDefinition): string {
   const lines = ['flowchart LR'];
   for (const step of definition.steps) {
-    if (step.after.length === 0) lines.push(`  ${step.name}`);
+    if (step.map !== undefined) lines.push(`  ${step.name}[["${mapLabel(step, step.map)}"]]`);
+    else if (step.after.length === 0) lines.push(`  ${step.name}`);
     for (const upstream of step.after) lines.push(`  ${upstream} --> ${step.name}`);
   }
   return lines.join('\n');
@@ -18,9 +23,36 @@ export function describeWorkflow(definition: WorkflowDefinition): string {
   ];
   for (const step of definition.steps) {
     const after = step.after.length === 0 ? 'runs first' : `after ${step.after.join(', ')}`;
-    lines.push(`  ${step.name.padEnd(12)} ${after}; ${policyText(step)}`);
+    const text = step.map === undefined ? policyText(step) : mapText(step.map);
+    const name = step.map === undefined ? step.name : mapLabel(step, step.map);
+    lines.push(`  ${name.padEnd(12)} ${after}; ${text}`);
   }
   return lines.join('\n');
+}
+
+/** A map step as what it maps over: `publish-each ⇉ publish-to-platform`. */
+function mapLabel(step: WorkflowStep, map: MapSpec): string {
+  return `${step.name} ⇉ ${map.workflow.name}`;
+}
+
+/** What a map step starts and accepts; a one-step child's step policy too (R44, R45). */
+function mapText(map: MapSpec): string {
+  const { tolerate } = map;
+  const bounds = [
+    ...(tolerate?.failures === undefined ? [] : [`${tolerate.failures}`]),
+    ...(tolerate?.percent === undefined ? [] : [`${tolerate.percent}%`]),
+  ];
+  const [childStep] = map.workflow.steps;
+  const oneStep =
+    childStep !== undefined && isOneStepChild(map.workflow)
+      ? [`each child one step: ${policyText(childStep)}`]
+      : [];
+  return [
+    'one child workflow per element',
+    bounds.length === 0 ? 'fail fast' : `tolerates ${bounds.join(' and ')} failed`,
+    `at most ${map.maxChildren} children`,
+    ...oneStep,
+  ].join(', ');
 }
 
 function policyText(step: WorkflowStep): string {

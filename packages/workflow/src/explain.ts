@@ -153,8 +153,11 @@ function describe(row: Transition): string {
     step_input_failed: () =>
       `a function the engine evaluates for it (an event key, a map's list or a child's input) failed${error}: dead`,
     children_started: () =>
-      `started ${typeof row.detail?.children === 'number' ? `${row.detail.children} ` : ''}child workflows${by}, awaiting them`,
-    children_succeeded: () => `child workflows finished${childCounts(row)}: succeeded`,
+      `started ${typeof row.detail?.children === 'number' ? `${row.detail.children} ` : ''}child workflows${typeof row.detail?.workflow === 'string' ? ` of ${row.detail.workflow}` : ''}, awaiting them`,
+    children_succeeded: () =>
+      row.detail?.total === 0
+        ? 'no child workflows to await: succeeded'
+        : `child workflows finished${childCounts(row)}: succeeded`,
     children_failed: () =>
       `child workflows failed${childCounts(row)}: dead, the unfinished ones cancelled`,
     children_cancelled: () => `child workflows stopped${childCounts(row)}: cancelled`,

@@ -3,13 +3,22 @@
  * Every name here is a contract: add, never rename. What only Causeway's own packages need
  * (the state machine, admission checks, registries) is in `@causeway/workflow/internal`.
  *
- * Here: declaring workflows, steps, event steps and schedules; what a step's `run` gets and
- * may return or throw; the closed sets a history is told in (states, reason codes, error
- * categories, blockers: docs/state-machine.md); reading a definition or a history.
+ * Here: declaring workflows, steps, event steps, map steps and schedules; what a step's `run`
+ * gets and may return (child workflows among it) or throw; the closed sets a history is told
+ * in (states, reason codes, error categories, blockers: docs/state-machine.md); reading a
+ * definition or a history.
  * test/workflow/public-surface.test.ts pins this list.
  */
 
 export { type Blocker, type BlockerCode, blockerCodes } from './blocker-codes';
+export {
+  type ChildOutcome,
+  type MapContext,
+  type StartChildrenOptions,
+  startChild,
+  startChildren,
+  type Tolerance,
+} from './child-workflows';
 export type { DeepReadonly } from './deep-freeze';
 export {
   DefinitionError,
@@ -41,6 +50,7 @@ export {
   type WorkflowState,
   workflowStates,
 } from './machine-table';
+export { map } from './map-step';
 export { type PayloadReference, payloadRef, payloadReference } from './payload-reference';
 export type { BackoffPolicy, RetryPolicy } from './retry-policy';
 export {

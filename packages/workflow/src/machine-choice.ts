@@ -108,6 +108,9 @@ export interface DecideInput {
    * engine evaluated it (R58); absent or null when it gave a valid key.
    */
   readonly inputProblem?: StepInputProblem | null;
-  /** For a replay: the dead step started child workflows, so it awaits them again (R47). */
+  /**
+   * The step started child workflows (R43): a replay awaits them again (R47), and under a
+   * cancel request it holds no lease, so only its children's tally or a cancel applies.
+   */
   readonly hasChildren?: boolean;
 }

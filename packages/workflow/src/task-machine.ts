@@ -1,5 +1,9 @@
 import { type Actor, formatActor } from './actors';
-import { decideChildrenChanged, decideStartChildren } from './children-decisions';
+import {
+  cancelledWhileAwaitingChildren,
+  decideChildrenChanged,
+  decideStartChildren,
+} from './children-decisions';
 import { edgeRuleOf, findEdgeRule, isTerminalTaskState } from './edge-lookup';
 import type { ErrorCategory } from './error-categories';
 import {
@@ -97,6 +101,7 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
       `the task is ${task.state}: it never changes again except by operator replay`,
     );
   }
+  if (cancelledWhileAwaitingChildren(input)) return notApplicable(task, event.type);
   switch (event.type) {
     case 'promote':
       if (task.state !== 'pending') return notApplicable(task, event.type);

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AnyWorkflowDefinition, Tolerance } from './child-workflows';
 import {
   DefinitionError,
   defineWorkflow,
@@ -8,6 +9,15 @@ import {
   type WorkflowOptions,
 } from './define-workflow';
 import { type EventKeyContext, type EventStepOptions, event } from './event-step';
+import { map as mapStep } from './map-step';
+import type {
+  MapChildResult,
+  MapInputChecked,
+  MapInputProblem,
+  MapOutput,
+  MapStepOptions,
+  Omitted,
+} from './map-step-options';
 import type { StepContext } from './step-context';
 import type { UpstreamResult } from './upstream-result';
 
@@ -138,6 +148,53 @@ export class WorkflowBuilder<
     ]);
   }
 
+  /**
+   * Adds a map step (`map(...)`, R44): `after` names earlier steps, `over` and `input` read the
+   * input and their results typed, what each child is given is checked against the child's
+   * input schema, and downstream steps read the children's results (with `tolerate`, their
+   * outcomes) as a list.
+   */
+  map<
+    TName extends string,
+    const TElement,
+    TChild extends AnyWorkflowDefinition = never,
+    TReturn = never,
+    TChildSchema extends z.ZodType = z.ZodUnknown,
+    const TGiven = Omitted,
+    TAfter extends keyof TSteps & string = never,
+    TTolerate extends Tolerance | undefined = undefined,
+  >(
+    name: NewName<TName, TSteps>,
+    options: MapStepOptions<
+      TAfter,
+      z.output<TSchema>,
+      { readonly [Name in UpstreamOf<TSteps, TAfter>]: TSteps[Name]['result'] },
+      TElement,
+      TGiven,
+      TTolerate,
+      TChild,
+      TChildSchema,
+      TReturn
+    >,
+  ): MapInputChecked<
+    MapInputProblem<TElement, TGiven, TChild, TChildSchema>,
+    WorkflowBuilder<
+      TSchema,
+      With<
+        TSteps,
+        TName,
+        UpstreamResult<MapOutput<MapChildResult<TChild, TReturn>, TTolerate>>,
+        UpstreamOf<TSteps, TAfter>
+      >
+    >
+  >;
+  map(name: string, options: object): unknown {
+    return new WorkflowBuilder(this.#header, [
+      ...this.#steps,
+      [name, mapStep(options as Parameters<typeof mapStep>[0])],
+    ]);
+  }
+
   /** Adds a step of any kind whose type names its `after` (`TypedStepDefinition`). */
   add<
     TName extends string,
@@ -163,7 +220,7 @@ export class WorkflowBuilder<
    * The frozen definition: `defineWorkflow` of the steps in declaration order, after checking
    * what the builder's types promise (no name twice, `after` names earlier steps only).
    */
-  build(): WorkflowDefinition<TSchema> {
+  build(): WorkflowDefinition<TSchema, WorkflowResultOf<TSteps>> {
     const subject = `workflow ${JSON.stringify(this.#header.name)}`;
     const problems = declarationProblems(this.#steps);
     const options: WorkflowOptions<TSchema> = {
@@ -180,7 +237,8 @@ export class WorkflowBuilder<
     if (problems.length > 0) {
       throw new DefinitionError(subject, problems);
     }
-    return definition;
+    // The result type is the compiler's knowledge of the sink steps; nothing to set at run time.
+    return definition as WorkflowDefinition<TSchema, WorkflowResultOf<TSteps>>;
   }
 }
 
@@ -200,6 +258,28 @@ export function workflow<TSchema extends z.ZodType>(
 ): WorkflowBuilder<TSchema> {
   return new WorkflowBuilder(header);
 }
+
+/** The steps no step runs after: a workflow's result comes from them (R45). */
+type SinkNames<TSteps extends Declared> = Exclude<
+  keyof TSteps & string,
+  TSteps[keyof TSteps]['upstream']
+>;
+
+type IsUnion<T> = [T] extends [UnionToIntersection<T>] ? false : true;
+type UnionToIntersection<T> = (T extends unknown ? (value: T) => void : never) extends (
+  value: infer TAll,
+) => void
+  ? TAll
+  : never;
+
+/**
+ * The result of a workflow of these steps (R45): its only sink step's result, or an object of
+ * its sink steps' results by name.
+ */
+type WorkflowResultOf<TSteps extends Declared> =
+  IsUnion<SinkNames<TSteps>> extends true
+    ? { readonly [Name in SinkNames<TSteps>]: TSteps[Name]['result'] }
+    : TSteps[SinkNames<TSteps>]['result'];
 
 type OutputOf<TDefinition> = TDefinition extends {
   readonly '~output'?: { readonly type: infer TOutput };

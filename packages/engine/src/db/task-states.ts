@@ -6,6 +6,7 @@ import {
   promotionRule,
   receiptAwaitingState,
   replayableState,
+  taskEdges,
   terminalTaskStates,
 } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
@@ -25,6 +26,16 @@ export const leaseHoldingStatesSql = sql.join(leaseHoldingStates.map((state) => 
 export const receiptAwaitingStateSql = sql.lit(receiptAwaitingState);
 /** An event step waiting for its event (R37). */
 export const waitingStateSql = sql.lit(eventWaitingState);
+/** A task a caller asked to stop, not yet confirmed (`cancel_requested`). */
+export const cancelRequestedStateSql = sql.lit(
+  (() => {
+    const states = new Set(
+      taskEdges.filter((rule) => rule.reasons.includes('cancel_requested')).map((rule) => rule.to),
+    );
+    if (states.size !== 1) throw new Error('the edge table must ask cancels in one state');
+    return [...states][0] as string;
+  })(),
+);
 /** A step awaiting its child workflows (R43). */
 export const childrenAwaitingStateSql = sql.lit(childrenAwaitingState);
 /** A task an operator may replay. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { definedWorkflowStep } from '../claim/defined-workflow-step';
 import type { Db } from '../database';
 import {
+  cancelRequestedStateSql,
   childrenAwaitingStateSql,
   leaseHoldingStatesSql,
   readyStateSql,
@@ -86,4 +87,25 @@ export async function taskListReceiptOverdue(
       and ${definedWorkflowStep(sql`t`, stepKeys)}
     order by receipt_deadline_at limit ${limit}`.execute(db);
   return rows.map((row) => row.id);
+}
+
+/**
+ * Steps awaiting children whose tally already decides them (R45): every child terminal, or
+ * more failures than the tolerance. Only when the child edge that decided one was written by
+ * an engine that does not define the step's workflow (R54); its own engine's sweeper settles it.
+ */
+export async function taskListChildrenDecided(
+  db: Db,
+  stepKeys: readonly string[],
+  limit: number,
+): Promise<{ parentTaskId: string; parentWorkflowId: string }[]> {
+  const { rows } = await sql<{ id: string; workflow_id: string }>`
+    select id, workflow_id from causeway_tasks as t
+    where children_total is not null
+      and state in (${childrenAwaitingStateSql}, ${cancelRequestedStateSql})
+      and (children_succeeded + children_failed >= children_total
+        or (state = ${childrenAwaitingStateSql} and children_failed > children_allowed_failures))
+      and ${definedWorkflowStep(sql`t`, stepKeys)}
+    limit ${limit}`.execute(db);
+  return rows.map((row) => ({ parentTaskId: row.id, parentWorkflowId: row.workflow_id }));
 }

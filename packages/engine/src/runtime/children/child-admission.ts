@@ -1,6 +1,5 @@
 import {
   allowedFailures,
-  type ChildWorkflowRef,
   checkAdmission,
   childLimits,
   type Tolerance,
@@ -29,7 +28,8 @@ export type ChildAdmission =
 
 /** What to start: from `startChildren(...)` or from a map step's list (R43, R44). */
 export interface ChildRequest {
-  readonly workflow: ChildWorkflowRef | string;
+  /** A definition (only its name is read) or the name. */
+  readonly workflow: { readonly name: string } | string;
   readonly inputs: readonly unknown[];
   readonly tolerate: Tolerance | null;
   readonly single: boolean;

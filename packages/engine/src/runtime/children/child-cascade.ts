@@ -78,8 +78,18 @@ export async function followChildren(
         });
       }
     }
-    if (work.cancels.length > 0) next.push(await childrenCancel(tx, work.cancels, decide));
+    if (work.cancels.length > 0)
+      next.push(await childrenCancel(tx, work.cancels, decide, context.definitions));
     for (const change of work.changes) addChange(checks, change);
+    for (const recheck of work.rechecks ?? []) {
+      if (!checks.has(recheck.parentTaskId)) {
+        checks.set(recheck.parentTaskId, {
+          workflowId: recheck.parentWorkflowId,
+          succeeded: 0,
+          failed: 0,
+        });
+      }
+    }
     if (checks.size > 0) next.push(await stepsSettle(tx, checks, decide, context));
     work = mergeWork(next);
   }
@@ -113,9 +123,13 @@ async function childrenCancel(
   tx: Transaction<CausewayDatabase>,
   cancels: ChildWork['cancels'],
   decide: DecideOnce,
+  definitions: ApplyContext['definitions'],
 ): Promise<ChildWork> {
   const reasonOf = new Map(cancels.map((cancel) => [cancel.parentTaskId, cancel.reason]));
-  const children = await childrenOfSteps(tx, [...reasonOf.keys()], { unfinished: true });
+  // A child of a workflow this engine does not define (another version's, R54) is left to it.
+  const children = (await childrenOfSteps(tx, [...reasonOf.keys()], { unfinished: true })).filter(
+    (child) => definitions.has(child.name),
+  );
   if (children.length === 0) return noChildWork;
   const loaded = await workflowLockWithTasks(
     tx,

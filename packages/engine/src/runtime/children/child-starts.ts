@@ -1,3 +1,4 @@
+import type { WorkflowDefinition } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import { childTallyWrite } from '../../db/children/child-tally-write';
 import type { CausewayDatabase } from '../../db/schema';
@@ -46,4 +47,18 @@ export async function childStartsWrite(
         output: start.output,
       })),
   );
+}
+
+/** The decisions' context of an engine: its definitions and lease, and how it writes children. */
+export function applyContextOf(
+  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  leaseMs: number,
+): ApplyContext {
+  const apply: ApplyContext = {
+    definitions,
+    leaseMs,
+    random: Math.random,
+    writeChildren: (tx, starts) => childStartsWrite(tx, apply, starts),
+  };
+  return apply;
 }

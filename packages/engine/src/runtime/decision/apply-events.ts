@@ -5,7 +5,7 @@ import type { CausewayDatabase } from '../../db/schema';
 import { runChangesWrite } from '../../db/settle/run-changes-write';
 import { workflowLockWithTasks } from '../../db/settle/workflow-lock';
 import { followChildren } from '../children/child-cascade';
-import { type ChildWork, hasChildWork } from './child-effects';
+import { type ChildWork, hasChildWork, noChildWork } from './child-effects';
 import type {
   ApplyContext,
   ApplyOptions,
@@ -64,6 +64,27 @@ export async function decideAndWrite(
     });
   }
   return result;
+}
+
+/**
+ * Settles the steps whose tallies decide them (R45) in one transaction: the sweeper's fallback
+ * for a step that its last child's edge could not settle, its workflow being one the deciding
+ * engine did not define (R54).
+ */
+export async function settleDecidedSteps(
+  tx: Transaction<CausewayDatabase>,
+  context: ApplyContext,
+  steps: readonly { readonly parentTaskId: string; readonly parentWorkflowId: string }[],
+): Promise<void> {
+  await followChildren(
+    tx,
+    context,
+    { ...noChildWork, rechecks: steps },
+    async (more, asked, options) => {
+      const decided = await decideOnce(tx, context, more, asked, options);
+      return decided.children;
+    },
+  );
 }
 
 async function decideOnce(

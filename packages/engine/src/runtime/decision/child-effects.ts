@@ -45,12 +45,25 @@ export interface ChildWork {
   readonly cancels: readonly { readonly parentTaskId: string; readonly reason?: string }[];
   readonly replays: readonly ChildReplay[];
   readonly changes: readonly ChildChange[];
+  /** Steps to settle if their tally decides them, whatever changed (the sweeper's fallback). */
+  readonly rechecks?: readonly {
+    readonly parentTaskId: string;
+    readonly parentWorkflowId: string;
+  }[];
 }
 
 export const noChildWork: ChildWork = { starts: [], cancels: [], replays: [], changes: [] };
 
 export function hasChildWork(work: ChildWork): boolean {
-  return work.starts.length + work.cancels.length + work.replays.length + work.changes.length > 0;
+  const rechecks = work.rechecks?.length ?? 0;
+  return (
+    work.starts.length +
+      work.cancels.length +
+      work.replays.length +
+      work.changes.length +
+      rechecks >
+    0
+  );
 }
 
 /**
@@ -154,6 +167,14 @@ export class ChildEffects {
         ...(typeof detail.operatorReason === 'string' ? { reason: detail.operatorReason } : {}),
       });
     }
+  }
+
+  /** What a `children_started` edge's detail says: how many children of which workflow. */
+  startDetail(taskId: string, edge: TaskEdge): Readonly<Record<string, unknown>> {
+    if (edge.reason !== 'children_started') return {};
+    const start = this.startingMaps.get(taskId) ?? this.requested.get(taskId);
+    if (start === undefined) return {};
+    return { children: start.children.length, workflow: start.definition.name };
   }
 
   /** Everything collected, with the child workflows whose outcome class changed. */

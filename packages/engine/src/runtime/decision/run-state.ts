@@ -329,12 +329,17 @@ export class RunState {
         row.edge,
         parseActor(row.edge.actor),
       );
-      const detail = withReceipt(row.edge, isCause ? cause.request.extra : undefined);
+      const detail = {
+        ...withReceipt(row.edge, isCause ? cause.request.extra : undefined),
+        ...this.children.startDetail(row.taskId, row.edge),
+      };
       this.transitions.push({
         ...logRowOf(run.workflowId, row),
         detail:
           waitEvent === undefined
-            ? detail
+            ? Object.keys(detail).length === 0
+              ? null
+              : detail
             : { ...detail, ...waitDetail(waitEvent, { at: snapshot.waitTimeoutAt }) },
       });
       if (waitEvent !== undefined) {

@@ -6,6 +6,7 @@ import {
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import {
+  taskListChildrenDecided,
   taskListExpiredLeases,
   taskListQueuedPastDeadline,
   taskListReceiptOverdue,
@@ -15,7 +16,7 @@ import { eventSnapshotNow, taskListWaitsOfNewEvents } from '../../db/sweep/waits
 import { taskListWaitsWithStoredEvents } from '../../db/sweep/waits-with-stored-events';
 import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
-import { applyEvents } from '../decision/apply-events';
+import { applyEvents, settleDecidedSteps } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 import { Backoff } from '../reconnect-backoff';
 import { PartitionUpkeep } from '../retention/partition-upkeep';
@@ -79,8 +80,20 @@ export class Sweeper {
       failure = { error };
     }
     const due = await this.sweepDue(stepKeys);
+    await this.sweepDecidedSteps(stepKeys);
     if (failure !== null) throw failure.error;
     return received + due;
+  }
+
+  /**
+   * Steps awaiting children whose tally decides them: settled by the child edge that decided
+   * it, unless that edge's engine does not define the step's workflow (R54); then here.
+   */
+  private async sweepDecidedSteps(stepKeys: readonly string[]): Promise<void> {
+    const db = this.context.db;
+    const decided = await taskListChildrenDecided(db, stepKeys, batchSize);
+    if (decided.length === 0) return;
+    await db.transaction().execute((tx) => settleDecidedSteps(tx, this.context.apply, decided));
   }
 
   /** Expired leases, deadlines, wait timeouts and overdue receipts, oldest first. */

@@ -1,0 +1,107 @@
+/**
+ * The shapes of a defined workflow, as data: the definition, its steps, what a step's `run` may
+ * return, and the child workflows a step starts (R43) or maps over (R44). They refer to one
+ * another (a definition holds steps, a map step holds a child definition), so they share this
+ * file; `define-workflow.ts` and `child-workflows.ts` make them and re-export them.
+ */
+import type { z } from 'zod';
+import type { EventWait } from './event-wait';
+import type { RetryPolicy } from './retry-policy';
+import type { StepContext } from './step-context';
+import type { AwaitReceipt, SendRequest, SnoozeRequest } from './step-results';
+
+/**
+ * What `run` may return: an output, `awaitReceipt(...)`, `send(...)`, `snooze(...)` or
+ * `startChildren(...)` / `startChild(...)`.
+ */
+export type StepReturn<TOutput> =
+  | TOutput
+  | AwaitReceipt
+  | SendRequest
+  | SnoozeRequest
+  | StartChildren;
+
+/** A step before it is named by its key in `steps`. */
+export interface StepDefinition<TInput = unknown, TOutput = unknown> {
+  readonly after: readonly string[];
+  readonly queue: string;
+  readonly policy: RetryPolicy;
+  /** An event step's wait (`event(...)`, R37); absent for a step that runs code. */
+  readonly event?: EventWait;
+  /** A map step's list and child workflow (`map(...)`, R44); absent for a step that runs code. */
+  readonly map?: MapSpec;
+  readonly run: (
+    context: StepContext<TInput>,
+  ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
+}
+
+/** A step of a defined workflow. */
+export interface WorkflowStep<TInput = unknown> extends StepDefinition<TInput> {
+  readonly name: string;
+  /** Steps that list this one in `after`. */
+  readonly downstream: readonly string[];
+}
+
+/**
+ * A defined workflow. `TResult` is what it produces once it succeeded (R45: its only sink
+ * step's output, or an object of its sink steps' outputs), as far as the compiler knows it:
+ * the builder's `build()` carries it, `defineWorkflow` leaves it `unknown`.
+ */
+export interface WorkflowDefinition<TSchema extends z.ZodType = z.ZodType, TResult = unknown> {
+  readonly name: string;
+  readonly input: TSchema;
+  readonly idempotencyKey: ((input: z.output<TSchema>) => string) | null;
+  readonly deadlineMs: number | null;
+  /** Steps in a topological order (every step after all of its `after`), ties by declaration. */
+  readonly steps: readonly WorkflowStep<z.output<TSchema>>[];
+  /**
+   * Type only, never set: the workflow's result, as a parent step reads it. A method's
+   * parameter, so that a definition whose result type is known and one whose is not are
+   * assignable to each other.
+   */
+  '~result'?(result: TResult): void;
+}
+
+export const childrenTag: unique symbol = Symbol.for('causeway.start-children');
+
+/** How many failed children a step accepts before it fails (R45); absent: none (fail fast). */
+export interface Tolerance {
+  /** At most this many children may end `dead` or `cancelled`. */
+  readonly failures?: number;
+  /** At most this percentage (0–100) of the children may end `dead` or `cancelled`. */
+  readonly percent?: number;
+}
+
+/** A step's request to start child workflows, returned from its `run`. */
+export interface StartChildren {
+  readonly [childrenTag]: true;
+  readonly kind: 'start_children';
+  /** A definition the engine knows, or its name. */
+  readonly workflow: WorkflowDefinition | string;
+  readonly inputs: readonly unknown[];
+  /** `startChild`: the step's output is the one child's result, not a list. */
+  readonly single: boolean;
+  readonly detached: boolean;
+  readonly tolerate: Tolerance | null;
+  readonly maxChildren: number;
+}
+
+/** What a map step's functions see: the workflow's input and its upstream results. */
+export interface MapContext<TInput = unknown, TResults = Readonly<Record<string, unknown>>> {
+  readonly workflowId: string;
+  readonly input: TInput;
+  readonly results: TResults;
+}
+
+/**
+ * A map step (R44), as the engine reads it: it runs no code; when its upstream steps have
+ * succeeded, `over` gives a list and one child of `workflow` starts per element, with
+ * `input(element, index, ctx)` or the element itself as the child's input.
+ */
+export interface MapSpec {
+  readonly over: (context: MapContext) => unknown;
+  readonly workflow: WorkflowDefinition;
+  readonly input: ((element: unknown, index: number, context: MapContext) => unknown) | null;
+  readonly tolerate: Tolerance | null;
+  readonly maxChildren: number;
+}
