@@ -6,8 +6,7 @@
  * migration 0025 and scans no table; a page reads about its own rows, not the finished tree's.
  */
 import { createReadModel } from '@causeway/engine';
-import { workflow } from '@causeway/workflow';
-import { startChildren } from '@causeway/workflow/internal';
+import { startChildren, workflow } from '@causeway/workflow';
 import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

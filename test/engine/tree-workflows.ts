@@ -5,8 +5,7 @@
  * else waits for the event `tree.release` keyed by its number (its payload is its result).
  * `tree-launcher` starts two leaves detached. All run on queue `q-tree`.
  */
-import { workflow } from '@causeway/workflow';
-import { startChildren } from '@causeway/workflow/internal';
+import { startChildren, workflow } from '@causeway/workflow';
 import { z } from 'zod';
 
 /** A leaf: fails at once for a negative number, else waits for `tree.release` keyed by it. */
@@ -53,7 +52,7 @@ export const treeRoot = workflow({
     run: (ctx) =>
       startChildren(
         treeMiddle,
-        ctx.input.groups.map((ns) => ({ ns })),
+        ctx.input.groups.map((ns) => ({ ns: [...ns] })),
       ),
   })
   .step('report', {
