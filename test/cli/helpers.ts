@@ -77,9 +77,10 @@ export interface CliSetup {
 
 /**
  * A test file's database and the CLI's server on it: engine, worker and API in a child
- * process (started in beforeAll, killed after the file's tests).
+ * process (started in beforeAll, killed after the file's tests). With `tree`, it also runs
+ * the tree's workflows (test/engine/tree-workflows.ts) and their queue.
  */
-export function useCli(): CliSetup {
+export function useCli(options: { readonly tree?: boolean } = {}): CliSetup {
   const database = useTestDatabase();
   let server: { url: string; holder: string } | undefined;
   beforeAll(async () => {
@@ -88,6 +89,7 @@ export function useCli(): CliSetup {
       {
         CAUSEWAY_CHILD_DATABASE_URL: database().url,
         CAUSEWAY_OPERATORS: JSON.stringify(operators),
+        ...(options.tree === true ? { CAUSEWAY_CHILD_TREE: '1' } : {}),
       },
       { lifetime: 'file' },
     );

@@ -135,6 +135,9 @@ describe('causeway status', () => {
             lastError: 'card declined',
           },
         ],
+        // A root that started no child workflow (test/cli/tree.test.ts shows a tree).
+        parent: null,
+        childCounts: [],
       },
     });
   });

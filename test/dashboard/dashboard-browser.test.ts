@@ -20,6 +20,7 @@ import { chromium as debianChromium, requireTestProgram } from '../../scripts/te
 import { aliceToken } from '../api/helpers';
 import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
+import { collectErrors } from './fixtures/page-errors';
 import { startPublishStack } from './fixtures/publish-stack';
 
 const database = useTestDatabase();
@@ -48,16 +49,6 @@ async function openBrowser(): Promise<Browser> {
 
 function sha256(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
-}
-
-/** Console errors and page errors (a CSP violation is one): the page must have none. */
-function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(error.message));
-  return errors;
 }
 
 async function waitLive(page: Page): Promise<void> {
@@ -109,7 +100,7 @@ describe('the dashboard in headless Chromium', () => {
     const nodes = page.locator('svg.graph g.node');
     await expect(
       nodes.evaluateAll((all) => all.map((node) => node.getAttribute('data-step'))),
-    ).resolves.toEqual(['render', 'review', 'approval', 'publish']);
+    ).resolves.toEqual(['render', 'review', 'approval', 'publish', 'syndicate']);
     for (const node of await nodes.all()) {
       expect(await node.getAttribute('class')).toMatch(
         /^node state-(pending|queued|leased|awaiting_receipt|waiting|succeeded)( waits)?$/,
@@ -119,13 +110,13 @@ describe('the dashboard in headless Chromium', () => {
     await expect(
       page.locator('g.node[data-step="approval"] text.marker').textContent(),
     ).resolves.toBe('waits for note.approved');
-    expect(await page.locator('svg.graph path.edge').count()).toBe(3);
+    expect(await page.locator('svg.graph path.edge').count()).toBe(4);
     // What holds it: the wait, with its facts, and the step behind it.
     const blockers = page.locator('[data-region="blockers"] li');
     await blockers.locator('code', { hasText: 'waiting_for_event' }).waitFor(shows);
     await expect(
       blockers.evaluateAll((items) => items.map((li) => li.getAttribute('data-code'))),
-    ).resolves.toEqual(['waiting_for_event', 'upstream_pending']);
+    ).resolves.toEqual(['waiting_for_event', 'upstream_pending', 'upstream_pending']);
     await expect(blockers.first().textContent()).resolves.toContain(
       'note.approved (key n-approve)',
     );

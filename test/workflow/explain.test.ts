@@ -1,24 +1,8 @@
-import { explain, type Transition } from '@causeway/workflow';
+import { explain } from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
+import { transitionRows } from './transition-rows';
 
-let nextId = 0;
-function row(overrides: Partial<Transition> & Pick<Transition, 'to' | 'reason'>): Transition {
-  nextId += 1;
-  return {
-    id: String(nextId),
-    workflowId: 'wf',
-    taskId: 't1',
-    step: 'publish',
-    from: null,
-    errorCategory: null,
-    errorSummary: null,
-    actor: 'client',
-    attempt: 0,
-    at: new Date(Date.UTC(2026, 2, 1, 10, 0, nextId)),
-    detail: null,
-    ...overrides,
-  };
-}
+const row = transitionRows();
 
 describe('explain', () => {
   it('tells the R27 story: queued, leased, timed out, retry at, cancelled before start by alice', () => {

@@ -61,7 +61,13 @@ const listSizes: Readonly<Record<string, number>> = {
   'Worker.queues': 5,
   'Worker.workflows': 10,
   'WorkerWorkflow.steps': 10,
+  'Workflow.childCounts': 10,
+  'StepChildCounts.workflows': 2,
+  'StepChildCounts.byState': 7,
 };
+
+/** Fields that answer a `WorkflowConnection`: their `edges` are a list of `first` workflows. */
+const connectionFields: ReadonlySet<string> = new Set(['Query.workflows', 'Workflow.children']);
 
 /**
  * Fields that read more than their own row, at what they read. `totalCount` counts every
@@ -135,7 +141,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
                 : undefined;
             const field = fields?.[selection.name.value];
             if (selection.selectionSet !== undefined) {
-              const connection = parent?.name === 'Query' && selection.name.value === 'workflows';
+              const connection = connectionFields.has(`${parent?.name}.${selection.name.value}`);
               // A connection is one object; its `edges` are the list, of the page's size.
               const size =
                 parent?.name === 'WorkflowConnection' && selection.name.value === 'edges'
@@ -184,7 +190,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
   });
 }
 
-/** The page size a `workflows` connection asks for (`first`; a variable counts as the largest). */
+/** The page size a connection asks for (`first`; a variable counts as the largest). */
 function connectionPageSize(
   selection: { arguments?: readonly { name: { value: string }; value: { kind: string } }[] },
   limits: QueryLimits,

@@ -1,6 +1,7 @@
 import type {
   OutboxMessageRecord,
   ReadModel,
+  StepChildCounts,
   StoredEvent,
   TaskRecord,
   WorkflowRecord,
@@ -21,6 +22,8 @@ export interface Loaders {
   readonly eventsByTask: DataLoader<string, readonly StoredEvent[]>;
   /** Each workflow's blockers: one read for every workflow of a page. */
   readonly blockersByWorkflow: DataLoader<string, readonly Blocker[]>;
+  /** Each workflow's steps that started children, counted (R48): one read for a page. */
+  readonly childCountsByWorkflow: DataLoader<string, readonly StepChildCounts[]>;
 }
 
 const maxBatchSize = 1_000;
@@ -79,6 +82,13 @@ export function createLoaders(
       },
       { maxBatchSize },
     ),
+    childCountsByWorkflow: new DataLoader(
+      async (ids) => {
+        const found = await readModel.childCountsByWorkflowIds(ids);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
   };
 }
 
@@ -91,4 +101,5 @@ export function clearLoaders(loaders: Loaders): void {
   loaders.outboxByTask.clearAll();
   loaders.eventsByTask.clearAll();
   loaders.blockersByWorkflow.clearAll();
+  loaders.childCountsByWorkflow.clearAll();
 }

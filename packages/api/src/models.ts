@@ -2,10 +2,12 @@ import type {
   DroppedPartition,
   HeldPartition,
   OutboxMessageRecord,
+  ParentView,
   PurgeFinishedAnswer,
   ScheduleEventRecord,
   SchedulePause,
   ScheduleView,
+  StepChildCounts,
   StoredEvent,
   TaskAnswer,
   TaskRecord,
@@ -96,6 +98,9 @@ export interface Models extends ModelMap {
     readonly changed: boolean;
   };
   readonly Blocker: Blocker;
+  readonly WorkflowParent: Omit<ParentView, 'name' | 'step'>;
+  readonly StepChildCounts: StepChildCounts;
+  readonly WorkflowStateCount: { readonly state: WorkflowRecord['state']; readonly count: number };
   readonly Worker: WorkerView;
   readonly WorkerQueue: WorkerView['queues'][number];
   readonly WorkerWorkflow: WorkerView['workflows'][number];

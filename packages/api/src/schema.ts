@@ -11,6 +11,7 @@ import { queryResolvers } from './resolvers/queries';
 import { retentionResolvers } from './resolvers/retention';
 import { scheduleResolvers } from './resolvers/schedules';
 import { subscriptionResolvers } from './resolvers/subscriptions';
+import { treeResolvers } from './resolvers/tree';
 import { DateTimeScalar, JSONScalar } from './scalars';
 
 /** `schema.graphql` at the repository root: the contract (schema-first). */
@@ -29,6 +30,7 @@ export const resolvers: ApiResolvers = {
   ...eventResolvers,
   ...blockerResolvers,
   ...subscriptionResolvers,
+  ...treeResolvers,
 };
 
 /**

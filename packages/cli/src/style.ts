@@ -22,6 +22,8 @@ const stateColours: Readonly<Record<string, keyof typeof codes>> = {
   waiting: 'yellow',
   waiting_for_event: 'yellow',
   awaiting_receipt: 'yellow',
+  awaiting_children: 'yellow',
+  children_pending: 'yellow',
   not_due: 'yellow',
   upstream_pending: 'dim',
   pending: 'dim',

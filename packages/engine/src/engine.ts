@@ -9,7 +9,7 @@ import {
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { registerPool } from './db/direct';
-import { migrateToLatest } from './db/migrate';
+import { migrateDirectly, migrateToLatest } from './db/migrate';
 import { wakeupChannel } from './db/notify-channels';
 import { usePreparedStatements } from './db/prepared-statements';
 import type { CausewayDatabase } from './db/schema';
@@ -48,7 +48,10 @@ import {
 } from './runtime/operations/submit';
 import type { Channel } from './runtime/outbox/delivery-channels';
 import {
+  type ChildrenRequest,
+  type ChildWorkflowPage,
   explainWorkflow,
+  readChildren,
   readWorkflowView,
   type WorkflowView,
 } from './runtime/reads/workflow-reads';
@@ -159,6 +162,8 @@ export interface Engine {
   /** The workflow with its tasks, each with its transitions; undefined if unknown. */
   getWorkflow(workflowId: string): Promise<WorkflowView | undefined>;
   explain(workflowId: string): Promise<Explanation>;
+  /** Its child workflows (R48), a page at a time in (step, index) order. */
+  children(workflowId: string, request?: ChildrenRequest): Promise<ChildWorkflowPage>;
   /**
    * What blocks each non-terminal task of the workflow right now, in step order (issue 18);
    * undefined if the workflow is unknown. See docs/blockers.md for the codes and facts.
@@ -331,6 +336,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     getWorkflow: (workflowId) => readWorkflowView(db, definitions, workflowId),
     explain: (workflowId) => explainWorkflow(db, workflowId),
+    children: (workflowId, request) => readChildren(db, workflowId, request),
     async blockers(workflowId) {
       assertUuid(workflowId, 'workflow');
       return (await readBlockers(db, definitions, [workflowId])).get(workflowId);
@@ -375,17 +381,6 @@ export function createEngine(options: EngineOptions): Engine {
     retentionRuns: (runsOptions) => retentionRuns(db, runsOptions),
     close,
   };
-}
-
-/** Migrations on a connection of their own: the migration lock outlives one transaction. */
-async function migrateDirectly(directUrl: string): Promise<readonly string[]> {
-  const pool = new pg.Pool({ connectionString: directUrl, max: 1 });
-  const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
-  try {
-    return await migrateToLatest(db);
-  } finally {
-    await db.destroy();
-  }
 }
 
 function positive(name: string, value: number): number {

@@ -24,6 +24,7 @@ import { type WalPosition, walPositionRead } from './db/replication/wal-position
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
 import { readBlockers } from './runtime/blockers/workflow-blockers';
+import { createTreeReads, type TreeReads } from './runtime/reads/tree-reads';
 import { listWorkers, type WorkerView } from './runtime/registry/worker-views';
 
 export type {
@@ -41,11 +42,26 @@ export type { WorkflowKey, WorkflowOrder } from './db/reads/workflow-page';
 export type { WalPosition } from './db/replication/wal-position';
 export type { TaskRecord, WorkflowRecord } from './db/rows';
 export type { CausewayDatabase } from './db/schema';
+export {
+  type ChildKey,
+  type ChildPageRow,
+  type ChildrenRequest,
+  type ChildWorkflowFilter,
+  type ChildWorkflowPage,
+  type StepChildCounts,
+  type TreeReads,
+  workflowResult,
+} from './runtime/reads/tree-reads';
+export type { ParentView } from './runtime/reads/workflow-reads';
 
 export interface WorkflowFilter {
   /** Any of these states; absent means any state. */
   readonly states?: readonly WorkflowState[];
   readonly name?: string;
+  /** Children of this workflow, any step (R48). */
+  readonly parentId?: string;
+  /** Every workflow below this root. */
+  readonly rootId?: string;
 }
 
 export interface WorkflowPage {
@@ -59,7 +75,7 @@ export interface WorkflowPage {
  * workflows with their tasks and transitions costs a fixed number of queries. Every method is
  * one SQL statement (or none, for empty input); nothing locks.
  */
-export interface ReadModel {
+export interface ReadModel extends TreeReads {
   /**
    * Workflows in (created_at, id) order after `after`, at most `limit`: newest first unless
    * `order` says otherwise. `after` is a key of a page read in the same order.
@@ -131,6 +147,7 @@ export interface OutboxMessageRecord {
 
 export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
   return {
+    ...createTreeReads(db),
     workflowPage: (filter, page) =>
       workflowPageRead(db, {
         filter,

@@ -36,7 +36,7 @@ export function childrenBlocker(input: BlockerInput): Blocker {
   return blockerOf(
     input,
     'children_pending',
-    `${what} ${facts.total} child workflows: ${counts.join(', ')}${tolerance}${leaf}`,
+    `${what} ${facts.total} child workflow${facts.total === 1 ? '' : 's'}: ${counts.join(', ')}${tolerance}${leaf}`,
     null,
     {
       total: facts.total,

@@ -1,8 +1,11 @@
 import { parseActor } from './actors';
-import type { ReasonCode } from './machine-table';
+import { childrenLine, type StepChildrenCounts } from './explain-children';
+import type { ReasonCode, TaskState } from './machine-table';
 import { scheduleOriginPhrase } from './schedule-origin';
 import { clock, duration, moment } from './time-phrases';
 import type { Transition } from './transition';
+
+export type { StepChildrenCounts } from './explain-children';
 
 /** Something that happened to a task without being an edge (e.g. a cancel that came too late, R14). */
 export interface ExplanationNote {
@@ -19,6 +22,11 @@ export interface Explanation {
   readonly summary: string;
   /** The workflow's current state (the `to` of its last workflow row), if any rows exist. */
   readonly workflowState: string | null;
+  /**
+   * One line per step waiting for its child workflows, with their counts by state (R48):
+   * "publish-each: awaiting 12 child workflows of publish-to-platform: 8 succeeded, …".
+   */
+  readonly children: readonly string[];
   /** Lines and summary as one text. */
   readonly text: string;
 }
@@ -26,11 +34,13 @@ export interface Explanation {
 /**
  * Renders transition rows (task and workflow rows of one workflow, in log order) as a
  * narrative: "render: leased by host/41/ab12 (attempt 1)", "render: failed (timeout: …),
- * retry at 10:00:07", …, and a one-line summary.
+ * retry at 10:00:07", …, and a one-line summary. `children` are the counts of the steps that
+ * started child workflows: a step still waiting for them gets a line with them.
  */
 export function explain(
   transitions: readonly Transition[],
   notes: readonly ExplanationNote[] = [],
+  children: readonly StepChildrenCounts[] = [],
 ): Explanation {
   // Database time first; rows of one transaction share it, so their log id breaks the tie.
   const ordered = [...transitions].sort(
@@ -63,7 +73,18 @@ export function explain(
     )
     .join(', ');
   const closing = workflowState === null ? summary : `workflow ${workflowState}: ${summary}`;
-  return { lines, summary, workflowState, text: [...lines, closing].join('\n') };
+  const waiting = children.flatMap((counts) => {
+    const state = lastByStep.get(counts.step)?.to;
+    const line = state === undefined ? null : childrenLine(state as TaskState, counts);
+    return line === null ? [] : [line];
+  });
+  return {
+    lines,
+    summary,
+    workflowState,
+    children: waiting,
+    text: [...lines, ...waiting, closing].join('\n'),
+  };
 }
 
 function describe(row: Transition): string {

@@ -16,6 +16,7 @@ import { type LiveMode, type PageShell, renderPage, renderProblem } from './layo
 import { renderSchedulesPage, type SchedulesData, schedulesQuery } from './schedules-page';
 import { loadStaticAssets } from './static-assets';
 import { renderWorkersPage, type WorkersData, workersQuery } from './workers-page';
+import { readStepChildren } from './workflow-children';
 import { renderWorkflowPage } from './workflow-page';
 import { type WorkflowPageData, workflowQuery } from './workflow-query';
 import {
@@ -140,7 +141,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       }
       case 'workflow': {
         const result = await reader.read<WorkflowPageData>(workflowQuery, { id: route.id }, from);
-        const page = renderWorkflowPage(route.id, result, now);
+        const children =
+          result.ok && result.data.workflow !== null
+            ? await readStepChildren(reader, route.id, result.data.workflow.childCounts, from)
+            : new Map();
+        const page = renderWorkflowPage(route.id, result, children, now);
         return {
           ...page,
           section: 'workflows',

@@ -5,12 +5,13 @@
  * reason is never interrupted.
  */
 import { actionButton, actionDialogs } from './action-dialogs';
-import { code, shortId, stateBadge, timeElement } from './format';
+import { code, shortId, stateBadge, timeElement, workflowHref } from './format';
 import { type ReadResult, statusOfError } from './graphql-reads';
 import { html, jsonText, type SafeHtml } from './html';
 import { renderProblem } from './layout';
 import { type GraphStep, renderStepGraph } from './step-graph';
 import { renderTaskDetails } from './task-details';
+import { type ChildRow, parentFacts, renderChildren } from './workflow-children';
 import {
   type BlockerData,
   type DefinitionData,
@@ -61,6 +62,7 @@ function renderSummary(workflow: WorkflowData, now: Date): SafeHtml {
   <dt>Submitted</dt><dd>${timeElement(workflow.createdAt, now)} (${timeElement(workflow.createdAt, now, 'relative')})</dd>
   <dt>Last change</dt><dd>${timeElement(workflow.updatedAt, now)}</dd>
   ${workflow.idempotencyKey === null ? '' : html`<dt>Idempotency key</dt><dd><code>${workflow.idempotencyKey}</code></dd>`}
+  ${parentFacts(workflow.parent)}
 </dl>
 ${cancellable ? html`<p class="actions">${actionButton('cancel-workflow', 'Cancel workflow', `${workflow.name} ${workflow.id}`, { id: workflow.id })}</p>` : ''}`;
 }
@@ -68,6 +70,7 @@ ${cancellable ? html`<p class="actions">${actionButton('cancel-workflow', 'Cance
 export function renderWorkflowPage(
   id: string,
   result: ReadResult<WorkflowPageData>,
+  children: ReadonlyMap<string, readonly ChildRow[]>,
   now: Date,
 ): { readonly title: string; readonly status: number; readonly body: SafeHtml } {
   if (!result.ok) {
@@ -86,13 +89,18 @@ export function renderWorkflowPage(
     };
   }
   const definition = definitions.find((candidate) => candidate.name === workflow.name);
-  const body = html`<p class="crumbs"><a href="/">Workflows</a> › ${workflow.name} ${shortId(workflow.id)}</p>
+  const up =
+    workflow.parent === null
+      ? ''
+      : html`<a href="${workflowHref(workflow.parent.workflow.id)}">${workflow.parent.workflow.name} ${shortId(workflow.parent.workflow.id)}</a> › `;
+  const body = html`<p class="crumbs"><a href="/">Workflows</a> › ${up}${workflow.name} ${shortId(workflow.id)}</p>
 <section data-region="summary" aria-label="Summary">${renderSummary(workflow, now)}</section>
 <section aria-labelledby="graph-heading">
   <h2 id="graph-heading">Steps</h2>
   ${definition === undefined ? html`<p class="note">This API process does not define ${workflow.name}: steps shown without their edges.</p>` : ''}
   <div class="scroll graph-box" tabindex="0" role="region" aria-label="Step graph" data-region="graph">${renderStepGraph(graphSteps(workflow, definition), workflow.tasks, now)}</div>
 </section>
+${renderChildren(workflow.id, workflow.childCounts, children, now)}
 <section aria-labelledby="blockers-heading">
   <h2 id="blockers-heading">What blocks it</h2>
   <div data-region="blockers">${renderBlockers(workflow.blockers, workflow, now)}</div>

@@ -13,6 +13,8 @@ export const workflowQuery = `query DashboardWorkflow($id: ID!) {
       events { id name key payload sentBy reason receivedAt }
     }
     blockers { taskId step code message until facts }
+    parent { workflow { id name } step index root { id name } depth detached }
+    childCounts { step total failed allowedFailures detached workflows byState { state count } }
   }
   definitions { name steps { name after queue delayMs event { name timeoutMs } } }
 }`;
@@ -86,6 +88,25 @@ export interface BlockerData {
   readonly facts: unknown;
 }
 
+export interface ParentData {
+  readonly workflow: { readonly id: string; readonly name: string };
+  readonly step: string;
+  readonly index: number;
+  readonly root: { readonly id: string; readonly name: string };
+  readonly depth: number;
+  readonly detached: boolean;
+}
+
+export interface ChildCountsData {
+  readonly step: string;
+  readonly total: number;
+  readonly failed: number;
+  readonly allowedFailures: number;
+  readonly detached: number;
+  readonly workflows: readonly string[];
+  readonly byState: readonly { readonly state: string; readonly count: number }[];
+}
+
 export interface WorkflowData {
   readonly id: string;
   readonly name: string;
@@ -98,6 +119,8 @@ export interface WorkflowData {
   readonly transitions: readonly TransitionData[];
   readonly tasks: readonly TaskData[];
   readonly blockers: readonly BlockerData[];
+  readonly parent: ParentData | null;
+  readonly childCounts: readonly ChildCountsData[];
 }
 
 export interface DefinitionData {

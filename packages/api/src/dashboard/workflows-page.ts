@@ -1,6 +1,7 @@
 /**
- * `/`: the workflows, filtered by state and name, newest first (the API's default order),
- * live. It opens on every state: an operator's first question is what ran lately.
+ * `/`: the workflows, filtered by state and name, and to the children of a workflow or the
+ * workflows below a root (R48), newest first (the API's default order), live. It opens on
+ * every state: an operator's first question is what ran lately.
  */
 import { isTerminalWorkflowState, workflowStates } from '@causeway/workflow/internal';
 import { shortId, stateBadge, timeElement, workflowHref } from './format';
@@ -17,6 +18,9 @@ export interface WorkflowFilterParams {
   /** `all` (the default), `active` or one state. */
   readonly state: string;
   readonly name: string;
+  /** Only the children of this workflow, or only the workflows below this root; '' for any. */
+  readonly parent: string;
+  readonly root: string;
   readonly after: string | null;
 }
 
@@ -24,6 +28,8 @@ export function filterParams(search: URLSearchParams): WorkflowFilterParams {
   return {
     state: search.get('state') ?? 'all',
     name: (search.get('name') ?? '').trim(),
+    parent: (search.get('parent') ?? '').trim(),
+    root: (search.get('root') ?? '').trim(),
     after: search.get('after') || null,
   };
 }
@@ -35,8 +41,8 @@ function statesOf(state: string): readonly string[] | null | 'invalid' {
   return (workflowStates as readonly string[]).includes(state) ? [state.toUpperCase()] : 'invalid';
 }
 
-export const workflowsQuery = `query DashboardWorkflows($state: [WorkflowState!], $name: String, $first: Int, $after: String) {
-  workflows(state: $state, name: $name, first: $first, after: $after) {
+export const workflowsQuery = `query DashboardWorkflows($state: [WorkflowState!], $name: String, $parentId: ID, $rootId: ID, $first: Int, $after: String) {
+  workflows(state: $state, name: $name, parentId: $parentId, rootId: $rootId, first: $first, after: $after) {
     edges { node { id name state createdAt updatedAt tasks { step state } blockers { step code } } }
     pageInfo { hasNextPage endCursor }
   }
@@ -68,6 +74,8 @@ export function workflowsVariables(params: WorkflowFilterParams): Record<string,
   return {
     state: states,
     name: params.name === '' ? null : params.name,
+    parentId: params.parent === '' ? null : params.parent,
+    rootId: params.root === '' ? null : params.root,
     first: pageSize,
     after: params.after,
   };
@@ -86,6 +94,8 @@ function filterForm(params: WorkflowFilterParams, names: readonly string[]): Saf
   <p class="field"><label for="filter-name">Workflow name</label>
   <input id="filter-name" name="name" type="text" list="workflow-names" value="${params.name}" spellcheck="false" placeholder="any"></p>
   <datalist id="workflow-names">${names.map((name) => html`<option value="${name}"></option>`)}</datalist>
+  ${params.parent === '' ? '' : html`<input type="hidden" name="parent" value="${params.parent}">`}
+  ${params.root === '' ? '' : html`<input type="hidden" name="root" value="${params.root}">`}
   <p class="buttons"><button type="submit">Filter</button> <a href="/">Reset</a></p>
 </form>`;
 }
@@ -94,6 +104,8 @@ function pageLink(params: WorkflowFilterParams, after: string | null): string {
   const search = new URLSearchParams();
   search.set('state', params.state);
   if (params.name !== '') search.set('name', params.name);
+  if (params.parent !== '') search.set('parent', params.parent);
+  if (params.root !== '') search.set('root', params.root);
   if (after !== null) search.set('after', after);
   return `/?${search.toString()}`;
 }
@@ -105,7 +117,13 @@ function describeFilter(params: WorkflowFilterParams): string {
       : params.state === 'all'
         ? 'in any state'
         : params.state.replaceAll('_', ' ');
-  return `${params.name === '' ? 'Workflows' : `${params.name} workflows`} ${state}, newest first`;
+  const tree =
+    params.parent !== ''
+      ? ` that are children of ${shortId(params.parent)}`
+      : params.root !== ''
+        ? ` below ${shortId(params.root)}`
+        : '';
+  return `${params.name === '' ? 'Workflows' : `${params.name} workflows`}${tree} ${state}, newest first`;
 }
 
 /**
@@ -118,6 +136,14 @@ function stepsText(node: WorkflowsData['workflows']['edges'][number]['node']): s
     .filter((blocker) => blocker.code !== 'UPSTREAM_PENDING')
     .map((blocker) => `${blocker.step}: ${blocker.code.toLowerCase().replaceAll('_', ' ')}`);
   return `${done} of ${node.tasks.length} done${holding.length === 0 ? '' : `; ${holding.join(', ')}`}`;
+}
+
+/** Which tree the list is limited to, with a way back up and a way out of the filter. */
+function treeNote(params: WorkflowFilterParams): SafeHtml | '' {
+  const id = params.parent !== '' ? params.parent : params.root;
+  if (id === '') return '';
+  const what = params.parent !== '' ? 'Children of' : 'Every workflow below';
+  return html`<p class="tree-filter">${what} <a href="${workflowHref(id)}" data-link="tree-filter">workflow ${shortId(id)}</a> · <a href="/">all workflows</a></p>`;
 }
 
 export function renderWorkflowsPage(
@@ -159,6 +185,7 @@ export function renderWorkflowsPage(
 </nav>`;
   }
   return html`<h1>Workflows</h1>
+${treeNote(params)}
 ${filterForm(params, names)}
 <section data-region="workflows" aria-label="Workflow list">${content}</section>`;
 }

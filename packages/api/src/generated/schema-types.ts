@@ -291,6 +291,8 @@ export interface QueryWorkflowArgs {
 export interface QueryWorkflowsArgs {
   readonly state?: readonly WorkflowState[] | null;
   readonly name?: Scalars['String'] | null;
+  readonly parentId?: Scalars['ID'] | null;
+  readonly rootId?: Scalars['ID'] | null;
   readonly first?: Scalars['Int'] | null;
   readonly after?: Scalars['String'] | null;
   readonly order?: WorkflowOrder | null;
@@ -307,6 +309,13 @@ export interface QueryWorkersArgs {
 export interface SubscriptionTransitionsArgs {
   readonly workflowId?: Scalars['ID'] | null;
   readonly after?: Scalars['ID'] | null;
+}
+
+export interface WorkflowChildrenArgs {
+  readonly state?: readonly WorkflowState[] | null;
+  readonly step?: Scalars['String'] | null;
+  readonly first?: Scalars['Int'] | null;
+  readonly after?: Scalars['String'] | null;
 }
 
 export type ObjectTypeName =
@@ -328,6 +337,7 @@ export type ObjectTypeName =
   | 'SchedulePause'
   | 'SchedulePayload'
   | 'SendEventPayload'
+  | 'StepChildCounts'
   | 'StepDefinition'
   | 'StepEdge'
   | 'SubmitWorkflowPayload'
@@ -344,7 +354,9 @@ export type ObjectTypeName =
   | 'Workflow'
   | 'WorkflowConnection'
   | 'WorkflowDefinition'
-  | 'WorkflowEdge';
+  | 'WorkflowEdge'
+  | 'WorkflowParent'
+  | 'WorkflowStateCount';
 
 /** The TypeScript value each object type resolves from (the "parent" of its fields). */
 export type ModelMap = { readonly [Name in ObjectTypeName]: unknown };
@@ -492,6 +504,18 @@ export interface SchemaFields<M extends ModelMap> {
     deduplicated: { args: Record<string, never>; result: Scalars['Boolean'] };
     tasks: { args: Record<string, never>; result: readonly M['Task'][] };
   };
+  StepChildCounts: {
+    step: { args: Record<string, never>; result: Scalars['String'] };
+    task: { args: Record<string, never>; result: M['Task'] };
+    workflows: { args: Record<string, never>; result: readonly Scalars['String'][] };
+    total: { args: Record<string, never>; result: Scalars['Int'] };
+    succeeded: { args: Record<string, never>; result: Scalars['Int'] };
+    failed: { args: Record<string, never>; result: Scalars['Int'] };
+    unfinished: { args: Record<string, never>; result: Scalars['Int'] };
+    allowedFailures: { args: Record<string, never>; result: Scalars['Int'] };
+    detached: { args: Record<string, never>; result: Scalars['Int'] };
+    byState: { args: Record<string, never>; result: readonly M['WorkflowStateCount'][] };
+  };
   StepDefinition: {
     name: { args: Record<string, never>; result: Scalars['String'] };
     after: { args: Record<string, never>; result: readonly Scalars['String'][] };
@@ -613,6 +637,10 @@ export interface SchemaFields<M extends ModelMap> {
     transitions: { args: Record<string, never>; result: readonly M['Transition'][] };
     explanation: { args: Record<string, never>; result: Scalars['String'] };
     blockers: { args: Record<string, never>; result: readonly M['Blocker'][] };
+    parent: { args: Record<string, never>; result: Maybe<M['WorkflowParent']> };
+    children: { args: WorkflowChildrenArgs; result: M['WorkflowConnection'] };
+    childCounts: { args: Record<string, never>; result: readonly M['StepChildCounts'][] };
+    result: { args: Record<string, never>; result: Maybe<Scalars['JSON']> };
   };
   WorkflowConnection: {
     edges: { args: Record<string, never>; result: readonly M['WorkflowEdge'][] };
@@ -629,5 +657,18 @@ export interface SchemaFields<M extends ModelMap> {
   WorkflowEdge: {
     cursor: { args: Record<string, never>; result: Scalars['String'] };
     node: { args: Record<string, never>; result: M['Workflow'] };
+  };
+  WorkflowParent: {
+    workflow: { args: Record<string, never>; result: M['Workflow'] };
+    step: { args: Record<string, never>; result: Scalars['String'] };
+    task: { args: Record<string, never>; result: M['Task'] };
+    index: { args: Record<string, never>; result: Scalars['Int'] };
+    root: { args: Record<string, never>; result: M['Workflow'] };
+    depth: { args: Record<string, never>; result: Scalars['Int'] };
+    detached: { args: Record<string, never>; result: Scalars['Boolean'] };
+  };
+  WorkflowStateCount: {
+    state: { args: Record<string, never>; result: WorkflowState };
+    count: { args: Record<string, never>; result: Scalars['Int'] };
   };
 }

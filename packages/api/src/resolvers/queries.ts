@@ -1,9 +1,10 @@
 import type { TaskRecord } from '@causeway/engine';
-import { explain } from '@causeway/workflow';
+import { explain, type Transition } from '@causeway/workflow';
 import type { ApiResolvers, Models } from '../models';
 import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
 import { stepEventFields, taskEventFields } from './events';
 import { scheduleQueryFields } from './schedules';
+import { workflowTreeFields } from './tree';
 import { workflowConnection } from './workflow-connection';
 
 /** Query fields and the object types they return. */
@@ -32,6 +33,7 @@ export const queryResolvers: Pick<
   },
   Workflow: {
     ...workflowBlockerFields,
+    ...workflowTreeFields,
     tasks: async (workflow, _args, context) =>
       inStepOrder(
         await context.loaders.tasksByWorkflow.load(workflow.id),
@@ -39,8 +41,14 @@ export const queryResolvers: Pick<
       ),
     transitions: (workflow, _args, context) =>
       context.loaders.transitionsByWorkflow.load(workflow.id),
-    explanation: async (workflow, _args, context) =>
-      explain(await context.loaders.transitionsByWorkflow.load(workflow.id)).text,
+    explanation: async (workflow, _args, context) => {
+      const transitions = await context.loaders.transitionsByWorkflow.load(workflow.id);
+      // Only a step waiting for children gets a line of their counts: read them only then.
+      const children = mayWaitForChildren(transitions)
+        ? await context.loaders.childCountsByWorkflow.load(workflow.id)
+        : [];
+      return explain(transitions, [], children).text;
+    },
   },
   Task: {
     ...taskEventFields,
@@ -97,5 +105,14 @@ function inStepOrder(tasks: readonly TaskRecord[], steps: readonly string[]): Ta
   const order = new Map(steps.map((name, index) => [name, index]));
   return [...tasks].sort(
     (a, b) => (order.get(a.step) ?? steps.length) - (order.get(b.step) ?? steps.length),
+  );
+}
+
+/** True when some task's latest edge put it where it may wait for child workflows (R48). */
+function mayWaitForChildren(transitions: readonly Transition[]): boolean {
+  const latest = new Map<string, string>();
+  for (const row of transitions) if (row.taskId !== null) latest.set(row.taskId, row.to);
+  return [...latest.values()].some(
+    (state) => state === 'awaiting_children' || state === 'cancel_requested',
   );
 }

@@ -4,6 +4,7 @@ import { eventCommands } from './events';
 import { purgeCommands } from './purge';
 import { scheduleCommands } from './schedules';
 import { taskCommands } from './tasks';
+import { treeCommands } from './tree';
 import { watchCommands } from './watch';
 import { workerCommands } from './workers';
 import { workflowListCommands } from './workflow-list';
@@ -14,6 +15,7 @@ export const commands: readonly CommandSpec[] = [
   ...workflowListCommands,
   ...workflowCommands,
   ...blockerCommands,
+  ...treeCommands,
   ...taskCommands,
   ...eventCommands,
   ...scheduleCommands,

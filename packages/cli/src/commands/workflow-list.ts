@@ -23,8 +23,8 @@ export interface WorkflowListPage {
   };
 }
 
-const listQuery = `query CausewayWorkflows($state: [WorkflowState!], $name: String, $first: Int, $after: String, $order: WorkflowOrder) {
-  workflows(state: $state, name: $name, first: $first, after: $after, order: $order) {
+const listQuery = `query CausewayWorkflows($state: [WorkflowState!], $name: String, $parentId: ID, $rootId: ID, $first: Int, $after: String, $order: WorkflowOrder) {
+  workflows(state: $state, name: $name, parentId: $parentId, rootId: $rootId, first: $first, after: $after, order: $order) {
     totalCount totalCountCapped
     edges { cursor node { id name state createdAt updatedAt } }
     pageInfo { hasNextPage endCursor }
@@ -72,7 +72,8 @@ function renderPage(page: WorkflowListPage['workflows'], invocation: Invocation)
 
 const workflows: CommandSpec = {
   name: 'workflows',
-  summary: 'what ran lately: workflows newest first, by state and name, a page at a time',
+  summary:
+    'what ran lately: workflows newest first, by state, name, parent or root, a page at a time',
   args: [],
   options: {
     state: {
@@ -81,6 +82,16 @@ const workflows: CommandSpec = {
       description: 'only these states, comma-separated (e.g. dead,cancel_requested)',
     },
     name: { type: 'string', value: 'name', description: 'only workflows of this name' },
+    parent: {
+      type: 'string',
+      value: 'workflowId',
+      description: 'only the child workflows of this workflow (any step)',
+    },
+    root: {
+      type: 'string',
+      value: 'workflowId',
+      description: 'only the workflows below this root, at any depth',
+    },
     first: { type: 'string', value: 'n', description: 'page size (the server default is 20)' },
     after: {
       type: 'string',
@@ -97,6 +108,8 @@ const workflows: CommandSpec = {
     const data = await graphqlRequest<WorkflowListPage>(invocation.endpoint, listQuery, {
       state: statesOption(invocation),
       name: invocation.option('name') ?? null,
+      parentId: invocation.option('parent') ?? null,
+      rootId: invocation.option('root') ?? null,
       first: firstOption(invocation),
       after: invocation.option('after') ?? null,
       order: orderOption(invocation),

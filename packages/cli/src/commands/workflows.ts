@@ -4,6 +4,13 @@ import { code, instant, oneLine } from '../format';
 import { graphqlRequest } from '../graphql-client';
 import { jsonOption, jsonOptions } from '../json-input';
 import { fields, table } from '../table';
+import {
+  type ChildCountsView,
+  childCountsSelection,
+  childCountsText,
+  parentSelection,
+  type TreeParent,
+} from '../tree-views';
 import { type TaskResult, taskLine, taskResultFields, taskResultRefusal } from './task-results';
 
 /** `submit`, `status`, `explain` and `cancel`: one workflow at a time. */
@@ -15,6 +22,8 @@ const statusQuery = `query CausewayStatus($id: ID!) {
       id step queue state attempt maxAttempts runAt leaseHolder leaseExpiresAt
       lastErrorCategory lastError
     }
+    ${parentSelection}
+    ${childCountsSelection}
   }
 }`;
 
@@ -39,6 +48,8 @@ export interface StatusWorkflow {
   createdAt: string;
   updatedAt: string;
   tasks: StatusTask[];
+  parent: TreeParent | null;
+  childCounts: ChildCountsView[];
 }
 
 /** The workflow, or a not-found error (the API answers null for an unknown id). */
@@ -66,6 +77,10 @@ function renderStatus(workflow: StatusWorkflow, invocation: Invocation): string 
     ...(workflow.idempotencyKey === null
       ? []
       : [['idempotency key', workflow.idempotencyKey] as const]),
+    ...(workflow.parent === null ? [] : parentFields(workflow.parent)),
+    ...workflow.childCounts.map(
+      (counts) => [`children of ${counts.step}`, childCountsText(counts)] as const,
+    ),
   ]);
   const rows = workflow.tasks.map((task) => [
     task.step,
@@ -79,9 +94,21 @@ function renderStatus(workflow: StatusWorkflow, invocation: Invocation): string 
   return `${heading}\n\n${table(['STEP', 'TASK', 'STATE', 'ATTEMPT', 'NEXT RUN', 'HOLDER', 'LAST ERROR'], rows)}`;
 }
 
+/** A child's parent and root, as `status` lists them. */
+function parentFields(parent: TreeParent): (readonly [string, string])[] {
+  return [
+    [
+      'parent',
+      `${parent.workflow.id}  ${parent.workflow.name}, step ${parent.step}, child #${parent.index}${parent.detached ? ' (detached)' : ''}`,
+    ],
+    ['root', `${parent.root.id}  ${parent.root.name} (depth ${parent.depth})`],
+  ];
+}
+
 const status: CommandSpec = {
   name: 'status',
-  summary: 'a workflow and a table of its steps: state, attempt, next run, holder, last error',
+  summary:
+    'a workflow, its parent and child counts, and a table of its steps: state, attempt, next run, holder, last error',
   args: [{ name: 'workflowId', required: true }],
   options: {},
   async run(invocation) {

@@ -1,6 +1,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import {
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresDialect,
+  sql,
+} from 'kysely';
+import pg from 'pg';
 import type { CausewayDatabase } from './schema';
 
 const migrationsFolder = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -41,4 +49,15 @@ export async function migrateToLatest(db: Kysely<CausewayDatabase>): Promise<rea
   return (results ?? [])
     .filter((result) => result.status === 'Success')
     .map((result) => result.migrationName);
+}
+
+/** Migrations on a connection of their own: the migration lock outlives one transaction. */
+export async function migrateDirectly(directUrl: string): Promise<readonly string[]> {
+  const pool = new pg.Pool({ connectionString: directUrl, max: 1 });
+  const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    return await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
 }

@@ -6,6 +6,7 @@ import {
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { type WorkflowRecord, workflowFromRow } from '../rows';
 import type { CausewayDatabase, WorkflowTable } from '../schema';
+import { onlyUuids } from './read-queries';
 
 /**
  * The workflow list: pages in (created_at, id) order, newest or oldest first, and a bounded
@@ -18,7 +19,10 @@ import type { CausewayDatabase, WorkflowTable } from '../schema';
  * - rare states (cancel_requested, cancelled, dead): the partial index on `rare_state`
  *   (migration 0021), one ordered range per state;
  * - succeeded, the common end: the (created_at, id) index, filtered; it stops after the page
- *   because most finished workflows succeeded.
+ *   because most finished workflows succeeded;
+ * - children of a parent, or the workflows below a root (R48): the (parent_workflow_id,
+ *   created_at, id) or (root_workflow_id, created_at, id) index, states filtered there: it
+ *   reads that tree, whatever the rest of the history.
  * The workflows table keeps no index on `state` itself so its updates stay HOT (0007, 0021).
  */
 type ReadDb = Kysely<CausewayDatabase>;
@@ -27,6 +31,10 @@ type ReadDb = Kysely<CausewayDatabase>;
 export interface WorkflowFilterRow {
   readonly states?: readonly string[];
   readonly name?: string;
+  /** Children of this workflow (R48): through the (parent_workflow_id, created_at, id) index. */
+  readonly parentId?: string;
+  /** Descendants of this root: through the (root_workflow_id, created_at, id) index. */
+  readonly rootId?: string;
 }
 
 /** A keyset position in (created_at, id) order: created_at exact to the microsecond (UTC ISO). */
@@ -65,15 +73,25 @@ const createdKey = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-D
 /** One access path of a filter: a predicate each index above answers on its own. */
 type Arm = (query: ReturnType<typeof fromWorkflows>) => ReturnType<typeof fromWorkflows>;
 
-function fromWorkflows(db: ReadDb, name: string | undefined) {
-  const query = db.selectFrom('causeway_workflows');
-  return name === undefined ? query : query.where('name', '=', name);
+function fromWorkflows(db: ReadDb, filter: WorkflowFilterRow) {
+  let query = db.selectFrom('causeway_workflows');
+  if (filter.name !== undefined) query = query.where('name', '=', filter.name);
+  if (filter.parentId !== undefined) {
+    query = query.where('parent_workflow_id', '=', filter.parentId);
+  }
+  if (filter.rootId !== undefined) query = query.where('root_workflow_id', '=', filter.rootId);
+  return query;
 }
 
 /** The arms whose union is the filter's rows; none when the filter matches nothing. */
 function armsOf(filter: WorkflowFilterRow): Arm[] {
+  // Ids are UUIDs: a parent or root that is not one has no workflow below it.
+  const ids = [filter.parentId, filter.rootId].filter((id) => id !== undefined);
+  if (onlyUuids(ids).length < ids.length) return [];
   if (filter.states === undefined) return [(query) => query];
   const states = [...new Set(filter.states)] as WorkflowState[];
+  // A tree's own index bounds the rows to that tree: its states are a filter on them.
+  if (ids.length > 0) return [(query) => query.where('state', 'in', states)];
   const rare = states.filter((state) => rareWorkflowStates.includes(state));
   const live = states.filter((state) => !rare.includes(state) && !isTerminalWorkflowState(state));
   const common = states.filter((state) => !rare.includes(state) && !live.includes(state));
@@ -85,9 +103,7 @@ function armsOf(filter: WorkflowFilterRow): Arm[] {
 
 function pageArm(db: ReadDb, ask: WorkflowPageAsk, arm: Arm) {
   const direction = ask.order === 'newest_first' ? 'desc' : 'asc';
-  let query = arm(fromWorkflows(db, ask.filter.name))
-    .selectAll()
-    .select(createdKey.as('created_key'));
+  let query = arm(fromWorkflows(db, ask.filter)).selectAll().select(createdKey.as('created_key'));
   if (ask.after !== null) {
     const position = sql`(${ask.after.createdAt}::timestamptz, ${ask.after.id}::uuid)`;
     query = query.where(
@@ -146,7 +162,7 @@ export async function workflowPageRead(
 /** The statement of `workflowCountRead` (exported for the plan tests), or null for no arm. */
 export function workflowCountQuery(db: ReadDb, filter: WorkflowFilterRow, atMost: number) {
   const [first, ...others] = armsOf(filter).map((arm) =>
-    arm(fromWorkflows(db, filter.name)).select(sql.lit(1).as('one')),
+    arm(fromWorkflows(db, filter)).select(sql.lit(1).as('one')),
   );
   if (first === undefined) return null;
   let union = first;

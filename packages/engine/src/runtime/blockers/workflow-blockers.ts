@@ -1,6 +1,8 @@
 import {
   type Blocker,
   type BlockerInput,
+  type ChildrenFacts,
+  childLimits,
   decideBlocker,
   eventWaitingState,
   isTerminalTaskState,
@@ -11,16 +13,17 @@ import {
   type TaskState,
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   type BlockerWorkflow,
   blockerTaskRead,
   type TaskWithLastEdge,
 } from '../../db/blockers/blocker-tasks';
+import { firstOpenChildList, type OpenChild } from '../../db/blockers/first-open-children';
 import { queueLoadList } from '../../db/blockers/queue-loads';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
 import { inOneSnapshot } from '../../db/read-snapshot';
-import { snapshotOf } from '../../db/rows';
+import { snapshotOf, type TaskRecord } from '../../db/rows';
 import type { CausewayDatabase } from '../../db/schema';
 import { workerList } from '../../db/workers/worker-list';
 
@@ -33,6 +36,11 @@ const noLoad: QueueLoad = Object.freeze({ leasedByHolder: {}, oldestReadyAt: nul
  * queue a due task waits in, and the outbox of tasks awaiting a receipt. Each read goes
  * through an index, so the cost does not grow with finished workflows. The decision is the
  * domain's (`decideBlocker`), with the step policies of `definitions`.
+ *
+ * A step waiting for its child workflows (R48) gets its tally and its first unfinished child
+ * with that child's own blocker, decided the same way one level down, and so on to the leaf
+ * (at most the tree's depth limit): the same few statements per level, for every parent of
+ * that level at once.
  */
 export async function readBlockers(
   db: Kysely<CausewayDatabase>,
@@ -40,31 +48,47 @@ export async function readBlockers(
   ids: readonly string[],
 ): Promise<Map<string, Blocker[]>> {
   if (ids.length === 0) return new Map();
-  const read = await inOneSnapshot(db, async (tx) => {
-    const { workflows, tasks, now } = await blockerTaskRead(tx, ids);
-    if (now === null) return null;
-    const open = tasks.filter(({ task }) => !isTerminalTaskState(task.state));
-    const dueQueues = open
-      .filter(
-        ({ task }) => task.state === 'queued' && (task.runAt?.getTime() ?? 0) <= now.getTime(),
-      )
-      .map(({ task }) => task.queue);
-    const holders = open.flatMap(({ task }) =>
-      leaseHoldingStates.includes(task.state) && task.leaseHolder !== null
-        ? [task.leaseHolder]
-        : [],
-    );
-    const awaiting = open.filter(({ task }) => task.state === receiptAwaitingState);
-    const loads = await queueLoadList(tx, dueQueues);
-    const workers = open.length === 0 ? [] : await workerList(tx, { includeStale: false, holders });
-    const outbox = await outboxListByTasks(
-      tx,
-      awaiting.map(({ task }) => task.id),
-    );
-    return { workflows, tasks, open, now, loads, workers, outbox };
-  });
-  if (read === null) return new Map();
-  const registered: RegisteredWorker[] = read.workers.map((worker) => ({
+  return inOneSnapshot(db, (tx) => blockersAtLevel(tx, definitions, ids, 0));
+}
+
+async function blockersAtLevel(
+  tx: Transaction<CausewayDatabase>,
+  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  ids: readonly string[],
+  level: number,
+): Promise<Map<string, Blocker[]>> {
+  const { workflows, tasks, now } = await blockerTaskRead(tx, ids);
+  if (now === null) return new Map();
+  const open = tasks.filter(({ task }) => !isTerminalTaskState(task.state));
+  const dueQueues = open
+    .filter(({ task }) => task.state === 'queued' && (task.runAt?.getTime() ?? 0) <= now.getTime())
+    .map(({ task }) => task.queue);
+  const holders = open.flatMap(({ task }) =>
+    leaseHoldingStates.includes(task.state) && task.leaseHolder !== null ? [task.leaseHolder] : [],
+  );
+  const awaiting = open.filter(({ task }) => task.state === receiptAwaitingState);
+  const loads = await queueLoadList(tx, dueQueues);
+  const workers = open.length === 0 ? [] : await workerList(tx, { includeStale: false, holders });
+  const outbox = await outboxListByTasks(
+    tx,
+    awaiting.map(({ task }) => task.id),
+  );
+  const parents = open.filter(({ task }) => waitsForChildren(task));
+  const firstOpen = await firstOpenChildList(
+    tx,
+    parents.map(({ task }) => task.id),
+  );
+  const below =
+    firstOpen.size === 0 || level >= childLimits.maxDepth
+      ? new Map<string, Blocker[]>()
+      : await blockersAtLevel(
+          tx,
+          definitions,
+          [...firstOpen.values()].map((child) => child.workflowId),
+          level + 1,
+        );
+  const read = { now, loads, outbox, firstOpen, below };
+  const registered: RegisteredWorker[] = workers.map((worker) => ({
     holder: worker.holder,
     queues: worker.queues,
     workflows: worker.workflows,
@@ -72,20 +96,18 @@ export async function readBlockers(
     heartbeatAt: worker.heartbeatAt,
     live: worker.live,
   }));
-  const blockers = new Map<string, Blocker[]>(
-    [...read.workflows.keys()].map((id) => [id, [] as Blocker[]]),
-  );
-  for (const [id, workflow] of read.workflows) {
-    const all = read.tasks.filter(({ task }) => task.workflowId === id);
+  const blockers = new Map<string, Blocker[]>([...workflows.keys()].map((id) => [id, []]));
+  for (const [id, workflow] of workflows) {
+    const all = tasks.filter(({ task }) => task.workflowId === id);
     const states = new Map(all.map(({ task }) => [task.step, task.state]));
     const definition = definitions.get(workflow.name);
     const order = stepOrder(workflow, definition);
-    const open = read.open
+    const mine = open
       .filter(({ task }) => task.workflowId === id)
       .sort(
         (a, b) => (order.get(a.task.step) ?? order.size) - (order.get(b.task.step) ?? order.size),
       );
-    for (const entry of open) {
+    for (const entry of mine) {
       const input = blockerInput(entry, workflow, definition, states, read);
       const blocker = decideBlocker({ ...input, workers: registered });
       if (blocker !== null) blockers.get(id)?.push(blocker);
@@ -94,12 +116,58 @@ export async function readBlockers(
   return blockers;
 }
 
+/** A step whose children decide it: awaiting them, or asked to cancel while they stop. */
+function waitsForChildren(task: TaskRecord): boolean {
+  return (
+    task.children !== null &&
+    (task.state === 'awaiting_children' ||
+      (task.state === 'cancel_requested' && task.leaseHolder === null))
+  );
+}
+
+/** The tally of a step waiting for its children, and its first open child's blocker. */
+function childrenFacts(
+  task: TaskRecord,
+  read: {
+    readonly firstOpen: ReadonlyMap<string, OpenChild>;
+    readonly below: ReadonlyMap<string, readonly Blocker[]>;
+  },
+): ChildrenFacts | null {
+  const tally = task.children;
+  if (tally === null || !waitsForChildren(task)) return null;
+  const child = read.firstOpen.get(task.id);
+  return {
+    total: tally.total,
+    succeeded: tally.succeeded,
+    failed: tally.failed,
+    open: tally.total - tally.succeeded - tally.failed,
+    allowedFailures: tally.allowedFailures,
+    oldest:
+      child === undefined
+        ? null
+        : {
+            workflowId: child.workflowId,
+            name: child.name,
+            state: child.state,
+            blocker: holdingBlocker(read.below.get(child.workflowId) ?? []),
+          },
+  };
+}
+
+/**
+ * The blocker that holds a workflow: its first in step order that is not just waiting for an
+ * upstream step (that one waits for the holder), else its first.
+ */
+function holdingBlocker(blockers: readonly Blocker[]): Blocker | null {
+  return blockers.find((blocker) => blocker.code !== 'upstream_pending') ?? blockers[0] ?? null;
+}
+
 function blockerInput(
   { task, lastEdge }: TaskWithLastEdge,
   workflow: BlockerWorkflow,
   definition: WorkflowDefinition | undefined,
   states: ReadonlyMap<string, TaskState>,
-  read: {
+  read: Parameters<typeof childrenFacts>[1] & {
     readonly now: Date;
     readonly loads: ReadonlyMap<string, QueueLoad>;
     readonly outbox: readonly {
@@ -142,6 +210,7 @@ function blockerInput(
     policy: step?.policy ?? null,
     queue: read.loads.get(task.queue) ?? noLoad,
     now: read.now,
+    children: childrenFacts(task, read),
   };
 }
 

@@ -8,15 +8,24 @@ import {
 import type { Kysely } from 'kysely';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
 import { inOneSnapshot } from '../../db/read-snapshot';
+import { childCountList, type StepChildCounts } from '../../db/reads/child-counts';
 import {
+  taskGet,
   taskListByWorkflows,
   transitionListByWorkflow,
   workflowGet,
 } from '../../db/reads/record-reads';
-import type { TaskRecord, WorkflowRecord } from '../../db/rows';
+import type { ParentLink, TaskRecord, WorkflowRecord } from '../../db/rows';
 import type { CausewayDatabase } from '../../db/schema';
 import { EngineError } from '../../errors';
 import { assertUuid } from '../operations/operations';
+import { workflowResult } from './tree-reads';
+
+export {
+  type ChildrenRequest,
+  type ChildWorkflowPage,
+  readChildren,
+} from './tree-reads';
 
 /** An outbox message of a task (R22): while `pending`, the task is "submitted, sending". */
 export interface OutboxView {
@@ -34,10 +43,26 @@ export interface TaskView extends TaskRecord {
   readonly sending: boolean;
 }
 
+/** A child workflow's parent (R48): the link, with the parent's name and the step's. */
+export interface ParentView extends ParentLink {
+  /** The parent workflow's name. */
+  readonly name: string;
+  /** The step that started it. */
+  readonly step: string;
+}
+
 export interface WorkflowView extends WorkflowRecord {
+  readonly parent: ParentView | null;
   readonly tasks: readonly TaskView[];
   /** Workflow-level and task-level rows, in log order. */
   readonly transitions: readonly Transition[];
+  /**
+   * Its result once it succeeded (R45): its sink step's output, or an object of its sink steps'
+   * outputs; null otherwise, or when this process does not define it.
+   */
+  readonly result: unknown;
+  /** Each step that started child workflows, with their counts by state (R48). */
+  readonly childCounts: readonly StepChildCounts[];
 }
 
 /** The workflow with its tasks, each with its transitions and outbox; undefined if unknown. */
@@ -57,15 +82,20 @@ export async function readWorkflowView(
       tx,
       tasks.map((task) => task.id),
     );
-    return { workflow, tasks, transitions, outbox };
+    const childCounts = await childCountList(tx, [workflowId]);
+    const parent = await parentView(tx, workflow.parent);
+    return { workflow, tasks, transitions, outbox, childCounts, parent };
   });
   if (read === undefined) return undefined;
-  const { workflow, tasks, transitions, outbox } = read;
+  const { workflow, tasks, transitions, outbox, childCounts, parent } = read;
   const order = new Map(
     definitions.get(workflow.name)?.steps.map((step, index) => [step.name, index]),
   );
   return {
     ...workflow,
+    parent,
+    result: workflowResult(workflow, tasks, definitions),
+    childCounts,
     tasks: tasks
       .sort((a, b) => (order.get(a.step) ?? 0) - (order.get(b.step) ?? 0))
       .map((task) => {
@@ -95,12 +125,13 @@ export async function explainWorkflow(
     if ((await workflowGet(tx, workflowId)) === undefined) return undefined;
     const transitions = await transitionListByWorkflow(tx, workflowId);
     const tasks = await taskListByWorkflows(tx, [workflowId]);
-    return { transitions, tasks };
+    const childCounts = await childCountList(tx, [workflowId]);
+    return { transitions, tasks, childCounts };
   });
   if (read === undefined) {
     throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
   }
-  const { transitions, tasks } = read;
+  const { transitions, tasks, childCounts } = read;
   const notes = tasks.flatMap((task) =>
     task.cancelAskedAt === null
       ? []
@@ -112,5 +143,15 @@ export async function explainWorkflow(
           },
         ],
   );
-  return explain(transitions, notes);
+  return explain(transitions, notes, childCounts);
+}
+
+/** The parent's name and the step that started the child; null for a root. */
+async function parentView(
+  tx: Parameters<typeof workflowGet>[0],
+  link: ParentLink | null,
+): Promise<ParentView | null> {
+  if (link === null) return null;
+  const [workflow, task] = [await workflowGet(tx, link.workflowId), await taskGet(tx, link.taskId)];
+  return { ...link, name: workflow?.name ?? '', step: task?.step ?? '' };
 }
