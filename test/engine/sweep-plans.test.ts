@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  taskListChildrenDecided,
   taskListExpiredLeases,
   taskListQueuedPastDeadline,
   taskListReceiptOverdue,
@@ -51,6 +52,7 @@ async function explainLists(eventsSince: string) {
   await taskListQueuedPastDeadline(db, stepKeys, 200);
   await taskListReceiptOverdue(db, stepKeys, 200);
   await taskListWaitsTimedOut(db, stepKeys, 200);
+  await taskListChildrenDecided(db, stepKeys, 200);
   const listed = await taskListWaitsWithStoredEvents(db, stepKeys, {
     afterTaskId: null,
     limit: 200,
@@ -119,7 +121,7 @@ describe("the sweeper's lists", () => {
     expect(large.listed.map((wait) => wait.workflowId)).toEqual([workflow.id]);
     const missedTask = (await reviews.getWorkflow(workflow.id))?.tasks[0]?.id;
     expect(large.fresh.taskIds).toEqual([missedTask]);
-    expect(large.plans).toHaveLength(6);
+    expect(large.plans).toHaveLength(7);
     for (const plan of [...small.plans, ...large.plans]) {
       const fullScans = plan.scans.filter((scan) => scan.startsWith('Seq Scan'));
       expect(fullScans, plan.statement).toEqual([]);

@@ -62,7 +62,8 @@ alter table causeway_tasks
 -- The sweeper's question: which step awaiting children passed its deadline.
 create index causeway_tasks_children_deadline on causeway_tasks (deadline_at)
   where state = 'awaiting_children' and deadline_at is not null;
--- The sweeper's fallback: a step whose tally decided it while no engine that defines its
--- workflow held it (a child's edge decided by another version's engine, R54).
-create index causeway_tasks_children_open on causeway_tasks (id)
-  where children_total is not null and state in ('awaiting_children', 'cancel_requested');
+-- The live state's own index, as every live state has one (0015): the metrics count it by
+-- queue, the live list finds it, and the sweeper's fallback reads it for a step whose tally
+-- decided it while no engine that defines its workflow held it (R54).
+create index causeway_tasks_awaiting_children on causeway_tasks (queue)
+  where state = 'awaiting_children';

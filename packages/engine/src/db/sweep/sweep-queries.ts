@@ -99,13 +99,19 @@ export async function taskListChildrenDecided(
   stepKeys: readonly string[],
   limit: number,
 ): Promise<{ parentTaskId: string; parentWorkflowId: string }[]> {
+  // Each state through its own partial index (a list of both states would scan the table).
   const { rows } = await sql<{ id: string; workflow_id: string }>`
-    select id, workflow_id from causeway_tasks as t
-    where children_total is not null
-      and state in (${childrenAwaitingStateSql}, ${cancelRequestedStateSql})
-      and (children_succeeded + children_failed >= children_total
-        or (state = ${childrenAwaitingStateSql} and children_failed > children_allowed_failures))
-      and ${definedWorkflowStep(sql`t`, stepKeys)}
-    limit ${limit}`.execute(db);
+    (select id, workflow_id from causeway_tasks as t
+     where state = ${childrenAwaitingStateSql} and children_total is not null
+       and (children_succeeded + children_failed >= children_total
+         or children_failed > children_allowed_failures)
+       and ${definedWorkflowStep(sql`t`, stepKeys)}
+     limit ${limit})
+    union all
+    (select id, workflow_id from causeway_tasks as t
+     where state = ${cancelRequestedStateSql} and children_total is not null
+       and children_succeeded + children_failed >= children_total
+       and ${definedWorkflowStep(sql`t`, stepKeys)}
+     limit ${limit})`.execute(db);
   return rows.map((row) => ({ parentTaskId: row.id, parentWorkflowId: row.workflow_id }));
 }
