@@ -194,6 +194,18 @@ for (const id of ids) {
   const rows: Transition[] = workflow?.transitions ? [...workflow.transitions] : [];
   console.log(`  ${labels.get(id)} ${id}: ${workflow?.state} — ${explain(rows).summary}`);
 }
+// The first note's tree: what each platform's child workflow came to (`causeway tree` prints the
+// same over the API).
+const tree = await engine.children(ids[0] as string);
+console.log(`\ntree of wf1 ${ids[0]}:`);
+for (const { workflow: child, key } of tree.rows) {
+  const found = await engine.getWorkflow(child.id);
+  const failed = found?.tasks.find((task) => task.state === 'dead');
+  const why = failed === undefined ? '' : ` — ${failed.lastErrorCategory}: ${failed.lastError}`;
+  console.log(
+    `  ${key.step}[${key.index}] ${child.name} ${(child.input as { platform?: string }).platform} ${child.id}: ${child.state}${why}`,
+  );
+}
 const effects = platform.stats();
 console.log(
   `platform effects: ${effects.assetsUploaded} assets uploaded, ${effects.reviewsRequested} reviews, ${effects.postsPublished} posts published`,

@@ -146,7 +146,12 @@ describe('pnpm start (examples/publish-note/main.ts) with CAUSEWAY_DEMO_EXIT=1',
         ['publish-to-platform', 'succeeded', ids[0]],
         ['publish-to-platform', 'dead', ids[0]],
       ]);
-      expect(run.stdout).toMatch(/^why wf1: children_pending — syndicate: /m);
+      expect(run.stdout).toMatch(
+        /^why wf1: children_pending — syndicate: awaiting 3 child workflows: /m,
+      );
+      expect(run.stdout).toMatch(
+        /^ {2}syndicate\[2\] publish-to-platform myspace \S+: dead — not_found: myspace retired its posting API$/m,
+      );
       const [syndicated] = await query<{ output: { state: string; reason?: string }[] }>(
         url,
         `select output from causeway_tasks where workflow_id = $1 and step = 'syndicate'`,
