@@ -420,7 +420,7 @@ describe('decideBlocker over arbitrary facts', () => {
             });
             // The counts the sentence says are the facts: no failure said is none.
             const said = (pattern: RegExp) => message.match(pattern)?.slice(1).map(Number);
-            expect(said(/(\d+) child workflows/)).toEqual([blocker.facts.total]);
+            expect(said(/(\d+) child workflows?\b/)).toEqual([blocker.facts.total]);
             expect(said(/(\d+) succeeded/)).toEqual([blocker.facts.succeeded]);
             expect(said(/(\d+) unfinished/)).toEqual([blocker.facts.open]);
             expect(said(/(\d+) failed/) ?? [0]).toEqual([blocker.facts.failed]);
