@@ -23,6 +23,7 @@ export const specTaskStates = [
   'leased',
   'awaiting_receipt',
   'waiting',
+  'awaiting_children',
   'cancel_requested',
   'succeeded',
   'cancelled',
@@ -181,10 +182,9 @@ export function specParentState(children: readonly TaskState[]): WorkflowState {
   if (count('succeeded') === children.length) return 'succeeded';
   if (terminal === children.length && count('cancelled') > 0) return 'cancelled';
   if (count('cancel_requested') > 0) return 'cancel_requested';
-  if (count('waiting') > 0 && count('leased') + count('awaiting_receipt') + count('queued') === 0) {
-    return 'waiting';
-  }
-  if (count('leased') + count('awaiting_receipt') > 0) return 'running';
+  const working = count('leased') + count('awaiting_receipt') + count('awaiting_children');
+  if (count('waiting') > 0 && working + count('queued') === 0) return 'waiting';
+  if (working > 0) return 'running';
   if (count('succeeded') > 0 && terminal < children.length) return 'running';
   return 'queued';
 }

@@ -79,7 +79,11 @@ export async function followChildren(
       }
     }
     if (work.cancels.length > 0) next.push(await childrenCancel(tx, work.cancels, decide));
-    for (const change of work.changes) addChange(checks, change);
+    // A replayed step's tally was counted anew after this round's changes: they are in it.
+    const recounted = new Set(work.replays.map((replay) => replay.parentTaskId));
+    for (const change of work.changes) {
+      if (!recounted.has(change.parentTaskId)) addChange(checks, change);
+    }
     if (checks.size > 0) next.push(await stepsSettle(tx, checks, decide, context));
     work = mergeWork(next);
   }
