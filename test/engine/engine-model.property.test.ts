@@ -5,9 +5,14 @@
  * fail, await receipt, snooze, effect start / checkpoint, renew, release, cancel task /
  * workflow, receipts, replay, bulk requeue, clock moves with sweeps — past leases, deadlines,
  * receipts, run_at and wait timeouts —, sendEvent (model-events.ts: matching, early, unmatched, duplicate, conflicting,
- * invalid), a wait that gives up, gets its event late and is replayed, and schedule ticks
- * (model-schedules.ts: `runSchedules`, R40). Command classes live beside this file:
- * model-clock.ts, model-replay.ts, model-events.ts, model-schedules.ts, on the harness in
+ * invalid), a wait that gives up, gets its event late and is replayed, schedule ticks
+ * (model-schedules.ts: `runSchedules`, R40), and child workflows (R43–R47,
+ * model-children-commands.ts: a running step starts 1–3 children with or without a
+ * tolerance, a child runs, succeeds or fails; model-children-stories.ts: all succeed, one
+ * fails and the dead step is replayed, the parent is cancelled while they run, the shared
+ * deadline passes; cancels of the parent, model-cancel.ts; replays of the dead step). Command
+ * classes live beside this file: model-clock.ts, model-replay.ts, model-events.ts,
+ * model-schedules.ts, model-cancel.ts, model-children-*.ts, on the harness in
  * model-harness.ts. Each command runs against the engine — through its public
  * operations, its transaction-taking `submit`, or the same internal calls its worker makes
  * (`taskClaimCandidates` + `applyEvents` for claims, `applyEvents` with the lease fence for
@@ -42,7 +47,8 @@
  * after the previous one, and leaves no claimable, sweepable or waiting task behind
  * (RealSystem.cleanup).
  *
- * Settings: CAUSEWAY_FC_ENGINE_RUNS (default 100 runs: 1–3 workflows, then up to 25 commands);
+ * Settings: CAUSEWAY_FC_ENGINE_RUNS (default 100 runs: 1–3 workflows and half the time a parent of
+ * child workflows, then up to 30 commands);
  * CAUSEWAY_FC_STATS=1 prints how often each edge was reached. Reproduce a failure with what
  * fast-check prints:
  *   CAUSEWAY_FC_SEED=… CAUSEWAY_FC_PATH=… CAUSEWAY_FC_REPLAY_PATH=… pnpm exec vitest run <file>
@@ -59,6 +65,13 @@ import { specErrorCategories } from '../helpers/contract-tables';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, testEngine } from '../helpers/engine';
 import { commandsReplayPath } from '../workflow/arbitraries';
+import { CancelTaskCommand, cancelWorkflowCommand } from './model-cancel';
+import {
+  childOutcomeCommand,
+  StartChildrenCommand,
+  startChildrenCommand,
+} from './model-children-commands';
+import { childrenStoryCommand } from './model-children-stories';
 import { ClockCommand, type ClockTarget } from './model-clock';
 import { sendEventCommand, waitGivesUpCommand } from './model-events';
 import {
@@ -76,14 +89,14 @@ import {
   reached,
   rowsOf,
   tally,
-  terminalStates,
 } from './model-harness';
 import { BulkRequeueCommand, deadReasons, ReplayCommand } from './model-replay';
 import { scheduleTickCommand } from './model-schedules';
 import { EngineModel, type LogRow, type ModelTask } from './model-state';
-import { createShared, databaseNow, RealSystem } from './model-system';
+import { createShared, type DbRow, databaseNow, RealSystem } from './model-system';
 import {
   leaseMs,
+  modelEngineWorkflows,
   modelQueues,
   modelSchedule,
   modelWorkflows,
@@ -96,7 +109,7 @@ const database = useTestDatabase();
 // Settings
 
 const numRuns = readPositiveInteger('CAUSEWAY_FC_ENGINE_RUNS', 100);
-const maxCommands = 25;
+const maxCommands = 30;
 
 function parameters<T>(): fc.Parameters<T> {
   const seed = process.env.CAUSEWAY_FC_SEED;
@@ -178,7 +191,8 @@ class SubmitCommand extends ModelCommand {
     );
     // R37: a first step that waits takes an event kept for it (never one sent before its
     // workflow was accepted, so none here).
-    expected.push(...model.completeKeptWaits(clockOf(now, this.jitter), rows));
+    const clock = clockOf(now, this.jitter);
+    expected.push(...model.followUp(clock, rows, system));
     expect(result.workflow.state, label).toBe(model.workflow(result.workflow.id).parent);
     expectRows(label, rows, expected, now);
   }
@@ -272,7 +286,7 @@ class ClaimCommand extends ModelCommand {
     }
     const clock = clockOf(now, this.jitter);
     const expected = claimed.flatMap((id) => rowsOf(model.apply(id, event, clock, { holder })));
-    expected.push(...model.completeKeptWaits(clock, rows));
+    expected.push(...model.followUp(clock, rows, system));
     expectRows(label, rows, expected, now);
   }
 }
@@ -375,7 +389,7 @@ class SettleCommand extends ModelCommand {
       expect(outcome.refusal.code, label).toBe(expected.refusal.code);
     }
     // A completion may start a wait that an event kept for it ends at once (R37).
-    expectRows(label, rows, [...rowsOf(expected), ...model.completeKeptWaits(clock, rows)], now);
+    expectRows(label, rows, [...rowsOf(expected), ...model.followUp(clock, rows, system)], now);
   }
 }
 
@@ -432,6 +446,7 @@ class EffectCommand extends ModelCommand {
 
     let expected: readonly LogRow[] = [];
     let at: Date | undefined;
+    let rows: DbRow[] = [];
     if (written.state === 'cancel_requested') {
       const event: TaskEvent = { type: 'boundary', actor: { kind: 'worker', name: fence.holder } };
       const { now, outcome } = await applyInTransaction(system, {
@@ -439,17 +454,18 @@ class EffectCommand extends ModelCommand {
         event,
         fence,
       });
+      rows = await system.takeRows();
       at = now;
       if (modelHoldsLease(model.task(taskId), fence, now, false)) {
         const clock = clockOf(now, this.jitter);
         const decided = model.apply(taskId, event, clock);
         expect(outcome?.kind, `${label}: boundary outcome`).toBe(decided.kind);
-        expected = [...rowsOf(decided), ...model.completeKeptWaits(clock)];
+        expected = [...rowsOf(decided), ...model.followUp(clock, [], system)];
       } else {
         expect(outcome?.kind, `${label}: boundary outcome`).toBe('stale');
       }
     }
-    expectRows(label, await system.takeRows(), expected, at);
+    expectRows(label, [...rows, ...(await system.takeRows())], expected, at);
   }
 }
 
@@ -499,93 +515,6 @@ class RenewCommand extends ModelCommand {
   }
 }
 
-/** `engine.cancelTask` by a client or an operator (R12–R15). */
-class CancelTaskCommand extends ModelCommand {
-  constructor(
-    readonly taskIndex: number,
-    readonly anyTask: boolean,
-    readonly operator: boolean,
-  ) {
-    super(0);
-  }
-
-  toString() {
-    return `cancelTask(task ${this.taskIndex}${this.anyTask ? ' of all' : ''}${this.operator ? ', by operator' : ''})`;
-  }
-
-  override check(model: Readonly<EngineModel>): boolean {
-    return this.target(model as EngineModel) !== undefined;
-  }
-
-  private target(model: EngineModel): ModelTask | undefined {
-    return pickTask(
-      model,
-      this.taskIndex,
-      this.anyTask ? null : (task) => !terminalStates.includes(task.task.snapshot.state),
-    );
-  }
-
-  protected async execute(model: EngineModel, system: RealSystem, label: string) {
-    const target = this.target(model);
-    if (target === undefined) return;
-    const taskId = target.task.taskId;
-    const answer = await system.engine.cancelTask(
-      taskId,
-      this.operator ? { operator: 'alice' } : {},
-    );
-    const rows = await system.takeRows();
-    // A cancel decides nothing by time; the log's time is the transaction's `now`.
-    const now = rows[0]?.at ?? (await system.now());
-    const actor: Actor = this.operator ? { kind: 'operator', name: 'alice' } : { kind: 'client' };
-    const clock = clockOf(now, this.jitter);
-    const expected = model.apply(taskId, { type: 'cancel', actor }, clock);
-    const kept = model.completeKeptWaits(clock, rows);
-    expect(answer, `${label}: answer`).toEqual(answerOf(model, taskId, expected));
-    expectRows(label, rows, [...rowsOf(expected), ...kept], now);
-  }
-}
-
-/** `engine.cancelWorkflow`: every task that can still be stopped (R12, R13). */
-class CancelWorkflowCommand extends ModelCommand {
-  constructor(
-    readonly workflowIndex: number,
-    readonly operator: boolean,
-  ) {
-    super(0);
-  }
-
-  override check(model: Readonly<EngineModel>): boolean {
-    return model.workflows.length > 0;
-  }
-
-  toString() {
-    return `cancelWorkflow(workflow ${this.workflowIndex}${this.operator ? ', by operator' : ''})`;
-  }
-
-  protected async execute(model: EngineModel, system: RealSystem, label: string) {
-    const workflow = model.workflows[this.workflowIndex % Math.max(1, model.workflows.length)];
-    if (workflow === undefined) return;
-    const answer = await system.engine.cancelWorkflow(
-      workflow.id,
-      this.operator ? { operator: 'bob' } : {},
-    );
-    const rows = await system.takeRows();
-    const now = rows[0]?.at ?? (await system.now());
-    const actor: Actor = this.operator ? { kind: 'operator', name: 'bob' } : { kind: 'client' };
-    const clock = clockOf(now, this.jitter);
-    const expected = [
-      ...model.cancelWorkflow(workflow.id, actor, clock),
-      ...model.completeKeptWaits(clock, rows),
-    ];
-    expect(answer, `${label}: answer`).toEqual({
-      workflowId: workflow.id,
-      state: model.workflow(workflow.id).parent,
-      changed: expected.some((row) => row.task_id !== null),
-    });
-    expectRows(label, rows, expected, now);
-  }
-}
-
 /** A receipt arrives (R23): confirmed, or rejected with an error category. */
 class ReceiptCommand extends ModelCommand {
   constructor(
@@ -632,9 +561,9 @@ class ReceiptCommand extends ModelCommand {
         : { type: 'receipt_rejected', actor, category: this.rejected, summary: message };
     const clock = clockOf(now, this.jitter);
     const expected = model.apply(taskId, event, clock);
-    const kept = model.completeKeptWaits(clock, rows);
+    const after = model.followUp(clock, rows, system);
     expect(answer, `${label}: answer`).toEqual(answerOf(model, taskId, expected));
-    expectRows(label, rows, [...rowsOf(expected), ...kept], now);
+    expectRows(label, rows, [...rowsOf(expected), ...after], now);
   }
 }
 
@@ -735,10 +664,6 @@ const cancelTaskCommand = fc
   .record({ task: indexArbitrary, anyTask: anyTaskArbitrary, operator: fc.boolean() })
   .map(({ task, anyTask, operator }) => new CancelTaskCommand(task, anyTask, operator));
 
-const cancelWorkflowCommand = fc
-  .record({ workflow: indexArbitrary, operator: fc.boolean() })
-  .map(({ workflow, operator }) => new CancelWorkflowCommand(workflow, operator));
-
 const receiptCommand = fc
   .record({
     task: indexArbitrary,
@@ -753,6 +678,9 @@ const receiptCommand = fc
 const replayCommand = fc
   .record({ task: indexArbitrary, anyTask: anyTaskArbitrary })
   .map(({ task, anyTask }) => new ReplayCommand(task, anyTask));
+
+/** R47: a replay of a dead step that started children. */
+const replayParentCommand = indexArbitrary.map((task) => new ReplayCommand(task, false, true));
 
 const bulkRequeueCommand = fc
   .nat({ max: deadReasons.length - 1 })
@@ -770,13 +698,18 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: renewCommand, weight: 1 },
   { arbitrary: clockCommand, weight: 3 },
   { arbitrary: cancelTaskCommand, weight: 2 },
-  { arbitrary: cancelWorkflowCommand, weight: 1 },
+  { arbitrary: cancelWorkflowCommand(false), weight: 1 },
+  { arbitrary: cancelWorkflowCommand(true), weight: 2 },
   { arbitrary: receiptCommand, weight: 2 },
   { arbitrary: replayCommand, weight: 3 },
+  { arbitrary: replayParentCommand, weight: 2 },
   { arbitrary: bulkRequeueCommand, weight: 2 },
   { arbitrary: sendEventCommand, weight: 4 },
   { arbitrary: waitGivesUpCommand, weight: 2 },
   { arbitrary: scheduleTickCommand, weight: 1 },
+  { arbitrary: startChildrenCommand, weight: 4 },
+  { arbitrary: childOutcomeCommand, weight: 6 },
+  { arbitrary: childrenStoryCommand, weight: 3 },
 );
 
 // =============================================================================================
@@ -812,6 +745,18 @@ const expectedReached: readonly (readonly string[])[] = [
   ['sendEvent: matching, 1 waiting'],
   ['sendEvent: refused invalid_event_payload'],
   ['schedule: submitted (caught up)', 'schedule: submitted'],
+  // R43–R47: a step's children start, end it every way, are cancelled by it, are replayed.
+  ['task leased → awaiting_children (children_started)'],
+  ['task ∅ → queued (submitted) by parent'],
+  ['task awaiting_children → succeeded (children_succeeded)'],
+  ['task awaiting_children → dead (children_failed)'],
+  ['task awaiting_children → dead (deadline_exceeded)'],
+  ['task awaiting_children → cancel_requested (cancel_requested)'],
+  ['task cancel_requested → cancelled (children_cancelled)'],
+  ['task cancel_requested → succeeded (cancel_after_submit) by system'],
+  ['task leased → cancel_requested (cancel_requested) by parent'],
+  ['task queued → cancelled (cancelled_before_start) by parent'],
+  ['task dead → awaiting_children (manual_replay)', 'task dead → awaiting_children (bulk_requeue)'],
 ];
 
 describe('engine vs pure model', () => {
@@ -820,7 +765,7 @@ describe('engine vs pure model', () => {
     async () => {
       const url = database().url;
       const engine = testEngine(url, {
-        workflows: modelWorkflows,
+        workflows: modelEngineWorkflows,
         schedules: [modelSchedule],
         leaseMs,
       });
@@ -830,19 +775,31 @@ describe('engine vs pure model', () => {
         fc.asyncProperty(
           // Workflows to start from, so few commands are skipped for lack of a target.
           fc.array(fc.nat({ max: modelWorkflows.length - 1 }), { minLength: 1, maxLength: 3 }),
+          // Half the runs have a parent whose step has started its children (R43–R47).
+          fc.option(
+            fc.record({
+              count: fc.integer({ min: 1, max: 3 }),
+              tolerate: fc.option(fc.constantFrom(0, 1, 2), { freq: 2 }),
+            }),
+          ),
           fc.commands([commandArbitrary], {
             maxCommands,
             size: 'max',
             ...(commandsReplayPath === undefined ? {} : { replayPath: commandsReplayPath }),
           }),
-          async (initial, commands) => {
+          async (initial, withFan, commands) => {
             tally('(runs)');
             const system = await RealSystem.start(shared);
             const model = new EngineModel();
             let failed = true;
             try {
-              for (const definition of initial) {
+              const fan = modelWorkflows.findIndex((definition) => definition.name === 'model-fan');
+              for (const definition of withFan === null ? initial : [...initial, fan]) {
                 await new SubmitCommand(definition, null).run(model, system);
+              }
+              if (withFan !== null) {
+                const { count, tolerate } = withFan;
+                await new StartChildrenCommand(0, count, tolerate, false).run(model, system);
               }
               await fc.asyncModelRun(() => ({ model, real: system }), commands);
               // R25: every state equals the `to` of its last transition.

@@ -73,6 +73,11 @@ export class ClockCommand extends ModelCommand {
         const key = [1, 0, deadlineAt?.getTime() ?? 0];
         return [{ taskId, key, event: { type: 'deadline_passed', actor } }];
       }
+      // R46: a step past its deadline while it awaits its children ends dead (and cancels them).
+      if (state === 'awaiting_children' && dueAt(deadlineAt)) {
+        const key = [1, 2, deadlineAt?.getTime() ?? 0];
+        return [{ taskId, key, event: { type: 'deadline_passed', actor } }];
+      }
       if (state === 'awaiting_receipt' && receipt !== null && dueAt(receipt.deadlineAt)) {
         const key = [2, receipt.deadlineAt.getTime()];
         return [{ taskId, key, event: { type: 'receipt_timeout', actor } }];
@@ -117,7 +122,7 @@ export class ClockCommand extends ModelCommand {
         ),
       ),
     }));
-    // The sweeper's order: expired leases, then deadlines (queued, then waiting), then
+    // The sweeper's order: expired leases, then deadlines (queued, waiting, awaiting children), then
     // receipts, then wait timeouts, oldest first.
     expectSorted(
       `${label}: sweep order`,
@@ -125,7 +130,7 @@ export class ClockCommand extends ModelCommand {
     );
     const expected = [
       ...applied.flatMap((entry) => entry.rows),
-      ...model.completeKeptWaits(clock, rows),
+      ...model.followUp(clock, rows, system),
     ];
     expectRows(label, rows, expected, now);
   }
@@ -167,7 +172,9 @@ function sweepDeadlines(model: EngineModel): number[] {
     const { state, deadlineAt } = task.task.snapshot;
     const { lease, receipt, wait } = task.columns;
     if (lease !== null) return [lease.expiresAt.getTime()];
-    if (state === 'queued' && deadlineAt !== null) return [deadlineAt.getTime()];
+    if ((state === 'queued' || state === 'awaiting_children') && deadlineAt !== null) {
+      return [deadlineAt.getTime()];
+    }
     if (state === 'awaiting_receipt' && receipt !== null) return [receipt.deadlineAt.getTime()];
     if (state === 'waiting' && wait !== null) {
       return [wait.timeoutAt.getTime(), ...(deadlineAt === null ? [] : [deadlineAt.getTime()])];

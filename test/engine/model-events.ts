@@ -170,7 +170,7 @@ export class SendEventCommand extends ModelCommand {
         ),
       ),
     );
-    expected.push(...model.completeKeptWaits(clock, rows));
+    expected.push(...model.followUp(clock, rows, system));
     expect(answer, `${label}: answer`).toEqual({
       eventId: event.id,
       receivedAt: event.receivedAt,

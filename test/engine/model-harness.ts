@@ -32,7 +32,11 @@ export function expectRows(
   }
   for (const row of actual) {
     const kind = row.task_id === null ? 'workflow' : 'task';
-    tally(`${kind} ${row.from_state ?? '∅'} → ${row.to_state} (${row.reason})`);
+    const edge = `${kind} ${row.from_state ?? '∅'} → ${row.to_state} (${row.reason})`;
+    tally(edge);
+    // Edges a step takes on its children (R43, R45), and the ones its children decide (R46).
+    const by = row.actor.split(':')[0];
+    if (kind === 'task' && (by === 'parent' || by === 'system')) tally(`${edge} by ${by}`);
   }
 }
 
@@ -60,6 +64,15 @@ export async function compareWithModel(model: EngineModel, system: RealSystem, l
       model.expectedTaskRow(expected),
     );
   }
+  // R43, R47: every child the engine started, the model started, in the same place.
+  expect(system.children.untaken(), `${label}: children the model did not start`).toBe(0);
+  const links = model.children
+    .expectedLinks()
+    .sort((a, b) => (String(a.id) < String(b.id) ? -1 : 1));
+  expect(
+    await system.children.links(system.db, system.workflowIds),
+    `${label}: child links`,
+  ).toEqual(links);
   // The public read says the same, through the engine's own row mappers (the public surfaces).
   for (const workflow of model.workflows) {
     expect(await system.publicView(workflow.id), `${label}: getWorkflow`).toEqual({
@@ -206,6 +219,7 @@ export abstract class ModelCommand implements Command {
     const label = this.toString();
     await this.execute(model, system, label);
     if (model.hasStartedWaits()) throw new Error(`${label}: the model left waits unmatched`);
+    if (model.children.pending()) throw new Error(`${label}: the model left children unfollowed`);
     await compareWithModel(model, system, label);
   }
 

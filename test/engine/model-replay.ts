@@ -19,17 +19,22 @@ import {
 import type { EngineModel, ModelTask } from './model-state';
 import type { RealSystem } from './model-system';
 
-/** `engine.replayTask` by an operator (dead → queued, `manual_replay`). */
+/**
+ * `engine.replayTask` by an operator (dead → queued, `manual_replay`). With `parents`, the dead
+ * task is a step that started children: it awaits them again (R47).
+ */
 export class ReplayCommand extends ModelCommand {
   constructor(
     readonly taskIndex: number,
     readonly anyTask: boolean,
+    readonly parents = false,
   ) {
     super(0);
   }
 
   toString() {
-    return `replay(task ${this.taskIndex}${this.anyTask ? ' of all' : ''})`;
+    const which = this.parents ? 'parent step' : 'task';
+    return `replay(${which} ${this.taskIndex}${this.anyTask ? ' of all' : ''})`;
   }
 
   override check(model: Readonly<EngineModel>): boolean {
@@ -40,7 +45,11 @@ export class ReplayCommand extends ModelCommand {
     return pickTask(
       model,
       this.taskIndex,
-      this.anyTask ? null : (task) => task.task.snapshot.state === 'dead',
+      this.anyTask
+        ? null
+        : (task) =>
+            task.task.snapshot.state === 'dead' &&
+            (!this.parents || model.children.has(task.task.taskId)),
     );
   }
 
@@ -64,11 +73,11 @@ export class ReplayCommand extends ModelCommand {
       clock,
     );
     // R39: a replayed event step waits again, and takes an event kept for it at once (R37).
-    const kept = model.completeKeptWaits(clock, rows);
+    const after = model.followUp(clock, rows, system);
     expect(answer, `${label}: answer`).toEqual(
       expected.kind === 'applied' ? answerOf(model, taskId, expected) : { error: 'conflict' },
     );
-    expectRows(label, rows, [...rowsOf(expected), ...kept], now);
+    expectRows(label, rows, [...rowsOf(expected), ...after], now);
   }
 }
 
@@ -141,10 +150,10 @@ export class BulkRequeueCommand extends ModelCommand {
       taskId: item.taskId,
       outcome: model.apply(item.taskId, event, clock),
     }));
-    const kept = model.completeKeptWaits(clock, rows);
+    const after = model.followUp(clock, rows, system);
     expect(answers, `${label}: answers`).toEqual(
       outcomes.map(({ taskId, outcome }) => answerOf(model, taskId, outcome)),
     );
-    expectRows(label, rows, [...outcomes.flatMap(({ outcome }) => rowsOf(outcome)), ...kept], now);
+    expectRows(label, rows, [...outcomes.flatMap(({ outcome }) => rowsOf(outcome)), ...after], now);
   }
 }

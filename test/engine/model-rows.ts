@@ -136,6 +136,13 @@ const engineColumnsByEdge: Readonly<Record<string, EdgeColumns>> = {
   'dead → waiting': { ...plain, wait: 'start' },
   // R58: the step's key failed; no wait starts.
   'pending → dead': plain,
+  // R43–R47: a step awaiting children holds no lease; settled, it stores its children's output.
+  'leased → awaiting_children': plain,
+  'pending → awaiting_children': plain,
+  'awaiting_children → succeeded': { ...plain, output: 'store' },
+  'awaiting_children → dead': plain,
+  'awaiting_children → cancel_requested': plain,
+  'dead → awaiting_children': plain,
 };
 
 /** The wait columns of a task row (R42's `waitingFor`), by column name. */

@@ -136,7 +136,8 @@ export class ScheduleTickCommand extends ModelCommand {
         },
       },
     );
-    expected.push(...model.completeKeptWaits(clockOf(now, 0), rows));
+    const clock = clockOf(now, 0);
+    expected.push(...model.followUp(clock, rows, system));
     expectRows(label, rows, expected, now);
     const advanced: ScheduleState = {
       next_tick_at: new Date(tickAfter(now.getTime())),

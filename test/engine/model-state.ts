@@ -22,6 +22,10 @@
  * sent (model-event-store.ts). A wait that starts takes the first kept event of its name and
  * key received after its workflow was accepted, in the same transaction, once the
  * transaction's own events are applied (`completeKeptWaits`; the engine's stated order).
+ *
+ * Child workflows (R43–R47): every edge and every change of a workflow's state is told to
+ * model-children.ts, which follows, after the transaction's own rows and kept events, what
+ * they ask of children (`followUp`): children started, cancelled, replayed, steps settled.
  */
 import type {
   Actor,
@@ -39,8 +43,11 @@ import type {
   WorkflowState,
   WorkflowStep,
 } from '@causeway/workflow/internal';
-import { applyTaskEvent, cancelWorkflowRun, createWorkflowRun } from '@causeway/workflow/internal';
+import { applyTaskEvent, cancelWorkflowRun } from '@causeway/workflow/internal';
 import { specActorText, specParentState } from '../helpers/contract-tables';
+import { type AcceptOptions, acceptWorkflow, stepOf } from './model-accept';
+import { ModelChildren } from './model-children';
+import { type ChildIdSource, childHostOf } from './model-children-host';
 import { keyProblemOf, ModelEventStore, upstreamOutputs, waitOf } from './model-event-store';
 import {
   type EngineColumns,
@@ -49,13 +56,12 @@ import {
   type LogRow,
   parentRow,
   snapshotColumns,
-  startedWait,
   takeEdge,
-  type WaitStart,
   waitColumns,
 } from './model-rows';
 import { leaseMs } from './model-workflows';
 
+export type { SubmitOrigin } from './model-accept';
 export type { EngineColumns, EventCause, LogRow } from './model-rows';
 
 export interface ModelWorkflow {
@@ -96,18 +102,14 @@ export type ModelOutcome =
       readonly reason: ReasonCode;
     };
 
-/** Who submitted a workflow when not a client (R40): the actor text and what the detail adds. */
-export interface SubmitOrigin {
-  readonly actor: string;
-  readonly detail: Readonly<Record<string, unknown>>;
-}
-
 /** A task edge of a decision, found by task id. */
 type EdgesByTask = ReadonlyMap<string, TaskEdge>;
 
 export class EngineModel {
   readonly workflows: ModelWorkflow[] = [];
   readonly events = new ModelEventStore();
+  /** Which steps await which child workflows, and what their ends ask (model-children.ts). */
+  readonly children = new ModelChildren(childHostOf(this));
   /** Tasks that started waiting since the last `completeKeptWaits`, in log order. */
   private startedWaits: string[] = [];
 
@@ -162,7 +164,21 @@ export class EngineModel {
       checkpoints: [...columns.checkpoints].sort(),
       output: columns.output,
       ...waitColumns(columns),
+      ...this.children.columns(task.taskId),
     };
+  }
+
+  /**
+   * The rows that follow a transaction's own edges in it: the kept events the waits it started
+   * take (R37, `logged` as in `completeKeptWaits`), then what its edges ask of child workflows,
+   * round by round (R43–R47); `ids` names the children the engine started.
+   */
+  followUp(
+    clock: RunClock,
+    logged: readonly Pick<LogRow, 'task_id' | 'reason'>[],
+    ids: ChildIdSource,
+  ): LogRow[] {
+    return [...this.completeKeptWaits(clock, logged), ...this.children.follow(clock, ids)];
   }
 
   /** The task's state and the reason of its latest edge: what an operation answers (R15). */
@@ -172,11 +188,8 @@ export class EngineModel {
   }
 
   /**
-   * A new workflow (R2, R3): the parent's creation row, then each step's `submitted` row in
-   * step order — roots queued (R36: after the submit's delay plus their own, which their row
-   * says; an event step waiting, R37: its row says for what, and how long from acceptance),
-   * the rest pending, by the client, attempt 0 (the contract's states and edge tables). A
-   * schedule's submit (R40) takes the creation edges itself, their detail naming it.
+   * A new workflow (R2, R3), as model-accept.ts writes it: its creation rows, by the client (a
+   * schedule's or a parent step's submit takes them itself, R40, R43).
    */
   submit(
     definition: WorkflowDefinition,
@@ -184,93 +197,22 @@ export class EngineModel {
     ids: { readonly workflowId: string; readonly taskIds: readonly string[] },
     now: Date,
     input: unknown,
-    options: { readonly delayMs?: number; readonly origin?: SubmitOrigin } = {},
+    options: AcceptOptions = {},
   ): LogRow[] {
-    const delayMs = options.delayMs ?? 0;
-    const { origin } = options;
-    // R58: a first event step's key comes from the input alone; one that throws ends the step.
-    const { run } = createWorkflowRun(definition, ids, now, delayMs, (task: RunTask) =>
-      keyProblemOf(stepOf(definition, task.step), input, {}),
-    );
-    const byOrigin = (row: LogRow): LogRow =>
-      origin === undefined
-        ? row
-        : {
-            ...row,
-            actor: origin.actor,
-            detail: { ...(row.detail as Record<string, unknown> | null), ...origin.detail },
-          };
-    const waits = new Map<string, WaitStart>();
-    const taskRows = run.tasks.flatMap((task): LogRow[] => {
-      const step = stepOf(definition, task.step);
-      const problem = step.after.length === 0 ? keyProblemOf(step, input, {}) : null;
-      const wait = step.after.length === 0 && problem === null ? waitOf(step, input, {}) : null;
-      if (wait !== null) waits.set(task.taskId, wait);
-      const rootDelayMs = delayMs + (step.policy.delayMs ?? 0);
-      const created = byOrigin({
-        workflow_id: ids.workflowId,
-        task_id: task.taskId,
-        step: task.step,
-        from_state: null,
-        to_state:
-          step.after.length > 0 || problem !== null
-            ? 'pending'
-            : wait === null
-              ? 'queued'
-              : 'waiting',
-        reason: 'submitted',
-        error_category: null,
-        error_summary: null,
-        actor: 'client',
-        attempt: 0,
-        detail:
-          wait !== null
-            ? { eventName: wait.name, eventKey: wait.key, timeoutMs: wait.timeoutMs }
-            : step.after.length === 0 && problem === null && rootDelayMs > 0
-              ? { delayMs: rootDelayMs }
-              : null,
-      });
-      if (problem === null) return [created];
-      // No creation edge leads to dead: created pending, the step ends at once by the system.
-      const failed: LogRow = {
-        ...created,
-        from_state: 'pending',
-        to_state: 'dead',
-        reason: 'step_input_failed',
-        error_category: problem.category,
-        error_summary: problem.summary,
-        actor: 'system',
-        detail: { input: problem.input, error: problem.summary },
-      };
-      return [created, failed];
-    });
-    const lastRows = [...new Map(taskRows.map((row) => [row.task_id, row])).values()];
-    const parent = specParentState(lastRows.map((row) => row.to_state as TaskState));
-    const columns = new Map<string, EngineColumns>();
-    for (const row of lastRows) {
-      const fresh = { lease: null, epoch: 0, receipt: null, checkpoints: new Set<string>() };
-      const wait = waits.get(row.task_id as string);
-      columns.set(row.task_id as string, {
-        ...fresh,
-        wait: wait === undefined ? null : startedWait(wait, now),
-        last: row,
-        output: null,
-      });
-      if (wait !== undefined) this.startedWaits.push(row.task_id as string);
-    }
-    const log = [byOrigin(parentRow(ids.workflowId, null, parent, null)), ...taskRows];
+    const accepted = acceptWorkflow(definition, ids, now, input, options);
+    this.startedWaits.push(...accepted.waiting);
     this.workflows.push({
       id: ids.workflowId,
       definition,
       idempotencyKey,
       input,
       acceptedSeq: this.events.nextSeq(),
-      run,
-      parent,
-      columns,
-      log,
+      run: accepted.run,
+      parent: accepted.parent,
+      columns: accepted.columns,
+      log: accepted.log,
     });
-    return [...log];
+    return [...accepted.log];
   }
 
   /**
@@ -334,6 +276,7 @@ export class EngineModel {
       event,
       clock,
       keyCheck(workflow, this.task(taskId).task.step, cause),
+      { hasChildren: this.children.has(taskId) },
     );
     if (!decision.ok) {
       const { task, columns } = this.task(taskId);
@@ -365,9 +308,9 @@ export class EngineModel {
   }
 
   /** A workflow-wide cancel through the pure machine: its edges in step order, all by the caller. */
-  cancelWorkflow(workflowId: string, actor: Actor, clock: RunClock): LogRow[] {
+  cancelWorkflow(workflowId: string, actor: Actor, clock: RunClock, reason?: string): LogRow[] {
     const workflow = this.workflow(workflowId);
-    const decided = cancelWorkflowRun(workflow.definition, workflow.run, actor, clock);
+    const decided = cancelWorkflowRun(workflow.definition, workflow.run, actor, clock, reason);
     workflow.run = decided.run;
     const edges = edgesOf(decided.transitions);
     const first = workflow.run.tasks.find((task) => edges.has(task.taskId));
@@ -439,12 +382,24 @@ export class EngineModel {
           transaction: now,
         });
       }
-      return takeEdge(workflow.id, columns, task, edge, actor, now, isFirst ? cause : {}, wait);
+      const row = takeEdge(
+        workflow.id,
+        columns,
+        task,
+        edge,
+        actor,
+        now,
+        isFirst ? cause : {},
+        wait,
+      );
+      this.children.onEdge(row);
+      return row;
     });
     const [causeRow] = rows;
     const parent = specParentState(workflow.run.tasks.map((task) => task.snapshot.state));
     if (causeRow !== undefined && parent !== workflow.parent) {
       rows.push(parentRow(workflow.id, workflow.parent, parent, causeRow));
+      this.children.onWorkflowChange(workflow.id, workflow.parent, parent);
       workflow.parent = parent;
     }
     workflow.log.push(...rows);
@@ -474,10 +429,4 @@ function edgesOf(transitions: readonly PlannedTransition[]): EdgesByTask {
     edges.set(row.taskId, row.edge);
   }
   return edges;
-}
-
-function stepOf(definition: WorkflowDefinition, name: string): WorkflowStep {
-  const found = definition.steps.find((candidate) => candidate.name === name);
-  if (found === undefined) throw new Error(`${definition.name} has no step ${name}`);
-  return found;
 }

@@ -16,15 +16,19 @@ import type { Engine } from '@causeway/engine';
 import { type TaskState, type WorkflowState, workflowRegistry } from '@causeway/workflow/internal';
 import { type QueryExecutorProvider, sql } from 'kysely';
 import { pino } from 'pino';
+import { childStartsWrite } from '../../packages/engine/src/runtime/children/child-starts';
 import type { EngineContext } from '../../packages/engine/src/runtime/context';
 import { applyEvents } from '../../packages/engine/src/runtime/decision/apply-events';
+import type { ApplyContext } from '../../packages/engine/src/runtime/decision/event-request';
 import { Notifier } from '../../packages/engine/src/runtime/notifier';
 import { recordReceipt } from '../../packages/engine/src/runtime/operations/operations';
 import { WorkerRegistry } from '../../packages/engine/src/runtime/registry/worker-registry';
 import { Sweeper } from '../../packages/engine/src/runtime/sweep/sweeper';
 import { HandlerRunObservers } from '../../packages/engine/src/runtime/worker/handler-runs';
+import type { ChildIdSource, ChildIds } from './model-children-host';
+import { ChildFinder } from './model-children-ids';
 import type { LogRow } from './model-state';
-import { leaseMs, modelWorkflows, sweeperHolder } from './model-workflows';
+import { leaseMs, modelEngineWorkflows, sweeperHolder } from './model-workflows';
 
 /**
  * A sweep is only compared when no sweeper deadline (lease expiry, queued deadline, receipt
@@ -52,7 +56,14 @@ export interface Shared {
 export function createShared(url: string, engine: Engine): Shared {
   const logger = pino({ level: process.env.CAUSEWAY_TEST_LOG === '1' ? 'debug' : 'silent' });
   const jitter = { value: 0 };
-  const definitions = workflowRegistry(modelWorkflows);
+  const definitions = workflowRegistry(modelEngineWorkflows);
+  // As the engine wires it: a step's children are written in the transaction of its edge.
+  const apply: ApplyContext = {
+    definitions,
+    leaseMs,
+    random: () => jitter.value,
+    writeChildren: (tx, starts) => childStartsWrite(tx, apply, starts),
+  };
   return {
     url,
     engine,
@@ -62,7 +73,7 @@ export function createShared(url: string, engine: Engine): Shared {
     context: {
       db: engine.db,
       definitions,
-      apply: { definitions, leaseMs, random: () => jitter.value },
+      apply,
       holder: sweeperHolder,
       rootLogger: logger,
       logger,
@@ -116,7 +127,8 @@ export async function taskRows(db: Executor, workflowIds: readonly string[]): Pr
       effect_started, run_at, deadline_at, last_error_category, last_error, lease_holder,
       lease_epoch::integer as lease_epoch, lease_expires_at, receipt_id, receipt_deadline_at,
       array(select jsonb_object_keys(checkpoints)) as checkpoints, output, event_name, event_key,
-      wait_since, wait_timeout_at
+      wait_since, wait_timeout_at, children_total, children_succeeded, children_failed,
+      children_allowed_failures, children_output
     from causeway_tasks where workflow_id = any(${[...workflowIds]}::uuid[])
     order by id`.execute(db);
   return rows.map((row) => ({ ...row, checkpoints: [...(row.checkpoints as string[])].sort() }));
@@ -182,8 +194,10 @@ export interface PublicView {
 }
 
 /** One fast-check run: its workflows, where its log rows start, its start time. */
-export class RealSystem {
+export class RealSystem implements ChildIdSource {
   readonly workflowIds = new Set<string>();
+  /** The child workflows the engine started for this run's steps (R43). */
+  readonly children = new ChildFinder();
   readonly runId: string;
   private watermark = '0';
 
@@ -253,8 +267,14 @@ export class RealSystem {
     return recordReceipt(this.context, taskId, outcome);
   }
 
+  /** The ids of the child the engine started for a step's index (the model's `ChildIdSource`). */
+  take(parentTaskId: string, index: number): ChildIds {
+    return this.children.take(parentTaskId, index);
+  }
+
   /** The log rows this run's workflows got since the last call, in log order. */
   async takeRows(): Promise<DbRow[]> {
+    await this.children.find(this.db, this.workflowIds);
     const ids = [...this.workflowIds];
     if (ids.length === 0) return [];
     const { rows } = await sql<DbRow & { id: string }>`
@@ -279,6 +299,11 @@ export class RealSystem {
       tasks: view.tasks.map((task) => ({
         ...byColumn(task, taskFieldOfColumn),
         checkpoints: Object.keys(task.checkpoints).sort(),
+        children_total: task.children?.total ?? null,
+        children_succeeded: task.children?.succeeded ?? null,
+        children_failed: task.children?.failed ?? null,
+        children_allowed_failures: task.children?.allowedFailures ?? null,
+        children_output: task.children?.output ?? null,
       })),
       log: view.transitions.map((row) => byColumn(row, transitionFieldOfColumn)),
     };
@@ -309,6 +334,8 @@ export class RealSystem {
       'waiting',
       'cancel_requested',
       'awaiting_receipt',
+      // Swept past its deadline (R46), or settled by a child a later run would see end.
+      'awaiting_children',
     ];
     // A confirmed receipt may promote the next step, so go round until nothing is left.
     for (let round = 0; round < 5; round += 1) {
@@ -316,14 +343,20 @@ export class RealSystem {
       if (tasks.length === 0) return;
       const toCancel = new Set(
         tasks
-          .filter((task) => ['queued', 'leased', 'waiting'].includes(task.state))
+          .filter((task) =>
+            ['queued', 'leased', 'waiting', 'awaiting_children'].includes(task.state),
+          )
           .map((task) => task.workflow_id),
       );
       for (const workflowId of toCancel) await this.engine.cancelWorkflow(workflowId);
       for (const task of tasks) {
         if (task.state === 'awaiting_receipt') {
           await this.recordReceipt(task.id, { ok: true });
-        } else if (task.state === 'cancel_requested' || task.state === 'leased') {
+        } else if (
+          (task.state === 'cancel_requested' || task.state === 'leased') &&
+          // A step asked to cancel while awaiting children ends when they do (R46).
+          task.lease_holder !== null
+        ) {
           // (leased was just asked to stop by the workflow cancel above)
           const event = { type: 'boundary', actor: { kind: 'worker', name: 'cleanup' } } as const;
           await this.db

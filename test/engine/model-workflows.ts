@@ -10,8 +10,9 @@
  * second wait's timeout; and a first step keyed by the input whose key function throws for an
  * odd one (R58, at submit). All but the ping wait for `model.approved`, so one event can
  * complete tasks of several. A schedule submits the ping workflow every minute; the approval's
- * last step is delayed (R36). The steps' `run` functions are
- * never called: the test drives claims and settles itself.
+ * last step is delayed (R36). A parent's first step starts kids, one-step child workflows
+ * (R43–R47), under a deadline they share. The steps' `run` functions are never called: the
+ * test drives claims and settles itself (and returns `startChildren` for the parent).
  */
 import {
   defineWorkflow,
@@ -198,10 +199,46 @@ export const codeWorkflows: readonly WorkflowDefinition[] = [
   diamond,
 ] as unknown as readonly WorkflowDefinition[];
 
+/**
+ * A child workflow (R43): one step that runs code, its deadline its parent's (R46); the
+ * model's commands end it as they end any step.
+ */
+export const modelKid = defineWorkflow({
+  name: 'model-kid',
+  input,
+  steps: {
+    work: step<Input>({ queue: 'cpu', reentrant: true, maxAttempts: 2, backoff: immediate, run }),
+  },
+}) as unknown as WorkflowDefinition;
+
+/**
+ * A parent (R43–R47) whose first step starts 1–3 kids (the test returns `startChildren` for it,
+ * model-children-commands.ts), under a deadline the kids share, and a step after it.
+ */
+const fan = defineWorkflow({
+  name: 'model-fan',
+  input,
+  deadlineMs: 120_000,
+  steps: {
+    fan: step<Input>({ queue: 'net', reentrant: false, maxAttempts: 2, backoff: quick, run }),
+    sum: step<Input>({
+      after: ['fan'],
+      queue: 'cpu',
+      reentrant: true,
+      maxAttempts: 1,
+      backoff: immediate,
+      run,
+    }),
+  },
+});
+
 export const modelWorkflows: readonly WorkflowDefinition[] = [
   ...codeWorkflows,
-  ...([approval, ping, keyed] as unknown as readonly WorkflowDefinition[]),
+  ...([approval, ping, keyed, fan] as unknown as readonly WorkflowDefinition[]),
 ];
+
+/** Every workflow the engine under test defines: the submitted ones and the kids. */
+export const modelEngineWorkflows: readonly WorkflowDefinition[] = [...modelWorkflows, modelKid];
 
 /**
  * A schedule (R40) submitting the ping workflow every minute, read in Europe/Berlin (whole

@@ -80,7 +80,11 @@ export async function followChildren(
     }
     if (work.cancels.length > 0)
       next.push(await childrenCancel(tx, work.cancels, decide, context.definitions));
-    for (const change of work.changes) addChange(checks, change);
+    // A replayed step's tally was counted anew after this round's changes: they are in it.
+    const recounted = new Set(work.replays.map((replay) => replay.parentTaskId));
+    for (const change of work.changes) {
+      if (!recounted.has(change.parentTaskId)) addChange(checks, change);
+    }
     for (const recheck of work.rechecks ?? []) {
       if (!checks.has(recheck.parentTaskId)) {
         checks.set(recheck.parentTaskId, {

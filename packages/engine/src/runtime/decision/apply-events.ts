@@ -1,3 +1,4 @@
+import type { WorkflowState } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import type { LoadedRuns } from '../../db/locked-runs';
 import { taskWorkflowIds } from '../../db/reads/record-reads';
@@ -47,7 +48,10 @@ export async function applyEvents(
 
 /**
  * Decides the requests on runs loaded and locked by the caller, and writes the outcome; then,
- * in the same transaction, whatever the edges ask of child workflows (R43–R47).
+ * in the same transaction, whatever the edges ask of child workflows (R43–R47). The result is
+ * the transaction's: tasks and workflows as it leaves them, every row it appended, so an
+ * answer says what the call did, children's consequences included (a cancelled step whose
+ * children all stop at once ends `cancelled`, not `cancel_requested`).
  */
 export async function decideAndWrite(
   tx: Transaction<CausewayDatabase>,
@@ -57,13 +61,30 @@ export async function decideAndWrite(
   options: ApplyOptions,
 ): Promise<ApplyResult> {
   const { result, children } = await decideOnce(tx, context, loaded, requests, options);
-  if (hasChildWork(children)) {
-    await followChildren(tx, context, children, async (more, asked, moreOptions) => {
-      const decided = await decideOnce(tx, context, more, asked, moreOptions);
-      return decided.children;
-    });
+  if (!hasChildWork(children)) return result;
+  const later: ApplyResult[] = [];
+  await followChildren(tx, context, children, async (more, asked, moreOptions) => {
+    const decided = await decideOnce(tx, context, more, asked, moreOptions);
+    later.push(decided.result);
+    return decided.children;
+  });
+  return withLaterDecisions(result, later);
+}
+
+/** The first decision's result with what the decisions on its children changed after it. */
+function withLaterDecisions(first: ApplyResult, later: readonly ApplyResult[]): ApplyResult {
+  const transitions = [first, ...later].flatMap((result) => result.transitions);
+  const tasks = new Map(first.tasks);
+  for (const result of later) {
+    for (const [id, task] of result.tasks) if (tasks.has(id)) tasks.set(id, task);
   }
-  return result;
+  const workflowCancels = first.workflowCancels.map((cancel) => {
+    const moved = transitions.findLast(
+      (row) => row.workflowId === cancel.workflowId && row.taskId === null,
+    );
+    return moved === undefined ? cancel : { ...cancel, state: moved.to as WorkflowState };
+  });
+  return { ...first, transitions, tasks, workflowCancels };
 }
 
 /**

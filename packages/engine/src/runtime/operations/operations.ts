@@ -20,6 +20,7 @@ import { EngineError } from '../../errors';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
 import type { ApplyResult, EventOutcome } from '../decision/event-request';
+import { transactionRetried } from './conflict-retry';
 
 /** Who asked: an operator by name, or a client. */
 export interface Requester {
@@ -60,9 +61,9 @@ async function applyOne(
   event: TaskEvent,
 ): Promise<{ outcome: EventOutcome; result: ApplyResult }> {
   assertUuid(taskId, 'task');
-  const result = await context.db
-    .transaction()
-    .execute((tx) => applyEvents(tx, context.apply, [{ taskId, event }]));
+  const result = await transactionRetried(context.db, (tx) =>
+    applyEvents(tx, context.apply, [{ taskId, event }]),
+  );
   const outcome = result.outcomes[0];
   if (outcome === undefined || outcome.kind === 'skipped') {
     throw new EngineError('not_found', `no task has the id ${taskId}`, { taskId });
@@ -152,7 +153,7 @@ export async function cancelWorkflow(
 ): Promise<WorkflowCancelAnswer> {
   assertUuid(workflowId, 'workflow');
   const actor = requesterActor(requester);
-  const result = await context.db.transaction().execute((tx) =>
+  const result = await transactionRetried(context.db, (tx) =>
     applyEvents(tx, context.apply, [], {
       workflowCancels: [{ workflowId, actor, reason: requesterReasonText(requester) }],
     }),
@@ -236,7 +237,7 @@ export async function requeueDead(
   }
   const ids = await taskListDeadByReason(context.db, request.reasonCode, request.from, request.to);
   if (ids.length === 0) return [];
-  const result = await context.db.transaction().execute((tx) =>
+  const result = await transactionRetried(context.db, (tx) =>
     applyEvents(
       tx,
       context.apply,
