@@ -149,7 +149,10 @@ export class RaceRig {
   private constructor(readonly url: string) {
     this.pool = new pg.Pool({ connectionString: url, max: 4 });
     const logger = pino({ level: 'warn' }, { write: (line: string) => this.engineLog.push(line) });
-    const options = { workflows: [child, parent], poolSize: 12, logger, leaseMs: 5_000 };
+    // Leases long enough that a write delayed by deadlocks (each about a second of
+    // deadlock_timeout, and they can follow each other) still lands within its lease: a
+    // child asked to cancel is no longer renewed (R9), and the sweeper would end it first.
+    const options = { workflows: [child, parent], poolSize: 12, logger, leaseMs: 30_000 };
     this.engines = [testEngine(url, options), testEngine(url, options)];
   }
 

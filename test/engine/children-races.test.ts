@@ -139,6 +139,16 @@ function stepOutcome(
   return outcome;
 }
 
+/**
+ * Both orders happened: each line names outcomes of which one at least was seen. Rare ones
+ * come a few times in a hundred rounds, so fewer rounds (a debugging run) skip the check.
+ */
+function expectSeen(report: RaceReport, lines: readonly (readonly string[])[]): void {
+  if (rounds < 200) return;
+  const missing = lines.filter((anyOf) => !anyOf.some((name) => (report.outcomes[name] ?? 0) > 0));
+  expect(missing, 'outcomes no round reached').toEqual([]);
+}
+
 /** Skews of one side of a race: mostly the same tick, sometimes a few milliseconds. */
 const skewsMs = [0, 0, 0, 1, 2, 4];
 
@@ -198,11 +208,10 @@ describe('child workflows racing their parent', () => {
         return outcome;
       },
     );
-    expect(report.outcomes['child first: children_succeeded'] ?? 0).toBeGreaterThan(0);
-    expect(
-      (report.outcomes['cancel first: cancel_after_submit'] ?? 0) +
-        (report.outcomes['cancel first: children_cancelled'] ?? 0),
-    ).toBeGreaterThan(0);
+    expectSeen(report, [
+      ['child first: children_succeeded'],
+      ['cancel first: cancel_after_submit', 'cancel first: children_cancelled'],
+    ]);
   }, 600_000);
 
   it(`b: a child fails while the parent is cancelled, ${rounds} times`, async () => {
@@ -262,8 +271,7 @@ describe('child workflows racing their parent', () => {
         return outcome;
       },
     );
-    expect(report.outcomes['fail first: children_failed'] ?? 0).toBeGreaterThan(0);
-    expect(report.outcomes['cancel first: children_cancelled'] ?? 0).toBeGreaterThan(0);
+    expectSeen(report, [['fail first: children_failed'], ['cancel first: children_cancelled']]);
   }, 600_000);
 
   it(`c: a replay of the dead step while a straggler settles, ${rounds} times`, async () => {
@@ -344,12 +352,10 @@ describe('child workflows racing their parent', () => {
     );
     // Both orders of the straggler's cancel against the replay, and a straggler's success
     // surely after the replay (one before it cannot be told apart from the log).
-    for (const seen of [
-      'straggler first, straggler cancelled: step succeeded',
-      'replay first, straggler cancelled: step dead again',
-      'replay first, straggler succeeded: step succeeded',
-    ]) {
-      expect(report.outcomes[seen] ?? 0, seen).toBeGreaterThan(0);
-    }
+    expectSeen(report, [
+      ['straggler first, straggler cancelled: step succeeded'],
+      ['replay first, straggler cancelled: step dead again'],
+      ['replay first, straggler succeeded: step succeeded'],
+    ]);
   }, 600_000);
 });

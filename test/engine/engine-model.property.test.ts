@@ -757,6 +757,7 @@ const expectedReached: readonly (readonly string[])[] = [
   ['task leased → cancel_requested (cancel_requested) by parent'],
   ['task queued → cancelled (cancelled_before_start) by parent'],
   ['task dead → awaiting_children (manual_replay)', 'task dead → awaiting_children (bulk_requeue)'],
+  ['child workflow started again (replaces)'],
 ];
 
 describe('engine vs pure model', () => {

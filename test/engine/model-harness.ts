@@ -37,6 +37,10 @@ export function expectRows(
     // Edges a step takes on its children (R43, R45), and the ones its children decide (R46).
     const by = row.actor.split(':')[0];
     if (kind === 'task' && (by === 'parent' || by === 'system')) tally(`${edge} by ${by}`);
+    // R47: a child its step's failure cancelled, started again by the step's replay.
+    if (kind === 'workflow' && (row.detail as { replaces?: unknown } | null)?.replaces) {
+      tally('child workflow started again (replaces)');
+    }
   }
 }
 
