@@ -1,5 +1,5 @@
 /**
- * The contract's rows for child workflows (SPEC §3 and §8, R43–R47), written out by hand for
+ * The contract's rows for child workflows (docs/rules.md R43–R47 and the edges in docs/state-machine.md), written out by hand for
  * the children races and the engine model: the edges of a step that awaits child workflows,
  * the edges a parent step takes on its children (`parent:<task id>`), and how a step's
  * children settle it. Beside test/helpers/contract-tables.ts, whose table predates children;
@@ -8,7 +8,7 @@
 import type { ActorKind, ReasonCode, TaskState } from '@causeway/workflow/internal';
 import { type SpecEdgeRow, specAllowsEdge } from '../helpers/contract-tables';
 
-/** SPEC §3, the rows of `awaiting_children` (R43–R47). */
+/** The edge table's rows of `awaiting_children` (R43–R47). */
 export const specChildEdgeRows: readonly SpecEdgeRow[] = [
   { from: 'leased', to: ['awaiting_children'], reasons: ['children_started'], actors: ['worker'] },
   { from: 'pending', to: ['awaiting_children'], reasons: ['children_started'], actors: ['system'] },

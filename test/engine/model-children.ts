@@ -1,5 +1,5 @@
 /**
- * Child workflows in the engine model (R43–R47), written from SPEC §8 for the engine model
+ * Child workflows in the engine model (R43–R47), written from docs/rules.md R43–R47 for the engine model
  * test: which steps await which children, how the children's outcomes count for their step,
  * and what follows, in the same transaction, from an edge that starts, stops or replays a step
  * with children, or from a child's end. The pure machine decides each edge (the step's

@@ -169,9 +169,12 @@ export class ChildEffects {
     }
   }
 
-  /** What a `children_started` edge's detail says: how many children of which workflow. */
+  /**
+   * What a map step's `children_started` edge's detail says: how many children of which
+   * workflow (a worker's `startChildren` edge says how many, from its event).
+   */
   startDetail(taskId: string, edge: TaskEdge): Readonly<Record<string, unknown>> {
-    if (edge.reason !== 'children_started') return {};
+    if (edge.reason !== 'children_started' || edge.from !== 'pending') return {};
     const start = this.startingMaps.get(taskId) ?? this.requested.get(taskId);
     if (start === undefined) return {};
     return { children: start.children.length, workflow: start.definition.name };
