@@ -1,10 +1,12 @@
 import { createEngine, type Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
+import { childLimits, startChildren } from '@causeway/workflow/internal';
 import type pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { pooledUrl } from '../scripts/pgbouncer';
 import { historySql } from './causeway-history';
+import { drainSpan } from './causeway-log';
 import { specExpectations, verificationOf, workflowCounts } from './checks';
 import type { CausewaySpec, Counts, JobInput, System, WorkerHooks } from './system';
 import { engineRevision, packageVersion } from './versions';
@@ -16,6 +18,8 @@ const input = z.object({
 });
 
 const names = { job: 'bench-noop', workflow: 'bench-three-step' } as const;
+/** W6's parent: one step that starts `children` children of the one-step no-op workflow. */
+export const fanOutName = 'bench-fan-out';
 
 /** The two benchmark workflows; every handler reports to `hooks` first thing, then returns. */
 export function benchWorkflows(hooks: WorkerHooks) {
@@ -58,7 +62,20 @@ export function benchWorkflows(hooks: WorkerHooks) {
       }),
     },
   });
-  return [noop, threeStep];
+  const fanOut = defineWorkflow({
+    name: fanOutName,
+    input: z.object({ children: z.number().int().min(1).max(childLimits.maxChildren) }),
+    steps: {
+      fan: step<{ children: number }>({
+        run: (ctx) => {
+          hooks.onStep('fan');
+          const inputs = Array.from({ length: ctx.input.children }, (_, i): JobInput => ({ i }));
+          return startChildren(names.job, inputs, { maxChildren: ctx.input.children });
+        },
+      }),
+    },
+  });
+  return [noop, threeStep, fanOut];
 }
 
 const noHooks: WorkerHooks = { onJob() {}, onStep() {}, onWorkflowDone() {} };
@@ -120,6 +137,10 @@ export function causewaySystem(spec: CausewaySpec): System {
             { delayMs },
           );
         },
+        async submitFanOut(children) {
+          const answer = await engine.submit(fanOutName, { children });
+          return answer.workflow.id;
+        },
         close: () => engine.close(),
       };
     },
@@ -150,6 +171,8 @@ export function causewaySystem(spec: CausewaySpec): System {
       const { want } = specExpectations(mode, expected);
       return verificationOf(checks, { ...want, retried: 0 });
     },
+
+    drainSpan: (pool, mode) => drainSpan(pool, { name: names[mode] }),
 
     async insertHistory(pool, rows) {
       const client = await pool.connect();

@@ -8,7 +8,7 @@ export interface BenchOptions {
   readonly scale: number;
   /** Overrides every selected workload's N. */
   readonly n: number | undefined;
-  /** Worker processes for W2 (each value is its own case); W2h, W2d and W4 use the first. */
+  /** Worker processes for W2 and W6 (each value is its own case); W2h, W2d and W4 use the first. */
   readonly procs: readonly number[];
   readonly concurrency: number;
   readonly producers: number;
@@ -36,15 +36,17 @@ export interface BenchOptions {
 
 export const usage = `Usage: pnpm bench [options]
 
-  --workload w1a|w1b|w2|w2h|w2d|w3|w4|w5|all   comma-separated (default all: every one but w5)
+  --workload w1a|w1b|w2|w2h|w2d|w3|w4|w5|w6|all   comma-separated (default all: every one but w5)
                       w2d: W2 beside delayed workflows (delayMs 1 day, queued in the same queue)
+                      w6: one step starts N one-step child workflows: its commit, their drain,
+                      the parent's settle, lock waits (Causeway only; with w2 for the ratios)
                       w5: N cron schedules '* * * * *' in --engines processes for --minutes real
                       minutes (opt-in, Causeway only, ~5 min a run): CPU per minute, lateness
   --reps R            repetitions, interleaved: every workload once, then again (default 3)
   --n N               N for every selected workload (default: w1 20000, w2 20000, w3 500, w4 2000;
-                      w5: schedules, 1000)
+                      w5: schedules, 1000; w6: children, 10000)
   --scale S           multiply the default N and the w2h history by S (default 1)
-  --procs 1,2         worker processes for W2 (default 1,2; w2h, w2d and w4 use the first)
+  --procs 1,2         worker processes for W2 and W6 (default 1,2; w2h, w2d and w4 use the first)
   --concurrency C     worker concurrency (default 10)
   --history H         finished workflows already in the tables for w2h (default 200000)
   --delayed 0,1,10    w2d: delayed workflows as multiples of N, each value its own case

@@ -1,7 +1,8 @@
 /**
- * Where Causeway's time goes: `pnpm exec tsx bench/profile.ts [--workload w1a|w1b|w2|w4]
+ * Where Causeway's time goes: `pnpm exec tsx bench/profile.ts [--workload w1a|w1b|w2|w4|w6]
  * [--n 10000] [--concurrency 10] [--claim-batch B] [--prefetch P]`. Runs the submits (w1a, w1b)
- * or one Causeway worker (w2, w4) in this process, without the benchmark's child processes,
+ * or one Causeway worker (w2, w4; w6: one step starting n children) in this process, without
+ * the benchmark's child processes,
  * and reports
  *  - the transactions it ran (claim, settle, other), with statements and client time per transaction;
  *  - per statement: calls per workflow, client round-trip time, and (embedded server only)
@@ -32,8 +33,10 @@ const { values } = parseArgs({
     prefetch: { type: 'string' },
   },
 });
-const workload = values.workload as 'w1a' | 'w1b' | 'w2' | 'w4';
-if (!['w1a', 'w1b', 'w2', 'w4'].includes(workload)) throw new Error('--workload w1a|w1b|w2|w4');
+const workload = values.workload as 'w1a' | 'w1b' | 'w2' | 'w4' | 'w6';
+if (!['w1a', 'w1b', 'w2', 'w4', 'w6'].includes(workload)) {
+  throw new Error('--workload w1a|w1b|w2|w4|w6');
+}
 const mode: Mode = workload === 'w4' ? 'workflow' : 'job';
 const n = Number(values.n ?? (mode === 'job' ? 10_000 : 2_000));
 const concurrency = Number(values.concurrency);
@@ -69,7 +72,13 @@ const openTransactions = new WeakMap<object, { texts: string[]; ms: number }>();
 let recording = false;
 
 function transactionKind(statements: readonly string[]): string {
-  if (statements.some((text) => text.includes('skip locked'))) return 'claim';
+  const has = (part: string) => statements.some((text) => text.includes(part));
+  if (has('skip locked')) return 'claim';
+  // W6: the step's edge that writes its children; a child's end that moves the parent's tally,
+  // and the one that also reads every child's result to settle it.
+  if (has('insert into causeway_workflows')) return 'children start';
+  if (has('jsonb_object_agg')) return 'child end + parent settle';
+  if (has('children_total = v.total')) return 'child end + tally';
   if (statements.some((text) => text.includes('causeway_transitions'))) return 'settle (or sweep)';
   return `other (${(statements[1] ?? statements[0] ?? '').slice(0, 30)}…)`;
 }
@@ -162,15 +171,20 @@ try {
         i: chunk * 1000 + j,
       })),
     );
+  let parentId: string | null = null;
   if (submitting) {
     await parallelFor(10, 10, (i) => producer.submit({ i: -1 - i, warm: true }));
+  } else if (workload === 'w6') {
+    parentId = (await producer.submitFanOut?.(n)) ?? null;
+    await producer.close();
   } else {
     await parallelFor(Math.ceil(n / 1000), 4, (chunk) =>
       producer.submitBatch(batches(n)[chunk] ?? []),
     );
     await producer.close();
   }
-  await pool.query('analyze');
+  // w6: no ANALYZE of tables that hold one workflow (see workloads/fan-out.ts).
+  if (workload !== 'w6') await pool.query('analyze');
   if (withServerStats) {
     await pool.query('create extension if not exists pg_stat_statements');
     await pool.query('select pg_stat_statements_reset()');
@@ -200,6 +214,7 @@ try {
     await worker?.start();
     while (handled < n) await sleep(2);
     while ((await system.counts(pool, mode)).done < n) await sleep(5);
+    while (parentId !== null && !(await workflowSucceeded(pool, parentId))) await sleep(5);
   }
   const elapsedMs = now() - started;
   const cpu = process.cpuUsage(cpuBefore);
@@ -227,7 +242,7 @@ try {
   const f = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '–');
   const out: string[] = [];
   out.push(
-    `${workload} profile: ${n} ${mode === 'job' ? 'one-step' : 'three-step'} workflows, ` +
+    `${workload} profile: ${n} ${mode === 'job' ? 'one-step' : 'three-step'} workflows${workload === 'w6' ? ', children of one step' : ''}, ` +
       (submitting
         ? `${workload === 'w1a' ? '10 producers, engine.submit()' : 'engine.submitMany() × 1,000'}; `
         : `1 in-process worker, concurrency ${concurrency}, claimBatchSize ${claimBatchSize ?? 'default'}, prefetch ${prefetch ?? 'default'}; `) +
@@ -291,4 +306,9 @@ try {
   await server.dropDatabase(dbName);
   await server.stop();
   if (dataDir !== null) await rm(dataDir, { recursive: true, force: true });
+}
+
+async function workflowSucceeded(pool: pg.Pool, id: string): Promise<boolean> {
+  const { rows } = await pool.query('select state from causeway_workflows where id = $1', [id]);
+  return rows[0]?.state === 'succeeded';
 }

@@ -15,7 +15,8 @@ const format = (x: number, digits: number): string => {
   return x.toFixed(digits);
 };
 
-function cell(values: readonly number[], suffix = '', digits = 2): string {
+/** `median (min–max)` of the finite values, with `digits` below 100. */
+export function cell(values: readonly number[], suffix = '', digits = 2): string {
   const s = summarize(values.filter(Number.isFinite));
   if (s.n === 0) return '–';
   if (s.n === 1) return `${format(s.median, digits)}${suffix} (1 run)`;

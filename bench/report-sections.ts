@@ -95,7 +95,7 @@ export function formatScheduleSection(records: readonly RunRecord[]): string[] {
   ];
 }
 
-type TargetRow = [string, (system: SystemName) => number, string, (x: number) => boolean];
+export type TargetRow = [string, (system: SystemName) => number, string, (x: number) => boolean];
 
 /** The targets of w2d and w5, for the report's targets table (Causeway only). */
 export function delayedAndScheduleTargets(records: readonly RunRecord[]): TargetRow[] {

@@ -1,4 +1,5 @@
 import type { RunRecord } from './record';
+import { fanOutTargets, formatFanOutSection } from './report-fan-out';
 import { formatScalingSection } from './report-scaling';
 import {
   delayedAndScheduleTargets,
@@ -162,6 +163,7 @@ export function formatReport(records: readonly RunRecord[]): string {
     ...formatScalingSection(records),
     ...formatDelayedSection(records),
     ...formatScheduleSection(records),
+    ...formatFanOutSection(records),
   );
   lines.push('', ...formatTargets(records));
   return lines.join('\n');
@@ -246,6 +248,7 @@ function formatTargets(records: readonly RunRecord[]): string[] {
       (x) => x >= 0.9,
     ],
     ...delayedAndScheduleTargets(records),
+    ...fanOutTargets(records),
   ];
   const withS = records.some((r) => r.system === 'spec');
   const concurrencies = [

@@ -55,7 +55,7 @@ function planCases(options: BenchOptions): Case[] {
     if (!workload.usesProcs) {
       return [{ workload, procs: undefined, delayedFactor: 0, connection: 'direct', name: id }];
     }
-    const procs = id === 'w2' ? options.procs : options.procs.slice(0, 1);
+    const procs = id === 'w2' || id === 'w6' ? options.procs : options.procs.slice(0, 1);
     const factors = id === 'w2d' ? options.delayed : [0];
     const connections: Connection[] =
       id === 'w2' && options.pgbouncer > 0 ? ['direct', 'unprepared', 'pooled'] : ['direct'];

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { DrainSpan } from './causeway-log';
 
 /**
  * What the benchmark runs: Causeway, the raw SQL floor (L) or S, the contract floor (the
@@ -74,6 +75,8 @@ export interface Producer {
   submitBatch(inputs: readonly JobInput[]): Promise<void>;
   /** w2d: a batch whose first steps run `delayMs` after acceptance (Causeway only). */
   submitBatchDelayed?(inputs: readonly JobInput[], delayMs: number): Promise<void>;
+  /** w6: one workflow whose step starts `children` one-step workflows (Causeway only); its id. */
+  submitFanOut?(children: number): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -120,6 +123,8 @@ export interface System {
     mode: Mode,
     expected: { workflows: number; finished: number },
   ): Promise<Verification>;
+  /** The drain as the system's transition log tells it (Causeway), for like-for-like rates. */
+  drainSpan?(pool: pg.Pool, mode: Mode): Promise<DrainSpan>;
   /** Rows that look like `finished` successful one-step workflows of the past (the w2h workload). */
   insertHistory(pool: pg.Pool, rows: number): Promise<void>;
 }

@@ -58,6 +58,12 @@ export async function runDrain(context: RunContext, mode: Mode): Promise<Measure
     workflows: n + history + delayed,
     finished: n + history,
   });
+  // Like for like with W6's children: from the first claim to the last end, by the log (only
+  // where the log holds just this drain).
+  const span =
+    system.drainSpan !== undefined && history === 0 && delayed === 0
+      ? await system.drainSpan(pool, mode)
+      : undefined;
   const problems = [...verification.problems];
   if (done.error !== null) problems.push(done.error);
   if (handled !== n) problems.push(`handlers saw ${handled} of ${n}`);
@@ -69,6 +75,8 @@ export async function runDrain(context: RunContext, mode: Mode): Promise<Measure
     metric: 'workflows/s',
     value: n / (elapsedMs / 1000),
     elapsedMs,
+    /** Workflows ÷ (last task end − first claim), by the transition log's database time. */
+    logRate: span?.workflowsPerS,
     preSubmitMs,
     workerStartMs: Math.max(...workers.map((worker) => worker.startedAt ?? Number.NaN)) - started,
     firstHandlerMs: firstStart - started,

@@ -1,11 +1,12 @@
 import type { RawSpec } from '../system';
 import type { Measurement, RunContext } from './context';
 import { runDrain } from './drain';
+import { runFanOut } from './fan-out';
 import { runPickup } from './pickup';
 import { runSchedules } from './schedules';
 import { runSubmit } from './submit';
 
-export const workloadIds = ['w1a', 'w1b', 'w2', 'w2h', 'w2d', 'w3', 'w4', 'w5'] as const;
+export const workloadIds = ['w1a', 'w1b', 'w2', 'w2h', 'w2d', 'w3', 'w4', 'w5', 'w6'] as const;
 export type WorkloadId = (typeof workloadIds)[number];
 /** What `--workload all` runs: w5 waits for real minutes, so it runs only when named. */
 export const defaultWorkloadIds = workloadIds.filter((id) => id !== 'w5');
@@ -116,5 +117,16 @@ export const workloads: Readonly<Record<WorkloadId, Workload>> = {
     floorLabel: '– (Causeway only)',
     causewayOnly: true,
     run: runSchedules,
+  },
+  w6: {
+    id: 'w6',
+    title: 'W6 one step starts N one-step child workflows: their drain',
+    unit: 'children/s',
+    defaultN: 10_000,
+    usesProcs: true,
+    floor: raw(50),
+    floorLabel: '– (Causeway only)',
+    causewayOnly: true,
+    run: runFanOut,
   },
 };
