@@ -349,11 +349,16 @@ describe('startChildren', () => {
     const dead = await finished(app, submitted.id);
     expect(dead.state).toBe('dead');
     const fan = dead.tasks.find((task) => task.step === 'fan');
-    const before = await query<{ id: string; state: string }>(
-      url(),
-      'select id, state from causeway_workflows where parent_workflow_id = $1 order by child_index',
-      [submitted.id],
-    );
+    // The slow child was asked to cancel with the step's end; its handler confirms at its next
+    // boundary (R13, R46), so it may still be cancel_requested when the parent is dead.
+    const before = await waitFor(async () => {
+      const rows = await query<{ id: string; state: string }>(
+        url(),
+        'select id, state from causeway_workflows where parent_workflow_id = $1 order by child_index',
+        [submitted.id],
+      );
+      return rows.every((row) => row.state !== 'cancel_requested') ? rows : undefined;
+    });
     expect(before.map((row) => row.state)).toEqual(['succeeded', 'dead', 'cancelled']);
     failing.delete(43);
     released.add(401);
