@@ -307,13 +307,7 @@ describe("the one-statement settle of child workflows' results", () => {
         [ids.workflowId],
       );
       const statement = settleInOneStatement(db, apply, [firstChildResult]);
-      await waitFor(async () => {
-        const { rows } = await pool.query(
-          `select 1 from pg_stat_activity
-            where wait_event_type = 'Lock' and datname = current_database()`,
-        );
-        return rows.length > 0;
-      });
+      await untilALockIsAwaited();
       // The statement waits for the step and holds no child: the cancel takes the children.
       await cancel.query("set local lock_timeout = '2s'");
       const { rowCount } = await cancel.query(
@@ -343,6 +337,17 @@ const firstChild = {
   workflowId: '00000000-0000-4000-9300-000000000000',
   taskId: '00000000-0000-4000-9400-000000000000',
 };
+
+/** Until a backend of this database waits for a lock (the statement under test, for a row). */
+async function untilALockIsAwaited(): Promise<void> {
+  await waitFor(async () => {
+    const { rows } = await opened().pool.query(
+      `select 1 from pg_stat_activity
+        where wait_event_type = 'Lock' and datname = current_database()`,
+    );
+    return rows.length > 0;
+  });
+}
 
 /** This worker's completion of the first child. */
 const firstChildResult: EventRequest = {
@@ -416,13 +421,7 @@ async function resultWhileOthersEnd(
       (settled) => ({ settled, error: null }),
       (error: unknown) => ({ settled: null, error }),
     );
-    await waitFor(async () => {
-      const { rows } = await pool.query(
-        `select 1 from pg_stat_activity
-          where wait_event_type = 'Lock' and datname = current_database()`,
-      );
-      return rows.length > 0;
-    });
+    await untilALockIsAwaited();
     await elsewhere.query('commit');
     return await statement;
   } finally {
