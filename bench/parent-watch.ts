@@ -7,11 +7,11 @@ export interface LockWaits {
   readonly samples: number;
   /** Samples in which some backend of the run's database waited on a heavyweight lock. */
   readonly waiting: number;
-  /** Samples in which some backend waited on the parent workflow's row. */
+  /** Samples in which some backend waited on one of the parent's rows (its workflow's, its step's). */
   readonly onParent: number;
-  /** Backends waiting on the parent's row, summed over the samples (÷ samples: the mean). */
+  /** Backends waiting on the parent's rows, summed over the samples (÷ samples: the mean). */
   readonly parentWaiters: number;
-  /** The longest wait seen (now − `pg_locks.waitstart`), any lock, and on the parent's row. */
+  /** The longest wait seen (now − `pg_locks.waitstart`), any lock, and on the parent's rows. */
   readonly longestMs: number;
   readonly longestOnParentMs: number;
 }
@@ -38,20 +38,23 @@ const stateSql = `
 
 /**
  * Each backend of the database waiting on a lock, how long it has waited, and whether it waits
- * on the parent workflow's row: the first waiter on a row holds the row's tuple lock while it
- * waits for the holder's transaction, later ones wait for that tuple lock; the row is the
- * parent's while its version there (its ctid) is the one locked.
+ * on one of the parent's rows (its workflow's, its step's). A backend waiting for a row holds
+ * that row's tuple lock while it waits for the holder's transaction (later ones wait for the
+ * tuple lock itself); the tuple is the version the holder locked, which this statement's
+ * snapshot still sees while the holder has not committed.
  */
 const waitsSql = `
   select (extract(epoch from clock_timestamp() - l.waitstart) * 1000)::float8 as waited_ms,
     exists (select 1 from pg_locks as tl
+      cross join lateral (select format('(%s,%s)', tl.page, tl.tuple)::tid as ctid) as at
       where tl.pid = l.pid and tl.locktype = 'tuple'
-        and tl.relation = 'causeway_workflows'::regclass
-        and tl.page = p.page and tl.tuple = p.tuple) as on_parent
+        and ((tl.relation = 'causeway_workflows'::regclass and exists (
+              select 1 from causeway_workflows as w where w.ctid = at.ctid and w.id = $1::uuid))
+          or (tl.relation = 'causeway_tasks'::regclass and exists (
+              select 1 from causeway_tasks as t
+              where t.ctid = at.ctid and t.workflow_id = $1::uuid)))) as on_parent
   from pg_stat_activity as a
   join pg_locks as l on l.pid = a.pid and not l.granted
-  cross join (select (ctid::text::point)[0]::int as page, (ctid::text::point)[1]::int as tuple
-                from causeway_workflows where id = $1::uuid) as p
   where a.datname = current_database() and a.pid <> pg_backend_pid()`;
 
 /**

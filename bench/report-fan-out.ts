@@ -41,7 +41,7 @@ export function formatFanOutSection(records: readonly RunRecord[]): string[] {
     '',
     `W6: one step starts ${(runs[0] as RunRecord).n.toLocaleString('en')} one-step child workflows; times from the transition log (database time, an edge's \`at\` is its transaction's start) and a watch sampling every 1–5 ms; median (min–max) over runs`,
     '',
-    '| workers | claim → `children_started` | that transaction, start → seen committed | children drain (first claim → last end) | ÷ W2 by the log, paired | ÷ W2 go → done, paired | parent settle after the last child: log / seen | samples waiting on the parent row | longest lock wait (parent row) | runs ok |',
+    '| workers | claim → `children_started` | that transaction, start → seen committed | children drain (first claim → last end) | ÷ W2 by the log, paired | ÷ W2 go → done, paired | parent settle after the last child: log / seen | samples with a wait on the parent rows (workflow, step) | longest lock wait (on those rows) | runs ok |',
     '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const procs of [...new Set(runs.map((r) => r.procs ?? 1))].sort((a, b) => a - b)) {

@@ -18,7 +18,6 @@
  * read with plain SQL (`rowsAfter`), and what a chained step is handed is checked against
  * those rows and the test's own upstream oracle (`upstreamOf`), not against the fast path.
  */
-import type { TaskEvent } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { sql, type Transaction } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -31,25 +30,22 @@ import {
   settleInOneStatement,
   writeResultsInOneStatement,
 } from '../../packages/engine/src/runtime/settle/one-statement-settle';
-import { promotesStepDecidedInFull } from '../../packages/engine/src/runtime/step-table';
 import {
   definitions,
   holder,
+  plainOutcome,
   rolledBack,
   rowsAfter,
+  settleStamp,
   store,
   upstreamOf,
   useStoredRunsDatabase,
+  workerResult,
   workflowSpec,
 } from './stored-runs';
 
 const opened = useStoredRunsDatabase();
 const apply = { definitions, leaseMs: 30_000, random: () => 0.5 };
-
-const promotesDecidedInFull = (workflowName: string, stepName: string) => {
-  const definition = definitions.get(workflowName);
-  return definition !== undefined && promotesStepDecidedInFull(definition, stepName);
-};
 
 /**
  * The resultWriter's composition in one transaction: what one statement writes, then the rest
@@ -88,24 +84,6 @@ const chainedView = (chained: SettledBatch<unknown>['chained']) =>
     input: claimed.input,
     results: claimed.results,
   }));
-
-/** Times the paths write (now, or a retry a little after it) read NOW; stored ones are hours away and read as themselves. */
-const settleStamp = (value: Date) =>
-  Math.abs(value.getTime() - Date.now()) < 10 * 60_000 ? 'NOW' : value.toISOString();
-
-/** An outcome or rows with their times stamped, for comparison. */
-function plainOutcome(value: unknown): unknown {
-  if (value instanceof Date) return settleStamp(value);
-  // Times inside a log row's detail (a retry's run_at) are ISO strings.
-  if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(value)) {
-    return settleStamp(new Date(value));
-  }
-  if (Array.isArray(value)) return value.map(plainOutcome);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainOutcome(v)]));
-  }
-  return value;
-}
 
 const resultSpec = fc.record({
   pick: fc.nat(),
@@ -177,26 +155,7 @@ describe('the one-statement settle', () => {
             if (task === undefined || requests.some((request) => request.taskId === task.id)) {
               continue;
             }
-            const actor = { kind: 'worker', name: holder } as const;
-            const event: TaskEvent = result.fails
-              ? { type: 'fail', actor, category: 'network', summary: 'reset' }
-              : { type: 'complete', actor };
-            requests.push({
-              taskId: task.id,
-              workflowId: task.workflow_id,
-              event,
-              fence: {
-                taskId: task.id,
-                holder,
-                epoch: Number(task.lease_epoch) + (result.staleEpoch ? 1 : 0),
-              },
-              ...(result.fails ? {} : { extra: { outputJson: JSON.stringify({ result: index }) } }),
-              // As the worker asks: a step that may ready a delayed or an event step is decided
-              // in full (the one statement promotes only to queued, now).
-              ...(promotesDecidedInFull(task.name, task.step)
-                ? { decideInFull: true as const }
-                : {}),
-            });
+            requests.push(workerResult(task, task, { ...result, output: { result: index } }));
           }
           const fast = await rolledBack(opened().db, async (tx) => {
             const settled = await inOneStatementThenInFull(

@@ -24,6 +24,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { z } from 'zod';
 import { migrateToLatest } from '../../packages/engine/src/db/migrate';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
+import type { EventRequest } from '../../packages/engine/src/runtime/decision/event-request';
+import { promotesStepDecidedInFull } from '../../packages/engine/src/runtime/step-table';
 import { useTestDatabase } from '../helpers/database';
 import { codeWorkflows } from './model-workflows';
 
@@ -250,6 +252,56 @@ export async function rowsAfter(tx: Transaction<CausewayDatabase>, stamp: (value
       error_summary, actor, attempt, at, detail
     from causeway_transitions order by id`.execute(tx);
   return { tasks: plain(tasks.rows), workflows: plain(workflows.rows), log: plain(log.rows) };
+}
+
+/** Times the paths write (now, or a retry a little after it) read NOW; stored ones are hours away and read as themselves. */
+export const settleStamp = (value: Date) =>
+  Math.abs(value.getTime() - Date.now()) < 10 * 60_000 ? 'NOW' : value.toISOString();
+
+/** An outcome or rows with their times stamped, for comparison. */
+export function plainOutcome(value: unknown): unknown {
+  if (value instanceof Date) return settleStamp(value);
+  // Times inside a log row's detail (a retry's run_at) are ISO strings.
+  if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(value)) {
+    return settleStamp(new Date(value));
+  }
+  if (Array.isArray(value)) return value.map(plainOutcome);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainOutcome(v)]));
+  }
+  return value;
+}
+
+/**
+ * The result a worker sends for a task it holds (as `holder`): a completion with an output, or
+ * a transient failure; its fence the stored epoch, or with `staleEpoch` the next (a lease lost
+ * and taken again). As the worker asks, a step that may ready a delayed or an event step is
+ * decided in full (the one statement promotes only to queued, now).
+ */
+export function workerResult(
+  task: { readonly id: string; readonly workflow_id: string; readonly lease_epoch: string },
+  stored: { readonly name: string; readonly step: string },
+  result: { readonly fails: boolean; readonly staleEpoch: boolean; readonly output: unknown },
+): EventRequest {
+  const actor = { kind: 'worker', name: holder } as const;
+  const event: TaskEvent = result.fails
+    ? { type: 'fail', actor, category: 'network', summary: 'reset' }
+    : { type: 'complete', actor };
+  const definition = definitions.get(stored.name);
+  return {
+    taskId: task.id,
+    workflowId: task.workflow_id,
+    event,
+    fence: {
+      taskId: task.id,
+      holder,
+      epoch: Number(task.lease_epoch) + (result.staleEpoch ? 1 : 0),
+    },
+    ...(result.fails ? {} : { extra: { outputJson: JSON.stringify(result.output) } }),
+    ...(definition !== undefined && promotesStepDecidedInFull(definition, stored.step)
+      ? { decideInFull: true as const }
+      : {}),
+  };
 }
 
 /** Steps a step runs after, directly or not (written here again, as the test's own oracle). */

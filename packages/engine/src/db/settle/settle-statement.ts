@@ -14,6 +14,13 @@ import { taskColumns } from '../locked-runs';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import { leasedTaskFromRow, taskFromRow } from '../rows';
 import type { TaskTable } from '../schema';
+import {
+  awaitingStepCtes,
+  childEndCtes,
+  childRoomCtes,
+  childStepTakenCte,
+  tallyUpdateCte,
+} from './child-tally-ctes';
 import type { ChainedRow, SettledResultRow, SettleStatementPlan } from './settle-plan';
 import { parentUpdateCte, stepCte } from './shared-ctes';
 
@@ -25,8 +32,11 @@ import { parentUpdateCte, stepCte } from './shared-ctes';
  * task's edge, the promotion of each
  * pending step whose upstream steps have now all succeeded, the parent's new state and the log
  * rows in the order the full decision writes them (task, promotions in definition order,
- * parent), plus the wake-ups. Results it does not decide are left untouched for the full
- * decision (in the same transaction, or after this statement commits on its own).
+ * parent), plus the wake-ups. Results that end child workflows count them into the tally of
+ * the step awaiting them (R45) with a conditional update of its row, when they cannot settle
+ * the step: successes while another child stays open. Results it does not decide are left
+ * untouched for the full decision (in the same transaction, or after this statement commits
+ * on its own).
  */
 export async function taskSettleInOneStatement(
   db: Db,
@@ -76,11 +86,15 @@ export async function taskSettleInOneStatement(
         ${arrayLiteral(plan.outputs)}::text[])
         with ordinality as r(task_id, workflow_id, epoch, output, position)
     ),
+    ${awaitingStepCtes},
     locked_workflow as materialized (
-      select id, name, state, parent_task_id, detached from causeway_workflows
+      select id, name, state, parent_task_id, detached, replaced from causeway_workflows
       -- An array, not a semi-join: the planner then probes the primary key for each id
       -- instead of hashing the whole table whenever it is small enough to look cheap.
       where id = any(${arrayLiteral(plan.batchWorkflowIds)}::uuid[])
+        -- After the steps locked near their end: a step's row before its children's, as a
+        -- cancel of its workflow takes them.
+        and (select count(*) from awaiting_near_end) >= 0
       order by id
       for update
     ),
@@ -95,10 +109,12 @@ export async function taskSettleInOneStatement(
       for update
     ),
     ${stepCte(plan)},
-    cause as materialized (
+    ${childRoomCtes},
+    -- Results whose task still holds the lease and has a complete edge from its state.
+    candidate as materialized (
       select r.task_id, r.workflow_id, r.output, r.position, r.epoch, t.step,
         t.state as from_state, t.attempt, e.to_state, e.reason, w.name,
-        w.state as parent_before
+        w.state as parent_before, w.parent_task_id, w.detached
       from request as r
       -- Plain joins, not correlated subqueries: those run once per pair of rows the join
       -- considers.
@@ -112,8 +128,12 @@ export async function taskSettleInOneStatement(
       ) as e(from_state, to_state, reason) on e.from_state = t.state
       where t.lease_holder = ${plan.holder} and t.lease_epoch = r.epoch
         and t.lease_expires_at > (select now from clock)
-        -- A child workflow's edges may settle its parent step (R45): the full decision's.
-        and (w.parent_task_id is null or w.detached)
+    ),
+    ${childStepTakenCte},
+    cause as materialized (
+      select c.* from candidate as c
+      left join child_step_taken as taken on taken.id = c.parent_task_id
+      where c.parent_task_id is null or c.detached or taken.id is not null
     ),
     after_cause as materialized (
       select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.deadline_at, c.name,
@@ -151,6 +171,7 @@ export async function taskSettleInOneStatement(
         ${constantArrayLiteral(plan.presenceStates)}::text[]
       ) as g(mask, state) on g.mask = m.mask
     ),
+    ${childEndCtes},
     -- Promoted steps this worker leases at once, per queue up to its limit, in result order:
     -- only where the claim leaves the parent as the promotion left it (so no parent edge is
     -- due for the claim) and the deadline has not passed (that claim ends the task instead).
@@ -203,6 +224,7 @@ export async function taskSettleInOneStatement(
         t.deadline_at, t.evidence, t.checkpoints, p.chained, p.position, p.ord, p.upstream
     ),
     ${parentUpdateCte},
+    ${tallyUpdateCte},
     log_insert as (
       insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
         reason, error_category, error_summary, actor, attempt, at, detail)
@@ -275,9 +297,11 @@ export async function taskSettleInOneStatement(
         (select count(*) from announce) as announce_count,
         (select tasks from chained_out) as chained,
         (select count(*) from cause) + (select count(*) from promoted)
-          + (select count(*) from parent where parent_after <> parent_before) as decided_count,
+          + (select count(*) from parent where parent_after <> parent_before)
+          + (select count(*) from child_change) as decided_count,
         (select count(*) from completed_update) + (select count(*) from promoted_update)
-          + (select count(*) from workflow_update) as written_count) as counts
+          + (select count(*) from workflow_update)
+          + (select coalesce(sum(succeeded), 0)::bigint from tally_update) as written_count) as counts
     )
     -- Whole task rows only for callers that read them: pg parses every column it is sent.
     select ${withTasks ? sql`tu.*` : sql`tu.attempt, tu.position`},

@@ -55,10 +55,6 @@ export interface NewSubmittedTask {
   readonly lastError: { readonly category: string | null; readonly summary: string } | null;
 }
 
-/** Log details are small JSON objects (or null); equal when their JSON text is. */
-const sameDetail = (a: NewTransitionRow['detail'], b: NewTransitionRow['detail']) =>
-  a === b || (a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
-
 /**
  * Admits workflows in ONE statement (so, outside a transaction, one round trip): the
  * workflows (a row whose (name, key) exists is skipped, R2), the tasks and the `submitted`
@@ -138,6 +134,14 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
         coalesce((${parentOf((link) => link.depth)}::smallint[])[v.position], 0),
         coalesce((${parentOf((link) => link.detached)}::boolean[])[v.position], false)`
     : sql``;
+  // An edge's detail often names its row (a child's index, a root's run time): sent per row,
+  // beside the positions, and only by a batch that has one. As a column of distinct edges,
+  // a batch of children made as many edges as rows, and each row's subscript into a text
+  // array walks it from its start: quadratic in the batch.
+  const withDetails = log.some((row) => row.detail !== null);
+  const details = withDetails
+    ? sql`, ${arrayLiteral(log.map((row) => (row.detail === null ? null : JSON.stringify(row.detail))))}::text[]`
+    : sql``;
   const edges = distinctRows(
     log,
     (a, b) =>
@@ -148,8 +152,7 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
       a.errorCategory === b.errorCategory &&
       a.errorSummary === b.errorSummary &&
       a.actor === b.actor &&
-      a.attempt === b.attempt &&
-      sameDetail(a.detail, b.detail),
+      a.attempt === b.attempt,
   );
   const column = <Row>(kinds: DistinctRows<Row>, pick: (row: Row) => ArrayElement) =>
     arrayLiteral(kinds.values.map(pick));
@@ -235,13 +238,12 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
           (${column(edges, (row) => row.errorSummary)}::text[])[v.edge] as error_summary,
           (${column(edges, (row) => row.actor)}::text[])[v.edge] as actor,
           (${column(edges, (row) => row.attempt)}::integer[])[v.edge] as attempt,
-          (${column(edges, (row) => (row.detail === null ? null : JSON.stringify(row.detail)))}::text[])[v.edge]
-            as detail
+          ${withDetails ? sql`v.detail` : sql`null::text`} as detail
         from unnest(
           ${arrayLiteral(log.map((row) => positionOf(workflowPosition, row.workflowId)))}::integer[],
           ${arrayLiteral(log.map((row) => (row.taskId === null ? null : positionOf(taskPosition, row.taskId))))}::integer[],
-          ${arrayLiteral(edges.positions)}::integer[]
-        ) with ordinality as v(workflow, task, edge, position)
+          ${arrayLiteral(edges.positions)}::integer[]${details}
+        ) with ordinality as v(workflow, task, edge, ${withDetails ? sql`detail, ` : sql``}position)
       ) as l
       where l.workflow_id in (select id from workflow_insert)
       order by l.position
