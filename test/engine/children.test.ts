@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
-import { type Engine, startChild, startChildren } from './children-support';
+import { finished, startChild, startChildren } from './children-support';
 
 const database = useTestDatabase();
 const url = () => database().url;
@@ -141,18 +141,6 @@ beforeAll(async () => {
   await setup.migrate();
   await setup.close();
 });
-
-async function finished(app: Engine, id: string) {
-  return waitFor(
-    async () => {
-      const found = await app.getWorkflow(id);
-      return found != null && ['succeeded', 'dead', 'cancelled'].includes(found.state)
-        ? found
-        : undefined;
-    },
-    { timeoutMs: 15_000 },
-  );
-}
 
 describe('startChildren', () => {
   it('runs one child per input and gives the step their results in input order', async () => {

@@ -8,8 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
-import { type Engine, workflow } from './children-support';
+import { finished, workflow } from './children-support';
 
 const database = useTestDatabase();
 const url = () => database().url;
@@ -72,18 +71,6 @@ beforeAll(async () => {
   await setup.migrate();
   await setup.close();
 });
-
-async function finished(app: Engine, id: string) {
-  return waitFor(
-    async () => {
-      const found = await app.getWorkflow(id);
-      return found != null && ['succeeded', 'dead', 'cancelled'].includes(found.state)
-        ? found
-        : undefined;
-    },
-    { timeoutMs: 15_000 },
-  );
-}
 
 describe('map steps', () => {
   it('start one child per element after their upstream steps and give the outcomes in order', async () => {

@@ -6,7 +6,7 @@ import {
   type WorkflowStep,
 } from '@causeway/workflow/internal';
 import type { TaskRecord, WorkflowRecord } from '../../db/rows';
-import { upstreamSteps } from '../step-table';
+import { upstreamResults } from '../decision/wait-event';
 import { admitChildren, type ChildStart } from './child-admission';
 
 export type MapStartOrProblem =
@@ -33,12 +33,7 @@ export function mapStartOf(
   if (map === undefined) {
     throw new Error(`step "${step.name}" of "${definition.name}" is not a map step`);
   }
-  const upstream = upstreamSteps(definition, step.name);
-  const results: Record<string, unknown> = {};
-  for (const task of tasks) {
-    if (task.workflowId !== parent.workflow.id || !upstream.has(task.step)) continue;
-    results[task.step] = task.id === override?.taskId ? override.output : task.output;
-  }
+  const results = upstreamResults(definition, step.name, parent.workflow.id, tasks, override);
   const context: MapContext = {
     workflowId: parent.workflow.id,
     input: parent.workflow.input,

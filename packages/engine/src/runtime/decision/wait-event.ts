@@ -37,12 +37,7 @@ export function waitEventOf(
   if (wait === undefined) {
     throw new Error(`step "${step.name}" of "${definition.name}" is not an event step`);
   }
-  const upstream = upstreamSteps(definition, step.name);
-  const results: Record<string, unknown> = {};
-  for (const task of tasks) {
-    if (task.workflowId !== workflow.id || !upstream.has(task.step)) continue;
-    results[task.step] = task.id === override?.taskId ? override.output : task.output;
-  }
+  const results = upstreamResults(definition, step.name, workflow.id, tasks, override);
   let key: unknown;
   try {
     key = wait.key({ input: workflow.input, results });
@@ -65,6 +60,26 @@ export function waitEventOf(
     };
   }
   return { ok: true, event: { name: wait.name, key: key as string } };
+}
+
+/**
+ * The outputs of a step's upstream steps (direct or not) as a decision leaves them: the tasks'
+ * stored outputs, with `override` for a result the decision itself writes.
+ */
+export function upstreamResults(
+  definition: WorkflowDefinition,
+  stepName: string,
+  workflowId: string,
+  tasks: Iterable<TaskRecord>,
+  override?: { readonly taskId: string; readonly output: unknown },
+): Record<string, unknown> {
+  const upstream = upstreamSteps(definition, stepName);
+  const results: Record<string, unknown> = {};
+  for (const task of tasks) {
+    if (task.workflowId !== workflowId || !upstream.has(task.step)) continue;
+    results[task.step] = task.id === override?.taskId ? override.output : task.output;
+  }
+  return results;
 }
 
 /** What the log says of a wait an edge starts (R42): the event, its key, when it gives up. */
