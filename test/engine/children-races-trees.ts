@@ -5,9 +5,14 @@
  */
 import type { ReasonCode, TaskState } from '@causeway/workflow/internal';
 import type pg from 'pg';
-import { specActorKind, specParentState, specTerminalStates } from '../helpers/contract-tables';
+import {
+  specActorKind,
+  specAllowsEdge,
+  specParentState,
+  specTerminalStates,
+} from '../helpers/contract-tables';
 import type { StepRow } from './children-races-support';
-import { specAllowsTreeEdge, specChildClass } from './model-children-contract';
+import { specChildClass } from './model-children-contract';
 
 export interface TreeEdge {
   readonly id: number;
@@ -115,7 +120,7 @@ export function treeProblems(tree: Tree): string[] {
     for (const task of workflow.tasks) {
       let previous: TaskState | null = null;
       for (const edge of task.edges) {
-        if (!specAllowsTreeEdge(edge.from, edge.to, edge.reason, specActorKind(edge.actor))) {
+        if (!specAllowsEdge(edge.from, edge.to, edge.reason, specActorKind(edge.actor))) {
           problems.push(`${where}: ${edge.from} → ${edge.to} (${edge.reason}) by ${edge.actor}`);
         }
         if (edge.from !== previous) problems.push(`${where}: ${edge.from} follows ${previous}`);
