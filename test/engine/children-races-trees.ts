@@ -22,6 +22,7 @@ export interface TreeEdge {
   readonly to: TaskState;
   readonly reason: ReasonCode;
   readonly actor: string;
+  readonly detail: Readonly<Record<string, unknown>> | null;
 }
 
 export interface TreeWorkflow {
@@ -68,8 +69,9 @@ export async function readTrees(pool: pg.Pool, rootIds: readonly string[]): Prom
     to_state: TaskState;
     reason: ReasonCode;
     actor: string;
+    detail: Record<string, unknown> | null;
   }>(
-    `select id, xmin::text as xid, task_id, from_state, to_state, reason, actor
+    `select id, xmin::text as xid, task_id, from_state, to_state, reason, actor, detail
        from causeway_transitions
       where workflow_id = any($1::uuid[]) and task_id is not null order by id`,
     [ids],
@@ -84,6 +86,7 @@ export async function readTrees(pool: pg.Pool, rootIds: readonly string[]): Prom
       to: row.to_state,
       reason: row.reason,
       actor: row.actor,
+      detail: row.detail,
     });
     edgesOf.set(row.task_id, list);
   }

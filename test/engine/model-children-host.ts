@@ -50,6 +50,8 @@ export interface ChildHost {
   resultOf(workflowId: string): unknown;
   /** The reason of the workflow's latest row of its own (how it ended). */
   workflowReason(workflowId: string): string;
+  /** The actor of the latest row that asked one of the workflow's tasks to cancel, if any. */
+  cancelAskedBy(workflowId: string): string | undefined;
   inputOf(workflowId: string): unknown;
   apply(
     taskId: string,
@@ -131,6 +133,18 @@ export function childHostOf(model: HostModel): ChildHost {
         .workflow(workflowId)
         .log.filter((row) => row.task_id === null)
         .at(-1)?.reason ?? 'submitted',
+    // R45, R46: a cancel is asked by these edges, whoever asks (a client, an operator, a step).
+    cancelAskedBy: (workflowId) =>
+      model
+        .workflow(workflowId)
+        .log.filter(
+          (row) =>
+            row.task_id !== null &&
+            ['cancel_requested', 'cancelled_before_start', 'cancelled_while_waiting'].includes(
+              row.reason,
+            ),
+        )
+        .at(-1)?.actor,
     inputOf: (workflowId) => model.workflow(workflowId).input,
     apply: (taskId, event, clock, cause) => model.apply(taskId, event, clock, cause),
     cancelWorkflow: (workflowId, actor, clock, reason) =>

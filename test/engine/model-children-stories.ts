@@ -5,6 +5,10 @@
  *   - `succeed`: every open child succeeds, so the step settles `children_succeeded`;
  *   - `fail-replay`: one child fails (fail fast cancels its siblings, or a tolerance keeps the
  *     step waiting), the dead step is replayed by an operator, then every open child succeeds;
+ *   - `straggler-replay`: every child is started and one fails, so fail fast asks the running
+ *     ones to cancel; the dead step is replayed while they are still asked, then the sweeper
+ *     ends one of them at its lease (cancelled: started again in its place, R47), and every
+ *     open child succeeds;
  *   - `cancel-running`: every child is started, the parent workflow is cancelled (each running
  *     child is asked to stop), then every child still running succeeds anyway, so the step
  *     ends `cancel_after_submit` when all of them did;
@@ -20,7 +24,12 @@ import { ReplayCommand } from './model-replay';
 import type { EngineModel, ModelTask } from './model-state';
 import type { RealSystem } from './model-system';
 
-export type ChildrenStory = 'succeed' | 'fail-replay' | 'cancel-running' | 'deadline';
+export type ChildrenStory =
+  | 'succeed'
+  | 'fail-replay'
+  | 'straggler-replay'
+  | 'cancel-running'
+  | 'deadline';
 
 /** The `fan` steps that await their children. */
 function awaitingSteps(model: EngineModel): ModelTask[] {
@@ -72,7 +81,9 @@ export class ChildrenStoryCommand extends ModelCommand {
       case 'succeed':
         await each('succeeds');
         return;
-      case 'fail-replay': {
+      case 'fail-replay':
+      case 'straggler-replay': {
+        if (this.story === 'straggler-replay') await each('runs');
         await each('fails', true);
         if (model.task(stepId).task.snapshot.state !== 'dead') return;
         const dead = model
@@ -81,6 +92,18 @@ export class ChildrenStoryCommand extends ModelCommand {
             (task) => task.task.snapshot.state === 'dead' && model.children.has(task.task.taskId),
           );
         await new ReplayCommand(positionIn(dead, stepId), false, true).run(model, system);
+        if (this.story === 'straggler-replay') {
+          const leased = model.tasks().filter((task) => task.columns.lease !== null);
+          const straggler = leased.find(
+            (task) =>
+              task.task.snapshot.state === 'cancel_requested' &&
+              model.children.links.get(task.workflow.id)?.taskId === stepId,
+          );
+          if (straggler !== undefined) {
+            const at = positionIn(leased, straggler.task.taskId);
+            await new ClockCommand('lease', at, 0, true, 0).run(model, system);
+          }
+        }
         await each('succeeds');
         return;
       }
@@ -114,6 +137,7 @@ export const childrenStoryCommand = fc
     story: fc.constantFrom<ChildrenStory>(
       'succeed',
       'fail-replay',
+      'straggler-replay',
       'cancel-running',
       'cancel-running',
       'deadline',

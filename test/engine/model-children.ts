@@ -11,8 +11,9 @@
  * row, then its tasks'), the children of replayed steps replayed (dead ones, in task id order)
  * and started again in the places of cancelled ones (detail `replaces`), the unfinished
  * children of stopped steps cancelled by their step (`parent:<task id>`, in step and index
- * order), then the steps whose children changed settled (in task id order); what a round
- * decides is followed in the next.
+ * order), the stragglers of a replayed step's failure that end cancelled started again in
+ * their places (in step and index order), then the steps whose children changed settled (in
+ * task id order); what a round decides is followed in the next.
  */
 import type { Actor, RunClock, TaskEvent, WorkflowState } from '@causeway/workflow/internal';
 import { specChildClass, specChildrenSettle } from './model-children-contract';
@@ -47,6 +48,8 @@ interface Work {
   cancels: { readonly taskId: string; readonly reason: string | undefined }[];
   /** Steps one of whose children changed between open, succeeded and failed. */
   changed: Set<string>;
+  /** Children that ended cancelled: a straggler of an earlier round may start again (R47). */
+  ended: string[];
 }
 
 const noWork = (): Work => ({
@@ -54,6 +57,7 @@ const noWork = (): Work => ({
   replays: [],
   cancels: [],
   changed: new Set(),
+  ended: [],
 });
 
 const terminal: readonly WorkflowState[] = ['succeeded', 'cancelled', 'dead'];
@@ -122,6 +126,7 @@ export class ModelChildren {
     const link = this.links.get(workflowId);
     if (link === undefined || specChildClass(from) === specChildClass(to)) return;
     this.work.changed.add(link.taskId);
+    if (to === 'cancelled') this.work.ended.push(workflowId);
   }
 
   /** The tally columns of a task row (R45), as the model counts them. */
@@ -167,6 +172,7 @@ export class ModelChildren {
       for (const start of work.starts)
         rows.push(...this.start(start.taskId, start.request, clock, ids));
       const settling = new Set(work.changed);
+      const replayed = new Set(work.replays.map((replay) => replay.taskId));
       if (work.replays.length > 0) {
         rows.push(...this.replay(work, clock, ids));
         for (const replay of work.replays) settling.add(replay.taskId);
@@ -174,6 +180,8 @@ export class ModelChildren {
         for (const replay of work.replays) this.work.changed.delete(replay.taskId);
       }
       rows.push(...this.cancel(work.cancels, clock));
+      const ended = work.ended.filter((id) => !replayed.has(this.links.get(id)?.taskId ?? ''));
+      rows.push(...this.restartLeftovers(ended, clock, ids));
       rows.push(...this.settle([...settling].sort(), clock));
     }
     return rows;
@@ -264,6 +272,34 @@ export class ModelChildren {
       }
     }
     return rows;
+  }
+
+  /**
+   * R47: a child that its step asked to cancel (the latest ask is `parent:<task id>`) and that
+   * ends cancelled while the step awaits its children again (replayed after the ask) is one its
+   * failure cancelled: started again in its place, as the replay starts the ones already
+   * cancelled, instead of counting as a failure. One cancelled by anyone else counts.
+   */
+  private restartLeftovers(ended: readonly string[], clock: RunClock, ids: ChildIdSource) {
+    const leftovers = ended
+      .map((id) => ({ id, link: this.links.get(id) as Link }))
+      .filter(
+        ({ id, link }) =>
+          !link.replaced &&
+          this.host.taskOf(link.taskId).state === 'awaiting_children' &&
+          this.host.cancelAskedBy(id) === `parent:${link.taskId}`,
+      )
+      .sort((a, b) =>
+        a.link.taskId !== b.link.taskId
+          ? a.link.taskId < b.link.taskId
+            ? -1
+            : 1
+          : a.link.index - b.link.index,
+      );
+    return leftovers.flatMap(({ id, link }) => {
+      link.replaced = true;
+      return this.startOne(link.taskId, link.index, this.host.inputOf(id), clock, ids, id);
+    });
   }
 
   /** R45, R46: the unfinished children of stopped steps, cancelled by their step. */

@@ -30,6 +30,10 @@ export function expectRows(
   if (at !== undefined) {
     for (const row of actual) expect(row.at, `${label}: transition time`).toEqual(at);
   }
+  // R47: a replay's own restarts, or a straggler's, started again as its cancel ends.
+  const replaying = actual.some(
+    (row) => row.from_state === 'dead' && row.to_state === 'awaiting_children',
+  );
   for (const row of actual) {
     const kind = row.task_id === null ? 'workflow' : 'task';
     const edge = `${kind} ${row.from_state ?? '∅'} → ${row.to_state} (${row.reason})`;
@@ -40,6 +44,7 @@ export function expectRows(
     // R47: a child its step's failure cancelled, started again by the step's replay.
     if (kind === 'workflow' && (row.detail as { replaces?: unknown } | null)?.replaces) {
       tally('child workflow started again (replaces)');
+      if (!replaying) tally('child workflow started again as its cancel ends (replaces)');
     }
   }
 }

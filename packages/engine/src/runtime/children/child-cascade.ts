@@ -21,6 +21,7 @@ import {
 } from '../decision/child-effects';
 import type { ApplyContext, EventRequest } from '../decision/event-request';
 import { childReplaysApply } from './child-replays';
+import { leftoverCancelsRestart } from './leftover-cancels';
 
 /** A step whose tally a round moves: by how much, or recounted (a replay). */
 interface TallyCheck {
@@ -35,11 +36,11 @@ const maxRounds = 1_000;
 /**
  * Follows what a decision's edges ask of children, in the same transaction, until nothing
  * more moves (R43–R47): children written, unfinished children of a stopped step asked to
- * cancel, children of a replayed step replayed or started again, and steps whose children
- * changed counted and settled when their tally decides them (R45). Each round locks the
- * workflows it decides for and makes one decision, which may ask for more: a child's end
- * settles its parent step, whose workflow's end settles the grandparent's, and a failed step's
- * cancels reach its children's children.
+ * cancel, children of a replayed step replayed or started again (and the stragglers its
+ * failure cancelled, as they end), and steps whose children changed counted and settled when
+ * their tally decides them (R45). Each round locks the workflows it decides for and makes one
+ * decision, which may ask for more: a child's end settles its parent step, whose workflow's
+ * end settles the grandparent's, and a failed step's cancels reach its children's children.
  */
 export async function followChildren(
   tx: Transaction<CausewayDatabase>,
@@ -82,9 +83,11 @@ export async function followChildren(
       next.push(await childrenCancel(tx, work.cancels, decide, context.definitions));
     // A replayed step's tally was counted anew after this round's changes: they are in it.
     const recounted = new Set(work.replays.map((replay) => replay.parentTaskId));
-    for (const change of work.changes) {
-      if (!recounted.has(change.parentTaskId)) addChange(checks, change);
-    }
+    const changes = work.changes.filter((change) => !recounted.has(change.parentTaskId));
+    // A straggler its step's failure cancelled, ending after the step's replay, starts again
+    // in its place rather than count as a failure (R47).
+    const restarted = await leftoverCancelsRestart(tx, context, changes);
+    for (const change of changes) if (!restarted.has(change)) addChange(checks, change);
     for (const recheck of work.rechecks ?? []) {
       if (!checks.has(recheck.parentTaskId)) {
         checks.set(recheck.parentTaskId, {

@@ -1,16 +1,12 @@
 import type { Transaction } from 'kysely';
 import { childTallyWrite } from '../../db/children/child-tally-write';
-import {
-  childrenOfSteps,
-  childrenReplacedWrite,
-  childTallyCount,
-} from '../../db/children/children-of-steps';
+import { childrenOfSteps, childTallyCount } from '../../db/children/children-of-steps';
 import type { CausewayDatabase } from '../../db/schema';
 import { workflowLockWithTasks } from '../../db/settle/workflow-lock';
 import { EngineError } from '../../errors';
 import type { ChildReplay, ChildWork, DecideOnce } from '../decision/child-effects';
 import type { ApplyContext, EventRequest } from '../decision/event-request';
-import { admitChildren, type ChildStart } from './child-admission';
+import { childrenRestart } from './child-restarts';
 
 /**
  * A replayed step that had children awaits them again (R47): its dead children are replayed
@@ -51,14 +47,16 @@ export async function childReplaysApply(
       };
     });
   const work = requests.length === 0 ? null : await decide(loaded, requests, {});
-  await restartCancelled(tx, context, cancelled, replayOf);
-  // The tallies are counted anew below: the replayed children's own changes are in them.
-  const tallies = await childTallyCount(tx, [...replayOf.keys()]);
   const parents = await workflowLockWithTasks(
     tx,
     [...new Set(replays.map((replay) => replay.parentWorkflowId))],
     { skipLocked: false },
   );
+  // The children the failure cancelled start again in their places; a straggler that ends
+  // cancelled only after this replay starts again in its own transaction (leftover-cancels.ts).
+  await childrenRestart(tx, context, parents, cancelled);
+  // The tallies are counted anew below: the replayed children's own changes are in them.
+  const tallies = await childTallyCount(tx, [...replayOf.keys()]);
   await childTallyWrite(
     tx,
     parents.tasks.flatMap((task) => {
@@ -79,61 +77,4 @@ export async function childReplaysApply(
     ...work,
     changes: work.changes.filter((change) => !replayOf.has(change.parentTaskId)),
   };
-}
-
-/** The children a failure cancelled, started again in their places as new workflows. */
-async function restartCancelled(
-  tx: Transaction<CausewayDatabase>,
-  context: ApplyContext,
-  cancelled: readonly { id: string; name: string; parentTaskId: string; index: number }[],
-  replayOf: ReadonlyMap<string, ChildReplay>,
-): Promise<void> {
-  if (cancelled.length === 0) return;
-  const parentWorkflowIds = [
-    ...new Set(
-      cancelled.map((child) => (replayOf.get(child.parentTaskId) as ChildReplay).parentWorkflowId),
-    ),
-  ];
-  const parents = await workflowLockWithTasks(tx, parentWorkflowIds, { skipLocked: false });
-  const old = await workflowLockWithTasks(
-    tx,
-    cancelled.map((child) => child.id),
-    { skipLocked: false },
-  );
-  const inputOf = new Map(old.workflows.map((workflow) => [workflow.id, workflow.input]));
-  const starts: ChildStart[] = [];
-  for (const task of parents.tasks) {
-    const mine = cancelled.filter((child) => child.parentTaskId === task.id);
-    const workflow = parents.workflows.find((candidate) => candidate.id === task.workflowId);
-    if (mine.length === 0 || workflow === undefined) continue;
-    const byName = new Map<string, typeof mine>();
-    for (const child of mine) byName.set(child.name, [...(byName.get(child.name) ?? []), child]);
-    for (const [name, group] of byName) {
-      const admitted = admitChildren(
-        context.definitions,
-        {
-          workflow: name,
-          inputs: group.map((child) => inputOf.get(child.id)),
-          tolerate: null,
-          single: false,
-          detached: false,
-          maxChildren: group.length,
-          indexes: group.map((child) => child.index),
-          details: group.map((child) => ({ replaces: child.id })),
-        },
-        { workflow, task },
-        parents.now,
-      );
-      if (!admitted.ok) throw new Error(`a replayed child cannot start again: ${admitted.summary}`);
-      starts.push({ ...admitted.start, restart: true });
-    }
-  }
-  await childrenReplacedWrite(
-    tx,
-    cancelled.map((child) => child.id),
-  );
-  if (context.writeChildren === undefined) {
-    throw new Error('this engine context cannot write child workflows');
-  }
-  await context.writeChildren(tx, starts);
 }

@@ -22,6 +22,7 @@ export type DecideOnce = (
 
 /** A child workflow whose outcome class changed in a decision: its parent step's tally moves. */
 export interface ChildChange {
+  readonly childWorkflowId: string;
   readonly parentWorkflowId: string;
   readonly parentTaskId: string;
   readonly from: WorkflowState;
@@ -193,6 +194,7 @@ export class ChildEffects {
       const to = change.state as WorkflowState;
       if (outcomeClass(from) === outcomeClass(to)) continue;
       changes.push({
+        childWorkflowId: change.id,
         parentWorkflowId: parent.workflowId,
         parentTaskId: parent.taskId,
         from,
