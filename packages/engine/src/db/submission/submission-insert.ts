@@ -68,7 +68,30 @@ export interface NewSubmittedTask {
  * A `runAt` is checked against the database's clock in the same statement (R11): out of its
  * window, nothing is inserted and the answer carries the database time it was refused at.
  */
-export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<SubmissionOutcome> {
+export async function submissionInsert(
+  db: Db,
+  rows: SubmissionRows,
+  statement: SubmissionInsertStatement = submissionInsertStatement(rows),
+): Promise<SubmissionOutcome> {
+  const { rows: answer } = await executeDirect(db, statement);
+  const refusedAtMs = answer[0]?.refused_at_ms ?? null;
+  return {
+    skipped: new Set(answer[0]?.skipped ?? []),
+    refusedAtMs: refusedAtMs === null ? null : Number(refusedAtMs),
+  };
+}
+
+/** The statement of `submissionInsert`. */
+export type SubmissionInsertStatement = RawBuilder<{
+  skipped: string[] | null;
+  refused_at_ms?: string | null;
+}>;
+
+/**
+ * The statement `submissionInsert` sends for `rows`: a batch of thousands of rows takes a
+ * while to build, which a caller may do before the transaction that sends it.
+ */
+export function submissionInsertStatement(rows: SubmissionRows): SubmissionInsertStatement {
   const { workflows, tasks, transitions: log } = rows;
   const runAt = runAtAdmission(rows.runAtMs);
   // Workers are woken for what is due at once; delayed work is found by their polling (R5).
@@ -156,9 +179,7 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
   );
   const column = <Row>(kinds: DistinctRows<Row>, pick: (row: Row) => ArrayElement) =>
     arrayLiteral(kinds.values.map(pick));
-  const { rows: answer } = await executeDirect(
-    db,
-    sql<{ skipped: string[] | null; refused_at_ms?: string | null }>`
+  return sql<{ skipped: string[] | null; refused_at_ms?: string | null }>`
     ${preparedSql}
     with clock as materialized (
       -- Database time once per statement: causeway_now() per row costs microseconds each.
@@ -224,29 +245,28 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
     log_insert as (
       insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
         reason, error_category, error_summary, actor, attempt, at, detail)
-      select l.workflow_id, l.task_id, l.step, l.from_state, l.to_state, l.reason,
-        l.error_category, l.error_summary, l.actor, l.attempt, (select at from clock),
-        l.detail::jsonb
+      select (select workflow from id)[v.workflow], (select task from id)[v.task],
+        (${column(edges, (row) => row.step)}::text[])[v.edge],
+        (${column(edges, (row) => row.from)}::text[])[v.edge],
+        (${column(edges, (row) => row.to)}::text[])[v.edge],
+        (${column(edges, (row) => row.reason)}::text[])[v.edge],
+        (${column(edges, (row) => row.errorCategory)}::text[])[v.edge],
+        (${column(edges, (row) => row.errorSummary)}::text[])[v.edge],
+        (${column(edges, (row) => row.actor)}::text[])[v.edge],
+        (${column(edges, (row) => row.attempt)}::integer[])[v.edge],
+        (select at from clock), ${withDetails ? sql`v.detail::jsonb` : sql`null::jsonb`}
+      -- In their order, sorted before their columns are looked up: thousands of narrow rows
+      -- sort in memory, where as many full rows spilled to disk. A subquery with ORDER BY is
+      -- never merged into its query, so the rows are inserted in that order.
       from (
-        select (select workflow from id)[v.workflow] as workflow_id,
-          (select task from id)[v.task] as task_id, v.position,
-          (${column(edges, (row) => row.step)}::text[])[v.edge] as step,
-          (${column(edges, (row) => row.from)}::text[])[v.edge] as from_state,
-          (${column(edges, (row) => row.to)}::text[])[v.edge] as to_state,
-          (${column(edges, (row) => row.reason)}::text[])[v.edge] as reason,
-          (${column(edges, (row) => row.errorCategory)}::text[])[v.edge] as error_category,
-          (${column(edges, (row) => row.errorSummary)}::text[])[v.edge] as error_summary,
-          (${column(edges, (row) => row.actor)}::text[])[v.edge] as actor,
-          (${column(edges, (row) => row.attempt)}::integer[])[v.edge] as attempt,
-          ${withDetails ? sql`v.detail` : sql`null::text`} as detail
-        from unnest(
+        select v.* from unnest(
           ${arrayLiteral(log.map((row) => positionOf(workflowPosition, row.workflowId)))}::integer[],
           ${arrayLiteral(log.map((row) => (row.taskId === null ? null : positionOf(taskPosition, row.taskId))))}::integer[],
           ${arrayLiteral(edges.positions)}::integer[]${details}
         ) with ordinality as v(workflow, task, edge, ${withDetails ? sql`detail, ` : sql``}position)
-      ) as l
-      where l.workflow_id in (select id from workflow_insert)
-      order by l.position
+        where (select workflow from id)[v.workflow] in (select id from workflow_insert)
+        order by v.position
+      ) as v
       returning 1
     ),
     wake as (
@@ -263,13 +283,7 @@ export async function submissionInsert(db: Db, rows: SubmissionRows): Promise<Su
       ${runAt.answer}
       (select count(*) from task_insert) as tasks, (select count(*) from log_insert) as log,
       (select count(*) from wake) as wake, (select count(*) from announce) as announce
-    from (select count(*) from workflow_insert) as inserted`,
-  );
-  const refusedAtMs = answer[0]?.refused_at_ms ?? null;
-  return {
-    skipped: new Set(answer[0]?.skipped ?? []),
-    refusedAtMs: refusedAtMs === null ? null : Number(refusedAtMs),
-  };
+    from (select count(*) from workflow_insert) as inserted`;
 }
 
 /**

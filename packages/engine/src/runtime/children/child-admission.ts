@@ -6,8 +6,10 @@ import {
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import type { TaskRecord, WorkflowRecord } from '../../db/rows';
+import type { SubmissionInsertStatement } from '../../db/submission/submission-insert';
 import { newId } from '../../ids';
 import type { Prepared } from '../operations/prepared';
+import type { Plan } from '../operations/submission-plan';
 
 /** What a step's children will be written as, once its edge is decided (R43). */
 export interface ChildStart {
@@ -20,6 +22,19 @@ export interface ChildStart {
   readonly detached: boolean;
   /** Children started again by a replay (R47): the step's tally is recounted, not set. */
   readonly restart?: boolean;
+  /** Their rows and insert, when they were planned before the transaction that writes them. */
+  readonly planned?: { readonly plan: Plan; readonly insert: SubmissionInsertStatement };
+}
+
+/**
+ * Children admitted and planned before the transaction that writes them (`children-ahead.ts`),
+ * and what they were admitted under: they stand while the step still holds that lease in that
+ * replay round and has no deadline (a deadline caps the children's from the time of the write).
+ */
+export interface ChildrenAhead {
+  readonly start: ChildStart;
+  readonly leaseEpoch: number;
+  readonly replayCount: number;
 }
 
 export type ChildAdmission =
@@ -39,6 +54,7 @@ export interface ChildRequest {
   readonly indexes?: readonly number[];
   /** Each child's detail on its creation edges (a replay's `replaces`). */
   readonly details?: readonly Readonly<Record<string, unknown>>[];
+  readonly ahead?: ChildrenAhead;
 }
 
 /**

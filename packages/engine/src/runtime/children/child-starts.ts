@@ -19,13 +19,16 @@ export async function childStartsWrite(
 ): Promise<void> {
   const prepared = starts.flatMap((start) => start.children);
   if (prepared.length > 0) {
-    const plan = planSubmission(prepared, { delayMs: 0, runAt: null });
+    // One start planned ahead (a worker's `startChildren`) is written as planned.
+    const planned = starts.length === 1 ? starts[0]?.planned : undefined;
+    const plan = planned?.plan ?? planSubmission(prepared, { delayMs: 0, runAt: null });
     const answers = await insertPlan(
       tx,
       { db: tx, definitions: apply.definitions, queueLimits: new Map(), apply },
       plan,
       [],
       undefined,
+      planned?.insert,
     );
     const repeated = answers.find((answer) => answer.deduplicated);
     if (repeated !== undefined) {

@@ -113,7 +113,14 @@ export class ChildEffects {
   ): EventRequest {
     const children = request.extra?.children;
     if (children === undefined || !('actor' in request.event)) return request;
-    const admitted = admitChildren(this.definitions, children, parent, this.now);
+    const { ahead } = children;
+    const admitted =
+      ahead !== undefined &&
+      ahead.leaseEpoch === parent.task.leaseEpoch &&
+      ahead.replayCount === parent.task.replayCount &&
+      parent.task.deadlineAt === null
+        ? { ok: true as const, start: ahead.start }
+        : admitChildren(this.definitions, children, parent, this.now);
     if (!admitted.ok) {
       return {
         ...request,

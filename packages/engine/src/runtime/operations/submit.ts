@@ -19,6 +19,7 @@ import {
 import {
   type NewSubmittedTask,
   type NewWorkflowRow,
+  type SubmissionInsertStatement,
   submissionInsert,
 } from '../../db/submission/submission-insert';
 import type { NewTransitionRow } from '../../db/transition-row';
@@ -31,12 +32,8 @@ import type { WaitEvent } from '../decision/wait-event';
 import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
 import type { Prepared } from './prepared';
-import {
-  completeSubmittedWaits,
-  rootWaitEvent,
-  type SubmittedWait,
-  waitLogged,
-} from './submitted-waits';
+import type { Plan } from './submission-plan';
+import { completeSubmittedWaits, rootWaitEvent, waitLogged } from './submitted-waits';
 
 export interface SubmitRequest {
   readonly name: string;
@@ -68,22 +65,6 @@ export interface SubmitContext {
   readonly queueLimits: ReadonlyMap<string, { readonly maxBacklog?: number }>;
   /** For first steps that wait for an event already stored (R37). */
   readonly apply: ApplyContext;
-}
-
-/** The rows of a submission, planned by the pure machine before anything is sent. */
-export interface Plan {
-  readonly workflows: NewWorkflowRow[];
-  readonly tasks: NewSubmittedTask[];
-  readonly transitions: NewTransitionRow[];
-  /** Per request, the workflow id it maps to (a key repeated in the batch maps to the first). */
-  readonly requestIds: string[];
-  readonly queues: Set<string>;
-  /** First steps that wait for an event, with a key an event can match. */
-  readonly waits: SubmittedWait[];
-  /** The submit's `runAt` (epoch ms), which the insert checks against database time. */
-  readonly runAtMs: number | null;
-  /** First steps that are map steps: started (promoted) in the submit's transaction (R44). */
-  readonly mapRoots: { readonly taskId: string; readonly workflowId: string }[];
 }
 
 /**
@@ -278,11 +259,13 @@ export async function insertPlan(
   plan: Plan,
   capped: readonly string[],
   signal: AbortSignal | undefined,
+  /** The plan's insert, when it was built ahead. */
+  insert?: SubmissionInsertStatement,
 ): Promise<SubmitResult[]> {
   const tx = db as Transaction<CausewayDatabase>;
   // The admission lock taken before the insert makes the cap exact under concurrent submits.
   for (const queue of capped) await queueLockAdmission(tx, queue);
-  const { skipped, refusedAtMs } = await submissionInsert(db, plan);
+  const { skipped, refusedAtMs } = await submissionInsert(db, plan, insert);
   if (refusedAtMs !== null) throw runAtRefused(plan.runAtMs as number, refusedAtMs);
   await refuseOverfullQueues(db, context, capped);
   await completeSubmittedWaits(

@@ -16,16 +16,7 @@ import {
   waitDetail,
   waitEventOf,
 } from '../decision/wait-event';
-
-/** A first step of a submitted workflow that waits for an event (R37). */
-export interface SubmittedWait {
-  readonly taskId: string;
-  readonly workflowId: string;
-  readonly workflowName: string;
-  readonly step: string;
-  readonly name: string;
-  readonly key: string;
-}
+import type { SubmittedWait } from './submission-plan';
 
 /**
  * The event a first step waits for: its key from the input alone (it has no upstream); or what

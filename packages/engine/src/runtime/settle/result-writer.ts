@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isConflictError, isRetryableDatabaseError, isSelfCheckFailure } from '../../db/pg-errors';
+import { childrenAdmittedAhead } from '../children/children-ahead';
 import type { ClaimedTask } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
@@ -139,11 +140,17 @@ export class ResultWriter {
           inOneStatement = false;
         }
         if (pending.length === 0) return;
-        const requests = pending.map((item) => item.request);
+        // Children are admitted before the transaction, which then holds its locks shorter.
+        const requests = await childrenAdmittedAhead(
+          this.context.db,
+          this.context.apply,
+          pending.map((item) => item.request),
+        );
         const applied = await this.context.db
           .transaction()
           .execute((tx) => applyEvents(tx, this.context.apply, requests));
-        if (fellBackFrom !== undefined) this.logFallback(pending, applied.outcomes, fellBackFrom);
+        if (requests.some((r) => r.event.type === 'start_children'))
+          if (fellBackFrom !== undefined) this.logFallback(pending, applied.outcomes, fellBackFrom);
         pending.forEach((item, index) => {
           item.resolve(applied.outcomes[index] as EventOutcome);
         });

@@ -1,0 +1,28 @@
+import type { NewSubmittedTask, NewWorkflowRow } from '../../db/submission/submission-insert';
+import type { NewTransitionRow } from '../../db/transition-row';
+
+/** A first step of a submitted workflow that waits for an event (R37). */
+export interface SubmittedWait {
+  readonly taskId: string;
+  readonly workflowId: string;
+  readonly workflowName: string;
+  readonly step: string;
+  readonly name: string;
+  readonly key: string;
+}
+
+/** The rows of a submission, planned by the pure machine before anything is sent. */
+export interface Plan {
+  readonly workflows: NewWorkflowRow[];
+  readonly tasks: NewSubmittedTask[];
+  readonly transitions: NewTransitionRow[];
+  /** Per request, the workflow id it maps to (a key repeated in the batch maps to the first). */
+  readonly requestIds: string[];
+  readonly queues: Set<string>;
+  /** First steps that wait for an event, with a key an event can match. */
+  readonly waits: SubmittedWait[];
+  /** The submit's `runAt` (epoch ms), which the insert checks against database time. */
+  readonly runAtMs: number | null;
+  /** First steps that are map steps: started (promoted) in the submit's transaction (R44). */
+  readonly mapRoots: { readonly taskId: string; readonly workflowId: string }[];
+}
