@@ -38,6 +38,8 @@ export interface LeasedTaskWithInputs {
   readonly input: unknown;
   /** Outputs of the step's upstream steps by step name. */
   readonly outputs: Readonly<Record<string, unknown>>;
+  /** Its workflow is a child its parent step awaits (R45): its end may move that step. */
+  readonly awaitedChild: boolean;
 }
 
 export interface ClaimStatementResult {
@@ -76,6 +78,7 @@ export async function taskClaimInOneStatement(
       workflowName: row.w_name,
       input: row.w_input,
       outputs: row.outputs ?? {},
+      awaitedChild: row.w_awaited_child,
     }));
   return {
     decided: summary.decided,
@@ -96,6 +99,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
     LeasedTaskRow & {
       readonly w_name: string;
       readonly w_input: unknown;
+      readonly w_awaited_child: boolean;
       readonly position: string | null;
       readonly outputs: Record<string, unknown> | null;
       readonly candidate_count: string;
@@ -124,7 +128,9 @@ export function claimStatement(plan: ClaimStatementPlan) {
       limit ${plan.limit}
     ),
     locked as materialized (
-      select id, name, state, input from causeway_workflows
+      select id, name, state, input,
+        parent_task_id is not null and not detached as awaited_child
+      from causeway_workflows
       -- An array, not a semi-join: primary-key probes, never a hash of the whole table.
       where id = any(array(select workflow_id from candidates))
       order by id
@@ -132,7 +138,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
     ),
     ready as materialized (
       select c.id, c.workflow_id, c.step, c.deadline_at, l.state as parent_state, l.name,
-        l.input, row_number() over (order by c.run_at, c.id) as position,
+        l.input, l.awaited_child, row_number() over (order by c.run_at, c.id) as position,
         n.name is not null as name_defined, s.name is not null as step_defined,
         s.upstream, m.after_state
       from candidates as c
@@ -176,7 +182,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
       where t.id = c.id and t.state = ${sql.lit(plan.from)}
       -- What the attempt reads (pg parses every column it is sent), and its workflow's.
       returning ${leasedTaskColumns}, c.position, c.name as w_name, c.input as w_input,
-        c.upstream
+        c.awaited_child as w_awaited_child, c.upstream
     ),
     -- Each parent once, changed by its first claim in claim order. A CTE of its own, so the
     -- update joins a plain scan (see the settle statement on following concurrent updates).

@@ -74,8 +74,11 @@ export const childRoomCtes = sql`
       select distinct workflow_id from locked_task where state in (${failedStatesSql})
     )`;
 
-/** The steps whose children's results the statement takes. */
-export const childStepTakenCte = sql`
+/**
+ * The results the statement decides (`cause`): a step's children's results in the batch are
+ * taken all together or not at all.
+ */
+export const childCauseCtes = sql`
     -- A step's children's results in the batch are taken here all together or not at all, so
     -- that none is applied out of its request order: only when each is a candidate, none of
     -- their workflows has a failed task or was set aside by a replay, and a child stays open
@@ -89,7 +92,18 @@ export const childStepTakenCte = sql`
         left join failed_child as f on f.workflow_id = w.id
         where w.parent_task_id = room.id and not w.detached
           and (c.workflow_id is null or w.replaced or f.workflow_id is not null))
-    )`;
+    ),
+    cause as materialized (
+      select c.* from candidate as c
+      left join child_step_taken as taken on taken.id = c.parent_task_id
+      where c.parent_task_id is null or c.detached or taken.id is not null
+    ),`;
+
+/**
+ * `locked_workflow`'s condition that it comes after the steps locked near their end: a step's
+ * row before its children's, as a cancel of its workflow takes them.
+ */
+export const afterAwaitingSteps = sql`and (select count(*) from awaiting_near_end) >= 0`;
 
 /** The children the statement ends, by step. */
 export const childEndCtes = sql`

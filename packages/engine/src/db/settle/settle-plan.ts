@@ -70,5 +70,6 @@ export interface ChainedRow {
   readonly checkpoints: Selectable<TaskTable>['checkpoints'];
   readonly w_name: string;
   readonly w_input: unknown;
+  readonly w_awaited_child: boolean;
   readonly outputs: Record<string, unknown>;
 }

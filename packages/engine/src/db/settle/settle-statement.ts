@@ -15,10 +15,11 @@ import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import { leasedTaskFromRow, taskFromRow } from '../rows';
 import type { TaskTable } from '../schema';
 import {
+  afterAwaitingSteps,
   awaitingStepCtes,
+  childCauseCtes,
   childEndCtes,
   childRoomCtes,
-  childStepTakenCte,
   tallyUpdateCte,
 } from './child-tally-ctes';
 import type { ChainedRow, SettledResultRow, SettleStatementPlan } from './settle-plan';
@@ -34,14 +35,23 @@ import { parentUpdateCte, stepCte } from './shared-ctes';
  * rows in the order the full decision writes them (task, promotions in definition order,
  * parent), plus the wake-ups. Results that end child workflows count them into the tally of
  * the step awaiting them (R45) with a conditional update of its row, when they cannot settle
- * the step: successes while another child stays open. Results it does not decide are left
+ * the step: successes while another child stays open. Those parts are left out (`children`
+ * false) when no result is known to be of an awaited child: the common batch does not pay for
+ * them. Results it does not decide are left
  * untouched for the full decision (in the same transaction, or after this statement commits
  * on its own).
  */
 export async function taskSettleInOneStatement(
   db: Db,
   plan: SettleStatementPlan,
-  { withTasks }: { readonly withTasks: boolean },
+  {
+    withTasks,
+    children,
+  }: {
+    readonly withTasks: boolean;
+    /** Whether a result may end a child workflow its parent step awaits (R45). */
+    readonly children: boolean;
+  },
 ): Promise<{
   readonly completed: readonly SettledResultRow[];
   /** Steps made ready and leased to the plan's holder in the same statement (`chain`). */
@@ -86,15 +96,13 @@ export async function taskSettleInOneStatement(
         ${arrayLiteral(plan.outputs)}::text[])
         with ordinality as r(task_id, workflow_id, epoch, output, position)
     ),
-    ${awaitingStepCtes},
+    ${children ? sql`${awaitingStepCtes},` : sql``}
     locked_workflow as materialized (
       select id, name, state, parent_task_id, detached, replaced from causeway_workflows
       -- An array, not a semi-join: the planner then probes the primary key for each id
       -- instead of hashing the whole table whenever it is small enough to look cheap.
       where id = any(${arrayLiteral(plan.batchWorkflowIds)}::uuid[])
-        -- After the steps locked near their end: a step's row before its children's, as a
-        -- cancel of its workflow takes them.
-        and (select count(*) from awaiting_near_end) >= 0
+        ${children ? afterAwaitingSteps : sql``}
       order by id
       for update
     ),
@@ -109,7 +117,7 @@ export async function taskSettleInOneStatement(
       for update
     ),
     ${stepCte(plan)},
-    ${childRoomCtes},
+    ${children ? sql`${childRoomCtes},` : sql``}
     -- Results whose task still holds the lease and has a complete edge from its state.
     candidate as materialized (
       select r.task_id, r.workflow_id, r.output, r.position, r.epoch, t.step,
@@ -129,12 +137,14 @@ export async function taskSettleInOneStatement(
       where t.lease_holder = ${plan.holder} and t.lease_epoch = r.epoch
         and t.lease_expires_at > (select now from clock)
     ),
-    ${childStepTakenCte},
-    cause as materialized (
-      select c.* from candidate as c
-      left join child_step_taken as taken on taken.id = c.parent_task_id
-      where c.parent_task_id is null or c.detached or taken.id is not null
-    ),
+    ${
+      children
+        ? childCauseCtes
+        : // Without those parts, a result of an awaited child is left to the full decision.
+          sql`cause as materialized (
+            select * from candidate where parent_task_id is null or detached
+          ),`
+    }
     after_cause as materialized (
       select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.deadline_at, c.name,
         case when t.id = c.task_id then c.to_state else t.state end as state
@@ -171,7 +181,7 @@ export async function taskSettleInOneStatement(
         ${constantArrayLiteral(plan.presenceStates)}::text[]
       ) as g(mask, state) on g.mask = m.mask
     ),
-    ${childEndCtes},
+    ${children ? sql`${childEndCtes},` : sql``}
     -- Promoted steps this worker leases at once, per queue up to its limit, in result order:
     -- only where the claim leaves the parent as the promotion left it (so no parent edge is
     -- due for the claim) and the deadline has not passed (that claim ends the task instead).
@@ -224,7 +234,7 @@ export async function taskSettleInOneStatement(
         t.deadline_at, t.evidence, t.checkpoints, p.chained, p.position, p.ord, p.upstream
     ),
     ${parentUpdateCte},
-    ${tallyUpdateCte},
+    ${children ? sql`${tallyUpdateCte},` : sql``}
     log_insert as (
       insert into causeway_transitions (workflow_id, task_id, step, from_state, to_state,
         reason, error_category, error_summary, actor, attempt, at, detail)
@@ -273,6 +283,7 @@ export async function taskSettleInOneStatement(
         'deadline_at', pu.deadline_at, 'evidence', pu.evidence, 'checkpoints', pu.checkpoints,
         'w_name', c.name,
         'w_input', (select w.input from causeway_workflows as w where w.id = pu.workflow_id),
+        'w_awaited_child', c.parent_task_id is not null and not c.detached,
         'outputs', coalesce((
           select jsonb_object_agg(u.step, case when u.step = c.step
             then coalesce(c.output::jsonb, lt.output) else lt.output end)
@@ -298,10 +309,11 @@ export async function taskSettleInOneStatement(
         (select tasks from chained_out) as chained,
         (select count(*) from cause) + (select count(*) from promoted)
           + (select count(*) from parent where parent_after <> parent_before)
-          + (select count(*) from child_change) as decided_count,
+          ${children ? sql`+ (select count(*) from child_change)` : sql``} as decided_count,
         (select count(*) from completed_update) + (select count(*) from promoted_update)
           + (select count(*) from workflow_update)
-          + (select coalesce(sum(succeeded), 0)::bigint from tally_update) as written_count) as counts
+          ${children ? sql`+ (select coalesce(sum(succeeded), 0)::bigint from tally_update)` : sql``}
+          as written_count) as counts
     )
     -- Whole task rows only for callers that read them: pg parses every column it is sent.
     select ${withTasks ? sql`tu.*` : sql`tu.attempt, tu.position`},
@@ -338,6 +350,7 @@ export async function taskSettleInOneStatement(
     workflowName: row.w_name,
     input: row.w_input,
     outputs: row.outputs,
+    awaitedChild: row.w_awaited_child,
   }));
   return { completed, chained, now };
 }

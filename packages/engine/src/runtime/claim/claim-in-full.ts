@@ -56,7 +56,10 @@ export async function claimInFull(
         outputs[sibling.step] = sibling.output;
       }
     }
-    claimed.push(prepareClaimed(context, task, workflow.name, workflow.input, outputs, result.now));
+    const awaited = workflow.parent !== null && !workflow.parent.detached;
+    claimed.push(
+      prepareClaimed(context, task, workflow.name, workflow.input, outputs, result.now, awaited),
+    );
   }
   return { claimed, skipped: result.skipped };
 }

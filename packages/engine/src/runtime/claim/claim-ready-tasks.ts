@@ -44,7 +44,15 @@ export async function claimReadyTasks(
   if (inOne.decided) {
     return {
       claimed: inOne.claimed.map((row) =>
-        prepareClaimed(context, row.task, row.workflowName, row.input, row.outputs, inOne.now),
+        prepareClaimed(
+          context,
+          row.task,
+          row.workflowName,
+          row.input,
+          row.outputs,
+          inOne.now,
+          row.awaitedChild,
+        ),
       ),
       skipped: inOne.skipped,
     };

@@ -28,6 +28,8 @@ export interface ClaimedTask {
   readonly results: Readonly<Record<string, unknown>>;
   /** Milliseconds until the absolute deadline by the database clock, or null. */
   readonly deadlineInMs: number | null;
+  /** Its workflow is a child its parent step awaits (R45): its end may move that step. */
+  readonly awaitedChild: boolean;
 }
 
 /** A leased task with its definition, its input and the outputs of its upstream steps. */
@@ -38,6 +40,7 @@ export function prepareClaimed(
   input: unknown,
   outputs: Readonly<Record<string, unknown>>,
   now: Date,
+  awaitedChild: boolean,
 ): ClaimedTask {
   const definition = context.definitions.get(workflowName);
   if (definition === undefined) throw new Error(`claimed task ${task.id} of unknown workflow`);
@@ -55,5 +58,6 @@ export function prepareClaimed(
     input: deepFreeze(input), // ctx.input is read-only at every depth (R30)
     results,
     deadlineInMs: task.deadlineAt === null ? null : task.deadlineAt.getTime() - now.getTime(),
+    awaitedChild,
   };
 }

@@ -35,6 +35,11 @@ export interface EventRequest {
    */
   readonly decideInFull?: true;
   /**
+   * False when the request's workflow is known not to be a child its parent step awaits (R45):
+   * the one-statement settle then leaves out what counts child workflows' ends.
+   */
+  readonly awaitedChild?: boolean;
+  /**
    * What goes with the edge: the step's output, the receipt to wait for, and a send request
    * for the outbox, written in the same transaction as the edge (R22).
    */

@@ -145,7 +145,11 @@ async function settleCompleteResults(
         leaseMs: context.leaseMs,
       },
     },
-    { withTasks },
+    {
+      withTasks,
+      // The parts for child workflows' ends only when a result may end one (R45).
+      children: inOne.some((request) => request.awaitedChild !== false),
+    },
   );
   for (const row of written.completed) {
     const request = inOne[row.position - 1] as EventRequest;
@@ -166,7 +170,15 @@ async function settleCompleteResults(
     });
   }
   const chained = written.chained.map((row) =>
-    prepareClaimed(context, row.task, row.workflowName, row.input, row.outputs, written.now),
+    prepareClaimed(
+      context,
+      row.task,
+      row.workflowName,
+      row.input,
+      row.outputs,
+      written.now,
+      row.awaitedChild,
+    ),
   );
   return { decided, chained };
 }

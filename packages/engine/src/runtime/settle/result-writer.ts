@@ -149,8 +149,7 @@ export class ResultWriter {
         const applied = await this.context.db
           .transaction()
           .execute((tx) => applyEvents(tx, this.context.apply, requests));
-        if (requests.some((r) => r.event.type === 'start_children'))
-          if (fellBackFrom !== undefined) this.logFallback(pending, applied.outcomes, fellBackFrom);
+        if (fellBackFrom !== undefined) this.logFallback(pending, applied.outcomes, fellBackFrom);
         pending.forEach((item, index) => {
           item.resolve(applied.outcomes[index] as EventOutcome);
         });

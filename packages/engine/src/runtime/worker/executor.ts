@@ -272,6 +272,7 @@ export class Attempt implements AttemptOwner {
         workflowId: this.claimed.task.workflowId,
         event,
         fence: this.fence,
+        awaitedChild: this.claimed.awaitedChild,
         ...(extra === undefined ? {} : { extra }),
         ...(promotesStepDecidedInFull(this.claimed.definition, this.claimed.step.name)
           ? { decideInFull: true as const }
