@@ -7,7 +7,7 @@ import { oneStatementPaths } from '../one-statement-paths';
 import { stepTableOf } from '../step-table';
 import { claimInFull } from './claim-in-full';
 import type { ClaimRequest, ClaimResult } from './claimed-task';
-import { prepareClaimed } from './claimed-task';
+import { claimedFromStatement } from './claimed-task';
 
 /** The one-statement claim's parameters: the claim edge (`oneStatementPaths`) and the steps. */
 export function claimStatementPlan(
@@ -43,17 +43,7 @@ export async function claimReadyTasks(
   const inOne = await taskClaimInOneStatement(db, claimStatementPlan(context, request));
   if (inOne.decided) {
     return {
-      claimed: inOne.claimed.map((row) =>
-        prepareClaimed(
-          context,
-          row.task,
-          row.workflowName,
-          row.input,
-          row.outputs,
-          inOne.now,
-          row.awaitedChild,
-        ),
-      ),
+      claimed: inOne.claimed.map((row) => claimedFromStatement(context, row, inOne.now)),
       skipped: inOne.skipped,
     };
   }

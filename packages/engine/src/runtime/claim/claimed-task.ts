@@ -3,6 +3,7 @@ import {
   type WorkflowDefinition,
   type WorkflowStep,
 } from '@causeway/workflow/internal';
+import type { LeasedTaskWithInputs } from '../../db/claim/claim-statement';
 import type { LeasedTask } from '../../db/rows';
 import type { ApplyContext } from '../decision/event-request';
 import { upstreamSteps } from '../step-table';
@@ -60,4 +61,21 @@ export function prepareClaimed(
     deadlineInMs: task.deadlineAt === null ? null : task.deadlineAt.getTime() - now.getTime(),
     awaitedChild,
   };
+}
+
+/** `prepareClaimed` for a task a one-statement claim or settle leased. */
+export function claimedFromStatement(
+  context: ApplyContext,
+  row: LeasedTaskWithInputs,
+  now: Date,
+): ClaimedTask {
+  return prepareClaimed(
+    context,
+    row.task,
+    row.workflowName,
+    row.input,
+    row.outputs,
+    now,
+    row.awaitedChild,
+  );
 }

@@ -7,7 +7,7 @@ import {
 import type { Db } from '../../db/database';
 import { taskSettleInOneStatement } from '../../db/settle/settle-statement';
 import type { ClaimedTask } from '../claim/claimed-task';
-import { prepareClaimed } from '../claim/claimed-task';
+import { claimedFromStatement } from '../claim/claimed-task';
 import type { ApplyContext, EventOutcome, EventRequest } from '../decision/event-request';
 import { oneStatementPaths } from '../one-statement-paths';
 import { stepTableOf } from '../step-table';
@@ -169,16 +169,6 @@ async function settleCompleteResults(
       },
     });
   }
-  const chained = written.chained.map((row) =>
-    prepareClaimed(
-      context,
-      row.task,
-      row.workflowName,
-      row.input,
-      row.outputs,
-      written.now,
-      row.awaitedChild,
-    ),
-  );
+  const chained = written.chained.map((row) => claimedFromStatement(context, row, written.now));
   return { decided, chained };
 }
