@@ -20,6 +20,7 @@ import {
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
 import { explainNodes, type PlanNode, planNodes } from '../helpers/query-plans';
+import { waitFor } from '../helpers/wait-for';
 import { tableCounts } from './semantics-support';
 import { rolledBack } from './stored-runs';
 
@@ -37,7 +38,12 @@ const urgent = defineWorkflow({
   input: z.object({ label: z.string() }),
   steps: { only: step({ queue, priority: 600, maxAttempts: 1, run: () => null }) },
 });
-const workflows = [plain, urgent];
+const explained = defineWorkflow({
+  name: 'priority-explained',
+  input: z.object({ label: z.string() }),
+  steps: { only: step({ queue: 'q-priority-explain', maxAttempts: 1, run: () => null }) },
+});
+const workflows = [plain, urgent, explained];
 const apply = () => ({
   definitions: new Map(workflows.map((definition) => [definition.name, definition])),
   leaseMs: 30_000,
@@ -311,5 +317,38 @@ describe('the claim walks the ready index in claim order and stops early (R49)',
       await client.end();
       await cw.close();
     }
+  });
+});
+
+describe('explain says what a queued task with a priority jumps (R49)', () => {
+  it('counts the queued tasks it goes ahead of, and those that go ahead of it', async () => {
+    const cw = engine();
+    const submit = async (priority?: number) =>
+      (await cw.submit(explained.name, { label: 'x' }, priority === undefined ? {} : { priority }))
+        .workflow.id;
+    for (let older = 0; older < 3; older += 1) await submit();
+    const urgentId = await submit(120);
+    await submit(); // newer, and behind it: counted nowhere
+    const patientId = await submit(-60);
+    await submit(); // newer, and ahead of it
+    const line = 'only: priority 120 s: jumps 3 older queued tasks of queue "q-priority-explain"';
+    const urgentExplained = await cw.explain(urgentId);
+    expect(urgentExplained.priority).toEqual([line]);
+    expect(urgentExplained.text).toContain(line);
+    expect((await cw.explain(patientId)).priority).toEqual([
+      'only: priority -60 s: 1 newer queued task of queue "q-priority-explain" goes ahead of it',
+    ]);
+    // Claimed, it is no longer counted: what it went ahead of is not in the queue as it was.
+    const worker = await cw.startWorker({
+      queues: ['q-priority-explain'],
+      concurrency: 1,
+      sweeper: false,
+    });
+    await waitFor(async () => (await cw.getWorkflow(urgentId))?.state === 'succeeded', {
+      description: 'the prioritised workflow to succeed',
+    });
+    await worker.stop();
+    expect((await cw.explain(urgentId)).priority).toEqual([]);
+    await cw.close();
   });
 });
