@@ -13,8 +13,8 @@ import { claimAtSql, dueSql } from './claim-order';
 import { definedWorkflowStep } from './defined-workflow-step';
 
 /**
- * A claim's read, in one round trip (R4, R8): ready rows of one queue in claim order (`run_at − priority`, R49),
- * locked with SKIP LOCKED so two claimers never get the same row (served by the partial
+ * A claim's read, in one round trip (R4, R8): ready rows of one queue in claim order
+ * (`run_at − priority`, R49), locked with SKIP LOCKED so two claimers never get the same row (served by the partial
  * index on queued rows); their workflows, locked with SKIP LOCKED so a claimer never
  * waits; and every task of those workflows, locked in id order.
  */
