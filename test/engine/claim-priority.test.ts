@@ -114,53 +114,68 @@ async function drain(cw: Engine, tx: Transaction<CausewayDatabase>, path: Path) 
   }
 }
 
+/**
+ * Submits `planned`, waits a minute and drains the queue by `path`, all rolled back: the
+ * planned positions in claim order. `inside` looks at the rows before the claims.
+ */
+async function claimOrder(
+  cw: Engine,
+  path: Path,
+  planned: readonly Planned[],
+  inside: (
+    tx: Transaction<CausewayDatabase>,
+    ids: readonly string[],
+  ) => Promise<void> = async () => {},
+) {
+  return rolledBack(cw.db as Kysely<CausewayDatabase>, async (tx) => {
+    const ids = await submitThenWait(cw, tx, planned);
+    await inside(tx, ids);
+    const label = new Map(ids.map((id, index) => [id, index]));
+    return (await drain(cw, tx, path)).map((id) => label.get(id));
+  });
+}
+
 describe.each(paths)('a claim %s orders due tasks by run_at − priority (R49)', (path) => {
   it('a later task goes first only when its run_at minus its priority is earlier', async () => {
     const cw = engine();
-    const order = await rolledBack(cw.db as Kysely<CausewayDatabase>, async (tx) => {
-      const ids = await submitThenWait(cw, tx, [
-        { delaySeconds: 0 }, // older: run_at t
-        { delaySeconds: 30, priority: 20 }, // t + 10: behind the older one
-        { delaySeconds: 40, priority: 50 }, // t − 10: ahead of it
-        { delaySeconds: 10, priority: -30 }, // t + 40: behind even later plain work
-        { delaySeconds: 20 }, // t + 20
-        { delaySeconds: 59, workflow: urgent.name }, // the step's 600 s: t − 541, first
-      ]);
-      const label = new Map(ids.map((id, index) => [id, index]));
-      return (await drain(cw, tx, path)).map((id) => label.get(id));
-    });
+    const order = await claimOrder(cw, path, [
+      { delaySeconds: 0 }, // older: run_at t
+      { delaySeconds: 30, priority: 20 }, // t + 10: behind the older one
+      { delaySeconds: 40, priority: 50 }, // t − 10: ahead of it
+      { delaySeconds: 10, priority: -30 }, // t + 40: behind even later plain work
+      { delaySeconds: 20 }, // t + 20
+      { delaySeconds: 59, workflow: urgent.name }, // the step's 600 s: t − 541, first
+    ]);
     expect(order).toEqual([5, 2, 0, 1, 4, 3]);
     await cw.close();
   });
 
   it('never claims a task before its run_at, whatever its priority', async () => {
     const cw = engine();
-    const order = await rolledBack(cw.db as Kysely<CausewayDatabase>, async (tx) => {
-      const ids = await submitThenWait(cw, tx, [
-        { delaySeconds: 50 },
-        { delaySeconds: 61, priority: 86_400 },
-        { delaySeconds: 120, workflow: urgent.name },
-      ]);
-      const label = new Map(ids.map((id, index) => [id, index]));
-      return (await drain(cw, tx, path)).map((id) => label.get(id));
-    });
+    const order = await claimOrder(cw, path, [
+      { delaySeconds: 50 },
+      { delaySeconds: 61, priority: 86_400 },
+      { delaySeconds: 120, workflow: urgent.name },
+    ]);
     expect(order).toEqual([0]);
     await cw.close();
   });
 
   it('a submit’s priority wins over its step’s', async () => {
     const cw = engine();
-    const order = await rolledBack(cw.db as Kysely<CausewayDatabase>, async (tx) => {
-      const ids = await submitThenWait(cw, tx, [
+    const order = await claimOrder(
+      cw,
+      path,
+      [
         { delaySeconds: 10 },
         { delaySeconds: 0, workflow: urgent.name, priority: -30 }, // t + 30, not t − 600
-      ]);
-      const label = new Map(ids.map((id, index) => [id, index]));
-      const stored = await sql<{ priority: number }>`
-        select priority from causeway_tasks where id = ${ids[1]}`.execute(tx);
-      expect(stored.rows[0]?.priority).toBe(-30);
-      return (await drain(cw, tx, path)).map((id) => label.get(id));
-    });
+      ],
+      async (tx, ids) => {
+        const stored = await sql<{ priority: number }>`
+          select priority from causeway_tasks where id = ${ids[1]}`.execute(tx);
+        expect(stored.rows[0]?.priority).toBe(-30);
+      },
+    );
     expect(order).toEqual([0, 1]);
     await cw.close();
   });
