@@ -10,6 +10,8 @@ export const admissionErrorCodes = [
   'invalid_idempotency_key',
   /** A submit's `delayMs` or `runAt` out of range, or both given (R36). */
   'invalid_delay',
+  /** A submit's `priority` is not an integer of seconds within `priorityLimits` (R49). */
+  'invalid_priority',
 ] as const;
 export type AdmissionErrorCode = (typeof admissionErrorCodes)[number];
 

@@ -9,6 +9,7 @@ import {
   retryPolicyProblems,
 } from './retry-policy';
 import type { StepContext } from './step-context';
+import { priorityProblem } from './task-priority';
 import type {
   StepDefinition,
   StepReturn,
@@ -39,6 +40,8 @@ export interface StepOptions<TInput, TOutput> {
    * workflow's start), by database time (R36).
    */
   readonly delayMs?: number;
+  /** Seconds of backlog this step's tasks may jump in their queue (R49); a submit's wins. */
+  readonly priority?: number;
   readonly run: (
     context: StepContext<TInput>,
   ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
@@ -91,12 +94,17 @@ export function step<TInput = unknown, TOutput = unknown>(
   const problems = retryPolicyProblems(policy);
   const queue = options.queue ?? defaultQueue;
   problems.push(...nameProblems('queue', queue));
+  if (options.priority !== undefined) {
+    const problem = priorityProblem(options.priority);
+    if (problem !== null) problems.push(problem);
+  }
   if (typeof options.run !== 'function') problems.push('run must be a function');
   if (problems.length > 0) throw new DefinitionError('invalid step', problems);
   return Object.freeze({
     after: Object.freeze([...(options.after ?? [])]),
     queue,
     policy,
+    ...(options.priority === undefined ? {} : { priority: options.priority }),
     run: options.run,
   });
 }

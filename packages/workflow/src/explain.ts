@@ -1,11 +1,13 @@
 import { parseActor } from './actors';
 import { childrenLine, type StepChildrenCounts } from './explain-children';
+import { priorityLine, type TaskPriorityPlace } from './explain-priority';
 import type { ReasonCode, TaskState } from './machine-table';
 import { scheduleOriginPhrase } from './schedule-origin';
 import { clock, duration, moment } from './time-phrases';
 import type { Transition } from './transition';
 
 export type { StepChildrenCounts } from './explain-children';
+export type { TaskPriorityPlace } from './explain-priority';
 
 /** Something that happened to a task without being an edge (e.g. a cancel that came too late, R14). */
 export interface ExplanationNote {
@@ -27,6 +29,11 @@ export interface Explanation {
    * "publish-each: awaiting 12 child workflows of publish-to-platform: 8 succeeded, …".
    */
   readonly children: readonly string[];
+  /**
+   * One line per queued task with a priority (R49), with the queued tasks it jumps:
+   * "publish: priority 120 s: jumps 43 older queued tasks of queue "network"".
+   */
+  readonly priority: readonly string[];
   /** Lines and summary as one text. */
   readonly text: string;
 }
@@ -35,12 +42,14 @@ export interface Explanation {
  * Renders transition rows (task and workflow rows of one workflow, in log order) as a
  * narrative: "render: leased by host/41/ab12 (attempt 1)", "render: failed (timeout: …),
  * retry at 10:00:07", …, and a one-line summary. `children` are the counts of the steps that
- * started child workflows: a step still waiting for them gets a line with them.
+ * started child workflows: a step still waiting for them gets a line with them. `priorities`
+ * are the queued tasks with a priority (R49) and what they jump: a line each.
  */
 export function explain(
   transitions: readonly Transition[],
   notes: readonly ExplanationNote[] = [],
   children: readonly StepChildrenCounts[] = [],
+  priorities: readonly TaskPriorityPlace[] = [],
 ): Explanation {
   // Database time first; rows of one transaction share it, so their log id breaks the tie.
   const ordered = [...transitions].sort(
@@ -83,7 +92,8 @@ export function explain(
     summary,
     workflowState,
     children: waiting,
-    text: [...lines, ...waiting, closing].join('\n'),
+    priority: priorities.map(priorityLine),
+    text: [...lines, ...waiting, ...priorities.map(priorityLine), closing].join('\n'),
   };
 }
 

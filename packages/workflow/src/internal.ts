@@ -50,6 +50,7 @@ export * from './step-input';
 export * from './step-results';
 export * from './task-events';
 export * from './task-machine';
+export * from './task-priority';
 export * from './task-snapshot';
 export * from './transition';
 export * from './workflow-builder';

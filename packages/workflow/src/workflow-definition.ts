@@ -26,6 +26,8 @@ export interface StepDefinition<TInput = unknown, TOutput = unknown> {
   readonly after: readonly string[];
   readonly queue: string;
   readonly policy: RetryPolicy;
+  /** Seconds of backlog its tasks may jump in their queue (R49); absent: 0. */
+  readonly priority?: number;
   /** An event step's wait (`event(...)`, R37); absent for a step that runs code. */
   readonly event?: EventWait;
   /** A map step's list and child workflow (`map(...)`, R44); absent for a step that runs code. */

@@ -54,6 +54,8 @@ export interface TaskTable {
   max_attempts: number;
   replay_count: Generated<number>;
   run_at: Timestamp | null;
+  /** Seconds of backlog it may jump in its queue (R49); claims order by `causeway_claim_at`. */
+  priority: Generated<number>;
   deadline_at: Timestamp | null;
   lease_holder: string | null;
   lease_epoch: ColumnType<string, number | string | undefined, number | string>;

@@ -9,11 +9,12 @@ import {
 } from '../locked-runs';
 import type { CausewayDatabase } from '../schema';
 import { readyStateSql } from '../task-states';
+import { claimAtSql, dueSql } from './claim-order';
 import { definedWorkflowStep } from './defined-workflow-step';
 
 /**
- * A claim's read, in one round trip (R4, R8): ready rows of one queue in `run_at` order,
- * locked with SKIP LOCKED so two claimers never get the same row (served by the partial
+ * A claim's read, in one round trip (R4, R8): ready rows of one queue in claim order
+ * (`run_at − priority`, R49), locked with SKIP LOCKED so two claimers never get the same row (served by the partial
  * index on queued rows); their workflows, locked with SKIP LOCKED so a claimer never
  * waits; and every task of those workflows, locked in id order.
  */
@@ -24,14 +25,15 @@ export async function taskClaimLoad(
   stepKeys: readonly string[],
 ): Promise<LoadedRuns & { readonly candidateIds: readonly string[]; readonly skipped: number }> {
   const { rows } = await sql<
-    TaskWithWorkflowRow & { is_candidate: boolean; candidate_count: string }
+    TaskWithWorkflowRow & { is_candidate: boolean; claim_at: Date | null; candidate_count: string }
   >`
     ${preparedSql}
     with candidates as materialized (
       select id, workflow_id from causeway_tasks as t
-      where state = ${readyStateSql} and queue = ${queue} and run_at <= (select causeway_statement_now())
+      where state = ${readyStateSql} and queue = ${queue}
+        and ${dueSql(sql`t`, sql`(select causeway_statement_now())`)}
         and ${definedWorkflowStep(sql`t`, stepKeys)}
-      order by run_at
+      order by ${claimAtSql(sql`t`)}
       limit ${limit}
       for update skip locked
     ),
@@ -44,7 +46,7 @@ export async function taskClaimLoad(
     select ${taskColumns}, ${workflowColumns},
       -- The claim's time is its statement's (see causeway_statement_now), for R4 and the lease.
       (select causeway_statement_now()) as db_now,
-      t.id in (select id from candidates) as is_candidate,
+      t.id in (select id from candidates) as is_candidate, ${claimAtSql(sql`t`)} as claim_at,
       (select count(*) from candidates) as candidate_count
     from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
@@ -58,10 +60,10 @@ export async function taskClaimLoad(
     return { workflows: [], tasks: [], now: new Date(0), candidateIds: [], skipped: 0 };
   }
   const loaded = loadedFromRows(rows, (rows[0] as TaskWithWorkflowRow).db_now);
-  // Claims go in run_at order, like the candidates were picked.
+  // Claims go in claim order, like the candidates were picked.
   const candidateIds = rows
     .filter((row) => row.is_candidate)
-    .sort((a, b) => (a.run_at?.getTime() ?? 0) - (b.run_at?.getTime() ?? 0))
+    .sort((a, b) => (a.claim_at?.getTime() ?? 0) - (b.claim_at?.getTime() ?? 0))
     .map((row) => row.id);
   const skipped =
     Number((rows[0] as { candidate_count: string }).candidate_count) - candidateIds.length;
@@ -79,9 +81,10 @@ export async function taskClaimCandidates(
   limit: number,
 ): Promise<{ id: string; workflowId: string }[]> {
   const { rows } = await sql<{ id: string; workflow_id: string }>`
-    select id, workflow_id from causeway_tasks
-    where state = ${readyStateSql} and queue = ${queue} and run_at <= (select causeway_statement_now())
-    order by run_at
+    select id, workflow_id from causeway_tasks as t
+    where state = ${readyStateSql} and queue = ${queue}
+      and ${dueSql(sql`t`, sql`(select causeway_statement_now())`)}
+    order by ${claimAtSql(sql`t`)}
     limit ${limit}
     for update skip locked`.execute(tx);
   return rows.map((row) => ({ id: row.id, workflowId: row.workflow_id }));

@@ -7,6 +7,7 @@ import type { ClaimEdgePlan } from '../edge-plans';
 import { type LeasedTaskRow, leasedTaskColumns } from '../locked-runs';
 import { transitionsChannel } from '../notify-channels';
 import { type LeasedTask, leasedTaskFromRow } from '../rows';
+import { claimAtSql, dueSql } from './claim-order';
 import { definedWorkflowStep } from './defined-workflow-step';
 
 /**
@@ -57,10 +58,10 @@ export interface ClaimStatementResult {
 
 /**
  * A claim in one statement (R4, R8), for the common case: the same candidates as
- * `taskClaimLoad` (ready rows in `run_at` order, SKIP LOCKED, their workflows SKIP LOCKED),
- * then, if every one is covered by the plan, the claim edges, the parents' new states and the
- * log rows in the order the full decision writes them (each task's edge, then its parent's
- * edge if the parent changed). Candidates are tasks of workflows whose every step this
+ * `taskClaimLoad` (ready rows in claim order, `run_at − priority` (R49), SKIP LOCKED, their
+ * workflows SKIP LOCKED), then, if every one is covered by the plan, the claim edges, the
+ * parents' new states and the log rows in the order the full decision writes them (each
+ * task's edge, then its parent's edge if the parent changed). Candidates are tasks of workflows whose every step this
  * engine defines (`definedWorkflowStep`); a workflow it does not define is still left alone,
  * as in the full decision. If any candidate is not covered, nothing is written.
  */
@@ -117,11 +118,12 @@ export function claimStatement(plan: ClaimStatementPlan) {
       -- connection holds a handful of such plans, not one per limit. The outer limit takes
       -- exactly the rows wanted; rows are locked only as they are taken.
       select * from (
-        select id, workflow_id, step, run_at, deadline_at from causeway_tasks as t
+        select id, workflow_id, step, ${claimAtSql(sql`t`)} as claim_at, deadline_at
+        from causeway_tasks as t
         where state = ${sql.lit(plan.from)} and queue = ${plan.queue}
-          and run_at <= (select now from clock)
+          and ${dueSql(sql`t`, sql`(select now from clock)`)}
           and ${definedWorkflowStep(sql`t`, plan.stepKeys)}
-        order by run_at
+        order by ${claimAtSql(sql`t`)}
         limit ${sql.lit(limitBound(plan.limit))}
         for update skip locked
       ) as bounded
@@ -138,7 +140,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
     ),
     ready as materialized (
       select c.id, c.workflow_id, c.step, c.deadline_at, l.state as parent_state, l.name,
-        l.input, l.awaited_child, row_number() over (order by c.run_at, c.id) as position,
+        l.input, l.awaited_child, row_number() over (order by c.claim_at, c.id) as position,
         n.name is not null as name_defined, s.name is not null as step_defined,
         s.upstream, m.after_state
       from candidates as c

@@ -37,6 +37,8 @@ export interface NewSubmittedTask {
   readonly queue: string;
   readonly state: string;
   readonly maxAttempts: number;
+  /** Seconds of backlog it may jump in its queue (R49). */
+  readonly priority: number;
   /**
    * Queued roots run this long after `runFrom` (the acceptance when null); pending tasks
    * (null) have no run_at yet.
@@ -118,6 +120,7 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
       a.queue === b.queue &&
       a.state === b.state &&
       a.maxAttempts === b.maxAttempts &&
+      a.priority === b.priority &&
       a.runInMs === b.runInMs &&
       a.runFrom?.getTime() === b.runFrom?.getTime() &&
       a.deadlineInMs === b.deadlineInMs &&
@@ -179,6 +182,15 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
   );
   const column = <Row>(kinds: DistinctRows<Row>, pick: (row: Row) => ArrayElement) =>
     arrayLiteral(kinds.values.map(pick));
+  // Only a batch with a prioritised task writes the priority column (R49); the others leave
+  // its default, so the common statement stays as it is.
+  const prioritised = tasks.some((task) => task.priority !== 0);
+  const priorityColumn = prioritised ? sql`, priority` : sql``;
+  const priorityValue = prioritised ? sql`, t.priority` : sql``;
+  const priorityField = prioritised
+    ? sql`,
+          (${column(taskKinds, (task) => task.priority)}::integer[])[v.kind] as priority`
+    : sql``;
   return sql<{ skipped: string[] | null; refused_at_ms?: string | null }>`
     ${preparedSql}
     with clock as materialized (
@@ -213,14 +225,14 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
     ),
     task_insert as (
       insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
-        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at${errorColumns})
+        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at${errorColumns}${priorityColumn})
       select t.id, t.workflow_id, t.step, t.queue, t.state, t.max_attempts,
         coalesce(t.run_from, (select at from clock)) + t.run_ms * interval '1 millisecond',
         (select at from clock) + t.deadline_ms * interval '1 millisecond',
         t.event_name, t.event_key,
         case when t.event_name is not null then (select at from clock) end,
         (select at from clock) + t.wait_ms * interval '1 millisecond',
-        (select at from clock), (select at from clock)${errorValues}
+        (select at from clock), (select at from clock)${errorValues}${priorityValue}
       from (
         select (select task from id)[v.position] as id,
           (select workflow from id)[v.workflow] as workflow_id, v.position,
@@ -233,7 +245,7 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
           (${column(taskKinds, (task) => task.deadlineInMs)}::bigint[])[v.kind] as deadline_ms,
           (${column(taskKinds, (task) => task.wait?.eventName ?? null)}::text[])[v.kind] as event_name,
           (${column(taskKinds, (task) => task.wait?.timeoutMs ?? null)}::bigint[])[v.kind] as wait_ms,
-          (${eventKeys})[v.position] as event_key${errorFields}
+          (${eventKeys})[v.position] as event_key${errorFields}${priorityField}
         from unnest(
           ${arrayLiteral(tasks.map((task) => positionOf(workflowPosition, task.workflowId)))}::integer[],
           ${arrayLiteral(taskKinds.positions)}::integer[]

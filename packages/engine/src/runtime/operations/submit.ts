@@ -3,6 +3,7 @@ import {
   claimRule,
   createWorkflowRun,
   getStep,
+  priorityProblem,
   submitDelayProblem,
   submitRunAtProblem,
   type WorkflowDefinition,
@@ -57,6 +58,8 @@ export interface SubmitOptions {
   readonly delayMs?: number;
   /** …or at this time (not both); each step's own `delayMs` comes on top. */
   readonly runAt?: Date;
+  /** Seconds of backlog every task of these workflows may jump (R49); wins over the steps'. */
+  readonly priority?: number;
 }
 
 export interface SubmitContext {
@@ -86,10 +89,13 @@ export async function submitMany(
   // How far runAt lies from now is checked by the insert, on the database's clock (R11).
   const delayProblem = submitDelayProblem(options);
   if (delayProblem !== null) throw new EngineError('invalid_delay', delayProblem);
+  const priorityRefused = options.priority === undefined ? null : priorityProblem(options.priority);
+  if (priorityRefused !== null) throw new EngineError('invalid_priority', priorityRefused);
   if (options.signal?.aborted) throw abortedError();
   const plan = planSubmission(prepared, {
     delayMs: options.delayMs ?? 0,
     runAt: options.runAt ?? null,
+    priority: options.priority ?? null,
   });
   const capped = [...plan.queues]
     .filter((queue) => context.queueLimits.get(queue)?.maxBacklog !== undefined)
@@ -145,7 +151,12 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
  */
 export function planSubmission(
   prepared: readonly Prepared[],
-  start: { readonly delayMs: number; readonly runAt: Date | null },
+  start: {
+    readonly delayMs: number;
+    readonly runAt: Date | null;
+    /** The submit's priority (R49), or null for each step's own. */
+    readonly priority?: number | null;
+  },
 ): Plan {
   const plan: Plan = {
     workflows: [],
@@ -224,6 +235,7 @@ export function planSubmission(
         queue: step.queue,
         state: task.snapshot.state,
         maxAttempts: step.policy.maxAttempts,
+        priority: start.priority ?? step.priority ?? 0,
         runInMs,
         runFrom: runInMs === null ? null : start.runAt,
         deadlineInMs: cappedDeadline(task.snapshot.deadlineAt?.getTime() ?? null, item),

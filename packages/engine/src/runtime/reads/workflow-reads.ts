@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
 import { inOneSnapshot } from '../../db/read-snapshot';
 import { childCountList, type StepChildCounts } from '../../db/reads/child-counts';
+import { priorityPlaceList } from '../../db/reads/priority-places';
 import {
   taskGet,
   taskListByWorkflows,
@@ -115,7 +116,10 @@ export async function readWorkflowView(
   };
 }
 
-/** The workflow's history as a narrative (R27), with the cancels that came too late (R14). */
+/**
+ * The workflow's history as a narrative (R27), with the cancels that came too late (R14) and
+ * what its queued tasks with a priority jump (R49).
+ */
 export async function explainWorkflow(
   db: Kysely<CausewayDatabase>,
   workflowId: string,
@@ -126,12 +130,13 @@ export async function explainWorkflow(
     const transitions = await transitionListByWorkflow(tx, workflowId);
     const tasks = await taskListByWorkflows(tx, [workflowId]);
     const childCounts = await childCountList(tx, [workflowId]);
-    return { transitions, tasks, childCounts };
+    const priorities = await priorityPlaceList(tx, workflowId);
+    return { transitions, tasks, childCounts, priorities };
   });
   if (read === undefined) {
     throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
   }
-  const { transitions, tasks, childCounts } = read;
+  const { transitions, tasks, childCounts, priorities } = read;
   const notes = tasks.flatMap((task) =>
     task.cancelAskedAt === null
       ? []
@@ -143,7 +148,7 @@ export async function explainWorkflow(
           },
         ],
   );
-  return explain(transitions, notes, childCounts);
+  return explain(transitions, notes, childCounts, priorities);
 }
 
 /** The parent's name and the step that started the child; null for a root. */

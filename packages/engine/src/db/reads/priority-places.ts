@@ -1,0 +1,40 @@
+import type { TaskPriorityPlace } from '@causeway/workflow/internal';
+import { sql } from 'kysely';
+import { claimAtSql } from '../claim/claim-order';
+import type { Db } from '../database';
+import { readyStateSql } from '../task-states';
+
+/**
+ * Where each queued task of workflow `id` with a priority stands in its queue (R49): the
+ * queued tasks with an earlier run_at that it goes ahead of, and those with a later one that
+ * go ahead of it, both by `run_at − priority` as the claim orders them. Each count reads the
+ * queue's part of the ready index after (or before) the task's own place in claim order.
+ */
+export async function priorityPlaceList(db: Db, id: string): Promise<TaskPriorityPlace[]> {
+  const { rows } = await sql<{
+    step: string;
+    queue: string;
+    priority: number;
+    older_behind: number;
+    newer_ahead: number;
+  }>`
+    select t.step, t.queue, t.priority,
+      (select count(*) from causeway_tasks as o
+        where o.state = ${readyStateSql} and o.queue = t.queue
+          and ${claimAtSql(sql`o`)} > ${claimAtSql(sql`t`)} and o.run_at < t.run_at
+      )::int as older_behind,
+      (select count(*) from causeway_tasks as o
+        where o.state = ${readyStateSql} and o.queue = t.queue
+          and ${claimAtSql(sql`o`)} < ${claimAtSql(sql`t`)} and o.run_at > t.run_at
+      )::int as newer_ahead
+    from causeway_tasks as t
+    where t.workflow_id = ${id} and t.state = ${readyStateSql} and t.priority <> 0
+    order by t.step`.execute(db);
+  return rows.map((row) => ({
+    step: row.step,
+    queue: row.queue,
+    priority: row.priority,
+    olderBehind: row.older_behind,
+    newerAhead: row.newer_ahead,
+  }));
+}
