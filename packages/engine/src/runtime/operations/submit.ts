@@ -18,12 +18,9 @@ import {
   workflowFindByKey,
 } from '../../db/submission/admission-queries';
 import {
-  type NewSubmittedTask,
-  type NewWorkflowRow,
   type SubmissionInsertStatement,
   submissionInsert,
 } from '../../db/submission/submission-insert';
-import type { NewTransitionRow } from '../../db/transition-row';
 import { EngineError } from '../../errors';
 import { newId } from '../../ids';
 import { applyEvents } from '../decision/apply-events';
