@@ -104,7 +104,8 @@ export type ReasonCode =
   | 'children_started'
   | 'children_succeeded'
   | 'children_failed'
-  | 'children_cancelled';
+  | 'children_cancelled'
+  | 'superseded';
 export const reasonCodeGraphQLValues = [
   'SUBMITTED',
   'UPSTREAM_SUCCEEDED',
@@ -138,6 +139,7 @@ export const reasonCodeGraphQLValues = [
   'CHILDREN_SUCCEEDED',
   'CHILDREN_FAILED',
   'CHILDREN_CANCELLED',
+  'SUPERSEDED',
 ] as const;
 
 /** GraphQL enum ReceiptOutcome, as the domain's lowercase codes. */
