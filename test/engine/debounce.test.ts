@@ -16,7 +16,7 @@ const databases: TestDatabase[] = [];
 afterAll(async () => {
   await Promise.all(databases.map((database) => database.drop()));
 });
-const rounds = Math.min(100, Number(process.env.CAUSEWAY_RACE_ROUNDS ?? 100));
+const rounds = Number(process.env.CAUSEWAY_RACE_ROUNDS ?? 100);
 
 const noteInput = z.object({ noteId: z.string(), version: z.number().int() });
 
@@ -226,70 +226,77 @@ describe('debounce (R52)', () => {
     expect(rows[0]?.count).toBe(1);
   });
 
-  it(`${rounds} rounds of a debounce racing a worker's claim: superseded or started, never both, never neither`, async () => {
-    const { url, engine } = await freshEngine(1, undefined, 8);
-    const worker = await engine.startWorker({ concurrency: 4 });
-    const outcomes = { superseded: 0, started: 0 };
-    try {
-      for (let round = 0; round < rounds; round += 1) {
-        const noteId = `race-${round}`;
-        const first = await engine.submit('publish-note', { noteId, version: 1 });
-        // Sometimes right away, sometimes as the worker may be claiming the first.
-        if (round % 3 !== 0) await new Promise((resolve) => setTimeout(resolve, round % 7));
-        const second = await engine.submit('publish-note', { noteId, version: 2 });
-        const superseded = second.debounce?.superseded ?? [];
-        const leases = await query<{ count: number }>(
-          url,
-          `select count(*)::int as count from causeway_transitions
-            where workflow_id = $1 and reason = 'lease_acquired'`,
-          [first.workflow.id],
-        );
-        const leased = (leases[0]?.count ?? 0) > 0;
-        if (superseded.includes(first.workflow.id)) {
-          outcomes.superseded += 1;
-          expect(superseded).toEqual([first.workflow.id]);
-          // The supersede won: the claim took nothing of it, before or after.
-          expect(leased).toBe(false);
-        } else {
-          outcomes.started += 1;
-          expect(superseded).toEqual([]);
-          // The claim won: the first had started when the second looked.
-          expect(leased).toBe(true);
-        }
-      }
-      await waitFor(
-        async () => {
-          const open = await query(
+  it(
+    `${rounds} rounds of a debounce racing a worker's claim: superseded or started, never both, never neither`,
+    async () => {
+      const { url, engine } = await freshEngine(20, undefined, 8);
+      const worker = await engine.startWorker({ concurrency: 4 });
+      const outcomes = { superseded: 0, started: 0 };
+      try {
+        for (let round = 0; round < rounds; round += 1) {
+          const noteId = `race-${round}`;
+          const first = await engine.submit('publish-note', { noteId, version: 1 });
+          // From right away to past the worker's poll after the first's due time (20 ms), so
+          // that some of the second submits meet the worker's claim of the first.
+          await new Promise((resolve) => setTimeout(resolve, (round % 25) * 10));
+          const second = await engine.submit('publish-note', { noteId, version: 2 });
+          const superseded = second.debounce?.superseded ?? [];
+          const leases = await query<{ count: number }>(
             url,
-            `select 1 from causeway_workflows where state not in ('succeeded', 'cancelled')`,
+            `select count(*)::int as count from causeway_transitions
+            where workflow_id = $1 and reason = 'lease_acquired'`,
+            [first.workflow.id],
           );
-          return open.length === 0;
-        },
-        { timeoutMs: 60_000 },
-      );
-    } finally {
-      await worker.stop();
-    }
-    // Never both: no workflow was superseded and also leased, at any time.
-    const both = await query(
-      url,
-      `select workflow_id from causeway_transitions group by workflow_id
+          const leased = (leases[0]?.count ?? 0) > 0;
+          if (superseded.includes(first.workflow.id)) {
+            outcomes.superseded += 1;
+            expect(superseded).toEqual([first.workflow.id]);
+            // The supersede won: the claim took nothing of it, before or after.
+            expect(leased).toBe(false);
+          } else {
+            outcomes.started += 1;
+            expect(superseded).toEqual([]);
+            // The claim won: the first had started when the second looked.
+            expect(leased).toBe(true);
+          }
+        }
+        await waitFor(
+          async () => {
+            const open = await query(
+              url,
+              `select 1 from causeway_workflows where state not in ('succeeded', 'cancelled')`,
+            );
+            return open.length === 0;
+          },
+          { timeoutMs: 60_000 },
+        );
+      } finally {
+        await worker.stop();
+      }
+      // Never both: no workflow was superseded and also leased, at any time.
+      const both = await query(
+        url,
+        `select workflow_id from causeway_transitions group by workflow_id
        having bool_or(reason = 'superseded') and bool_or(reason = 'lease_acquired')`,
-    );
-    expect(both).toEqual([]);
-    const states = await query<{ state: string; count: number }>(
-      url,
-      `select state, count(*)::int as count from causeway_workflows group by 1 order by 1`,
-    );
-    expect(states).toEqual(
-      [
-        { state: 'cancelled', count: outcomes.superseded },
-        { state: 'succeeded', count: rounds * 2 - outcomes.superseded },
-      ].filter((row) => row.count > 0),
-    );
-    expect(await logMismatches(url)).toEqual([]);
-    console.info(
-      `[debounce race] ${rounds} rounds: ${outcomes.superseded} superseded, ${outcomes.started} started first`,
-    );
-  }, 120_000);
+      );
+      expect(both).toEqual([]);
+      const states = await query<{ state: string; count: number }>(
+        url,
+        `select state, count(*)::int as count from causeway_workflows group by 1 order by 1`,
+      );
+      expect(states).toEqual(
+        [
+          { state: 'cancelled', count: outcomes.superseded },
+          { state: 'succeeded', count: rounds * 2 - outcomes.superseded },
+        ].filter((row) => row.count > 0),
+      );
+      expect(await logMismatches(url)).toEqual([]);
+      // The rounds only prove something if both sides of the race won some.
+      if (rounds >= 50) expect(Math.min(outcomes.superseded, outcomes.started)).toBeGreaterThan(0);
+      console.info(
+        `[debounce race] ${rounds} rounds: ${outcomes.superseded} superseded, ${outcomes.started} started first`,
+      );
+    },
+    60_000 + rounds * 500,
+  );
 });
