@@ -206,6 +206,31 @@ describe('debounce (R52)', () => {
     expect(crossed).toEqual([]);
   });
 
+  it('a later request of a key in one submitMany supersedes the earlier one in the same transaction', async () => {
+    const { url, engine } = await freshEngine(60_000);
+    const answers = await engine.submitMany([
+      { name: 'publish-note', input: { noteId: 'n1', version: 1 } },
+      { name: 'publish-note', input: { noteId: 'n2', version: 1 } },
+      { name: 'publish-note', input: { noteId: 'n1', version: 2 } },
+    ]);
+    const [first, other, last] = answers as [SubmitResult, SubmitResult, SubmitResult];
+    expect(first.workflow.state).toBe('cancelled');
+    expect(first.debounce?.superseded).toEqual([]);
+    expect(other.debounce?.superseded).toEqual([]);
+    expect(last.debounce?.superseded).toEqual([first.workflow.id]);
+    const states = await query<{ id: string; state: string }>(
+      url,
+      'select id, state from causeway_workflows order by id',
+    );
+    expect(new Map(states.map((row) => [row.id, row.state]))).toEqual(
+      new Map([
+        [first.workflow.id, 'cancelled'],
+        [other.workflow.id, 'queued'],
+        [last.workflow.id, 'queued'],
+      ]),
+    );
+  });
+
   it('a key function that throws refuses the submit with invalid_debounce_key and writes nothing', async () => {
     const { url, engine } = await freshEngine(60_000);
     await engine.submit('publish-note', { noteId: 'n1', version: 1 });
