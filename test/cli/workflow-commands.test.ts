@@ -53,8 +53,42 @@ describe('causeway submit', () => {
       submitWorkflow: {
         deduplicated: true,
         workflow: { id, name: 'cli-staged', state: expect.any(String) },
+        debounce: null,
       },
     });
+  });
+
+  it('a debounced submit names the workflow it superseded; explain and the API show the superseded reason (R52)', async () => {
+    const args = ['submit', 'cli-debounced', '--input', '{"label":"debounce-1"}', ...asAlice()];
+    const first = await causewayJson<{
+      submitWorkflow: { workflow: { id: string }; debounce: { superseded: string[] } };
+    }>(args);
+    expect(first.code).toBe(0);
+    const firstId = first.json.submitWorkflow.workflow.id;
+    expect(first.json.submitWorkflow.debounce.superseded).toEqual([]);
+    const second = await causeway(args);
+    expect(second.code).toBe(0);
+    const line = second.stdout.trim();
+    expect(line).toMatch(
+      new RegExp(`^submitted (\\S+) \\(cli-debounced\\): queued, due \\S+; superseded ${firstId}$`),
+    );
+    const secondId = /^submitted (\S+) /.exec(line)?.[1] as string;
+    const explained = await causeway(['explain', firstId, '--url', url()]);
+    expect(explained.code).toBe(0);
+    expect(explained.stdout).toContain(`superseded by workflow ${secondId}`);
+    // The API's log: the task's edge and the workflow's, in the ReasonCode enum, by the client.
+    const log = await data<{
+      workflow: {
+        transitions: { taskId: string | null; to: string; reason: string; actor: string }[];
+      };
+    }>(url(), 'query ($id: ID!) { workflow(id: $id) { transitions { taskId to reason actor } } }', {
+      variables: { id: firstId },
+    });
+    const superseded = log.workflow.transitions.filter((row) => row.reason === 'SUPERSEDED');
+    expect(superseded.map((row) => [row.taskId === null, row.to, row.actor])).toEqual([
+      [false, 'CANCELLED', 'client'],
+      [true, 'CANCELLED', 'client'],
+    ]);
   });
 });
 

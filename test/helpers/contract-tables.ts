@@ -158,6 +158,9 @@ export const specOrdinaryEdgeRows: readonly SpecEdgeRow[] = [
   // R58: a function the engine evaluates for the step (an event key, a map's list) threw or gave
   // an invalid value.
   { from: 'pending', to: ['dead'], reasons: ['step_input_failed'], actors: ['system'] },
+  // R52: a debounced submit of the same key replaced a workflow that had not started.
+  { from: 'queued', to: ['cancelled'], reasons: ['superseded'], actors: ['client'] },
+  { from: 'pending', to: ['cancelled'], reasons: ['superseded'], actors: ['client'] },
 ];
 
 /** The edge table's rows of a step that starts child workflows (R43–R47). */

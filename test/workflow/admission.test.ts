@@ -22,6 +22,7 @@ describe('checkAdmission (R30, R34)', () => {
       input: { noteId: 'n1', version: 3 },
       inputJson: '{"noteId":"n1","version":3}',
       idempotencyKey: 'note:n1:v3',
+      debounceKey: null,
     });
   });
 
@@ -53,5 +54,43 @@ describe('checkAdmission (R30, R34)', () => {
       undefined,
     );
     expect(admission).toMatchObject({ ok: false, error: { path: ['tags', 1] } });
+  });
+});
+
+describe('checkAdmission: the debounce key (R52, R58)', () => {
+  const debounced = (key: (input: { noteId: string }) => string) =>
+    defineWorkflow({
+      name: 'debounced-note',
+      input: z.object({ noteId: z.string() }),
+      debounce: { key, quietMs: 100 },
+      steps: { only: step({ run: () => ({}) }) },
+    });
+
+  it('derives the key from the parsed input', () => {
+    expect(
+      checkAdmission(
+        debounced((input) => `note:${input.noteId}`),
+        { noteId: 'n1' },
+        undefined,
+      ),
+    ).toMatchObject({ ok: true, debounceKey: 'note:n1' });
+  });
+
+  it.each([
+    [
+      'throws',
+      () => {
+        throw new Error('no key today');
+      },
+      'the debounce key function threw: Error: no key today',
+    ],
+    ['returns a number', () => 7 as unknown as string, 'the debounce key must be a string'],
+    ['returns an empty string', () => '', 'the debounce key is empty'],
+    ['returns a NUL', () => 'a\u0000', 'the debounce key has'],
+    ['returns 513 characters', () => 'k'.repeat(513), 'over the limit of 512'],
+  ])('refuses a key function that %s with invalid_debounce_key', (_, key, message) => {
+    const admission = checkAdmission(debounced(key), { noteId: 'n1' }, undefined);
+    expect(admission).toMatchObject({ ok: false, error: { code: 'invalid_debounce_key' } });
+    if (!admission.ok) expect(admission.error.message).toContain(message);
   });
 });

@@ -1,5 +1,7 @@
+import { type Debounce, workflow } from '@causeway/workflow';
 import {
   DefinitionError,
+  debounceLimits,
   defineWorkflow,
   getStep,
   step,
@@ -157,5 +159,47 @@ describe('defineWorkflow', () => {
       },
     });
     expect(workflow.steps).toHaveLength(1);
+  });
+});
+
+describe('debounce (R52)', () => {
+  const steps = { only: step({ run: noop }) };
+  const key = (value: { id: string }) => value.id;
+
+  it('keeps a valid debounce on the definition, from defineWorkflow and from the builder', () => {
+    const defined = defineWorkflow({
+      name: 'debounced',
+      input,
+      debounce: { key, quietMs: 500, maxWaitMs: 5_000 },
+      steps,
+    });
+    expect(defined.debounce).toMatchObject({ quietMs: 500, maxWaitMs: 5_000 });
+    expect(defined.debounce?.key({ id: 'note-1' })).toBe('note-1');
+    const built = workflow({ name: 'debounced', input, debounce: { key, quietMs: 500 } })
+      .step('only', { run: noop })
+      .build();
+    expect(built.debounce).toMatchObject({ quietMs: 500 });
+    expect(built.debounce?.maxWaitMs).toBeUndefined();
+    expect(defineWorkflow({ name: 'plain', input, steps }).debounce).toBeNull();
+  });
+
+  it.each([
+    [{ key, quietMs: 0 }, 'debounce.quietMs must be an integer from 1'],
+    [{ key, quietMs: 1.5 }, 'debounce.quietMs must be an integer from 1'],
+    [{ key, quietMs: debounceLimits.maxMs + 1 }, 'debounce.quietMs must be an integer from 1'],
+    [{ key, quietMs: 100, maxWaitMs: -1 }, 'debounce.maxWaitMs must be an integer from 1'],
+    [{ key, quietMs: 100, maxWaitMs: 99 }, 'debounce.maxWaitMs (99) must be at least'],
+    [{ key: 'id', quietMs: 100 }, 'debounce.key must be a function'],
+  ])('refuses %o at definition load with invalid_definition', (debounce, problem) => {
+    const error = definitionError(() =>
+      defineWorkflow({
+        name: 'debounced',
+        input,
+        debounce: debounce as unknown as Debounce<{ id: string }>,
+        steps,
+      }),
+    );
+    expect(error.code).toBe('invalid_definition');
+    expect(error.problems.join('\n')).toContain(problem);
   });
 });

@@ -1337,6 +1337,35 @@ const cancelTaskCommand = fc
     }),
   );
 
+/**
+ * R52: a debounced submit supersedes a task of a workflow that never started; a task that was
+ * claimed before (attempt or replay count above 0) is started and refuses.
+ */
+const supersedeCommand = fc
+  .record({ target: targetArbitrary, actor: actorKindArbitrary('client') })
+  .map(({ target, actor }) =>
+    command(`supersede(${show(target)}) by ${actor}`, (model, real) => {
+      const task = pickTask(real, target, ['queued', 'pending']);
+      const by = `workflow-after-${model.log.length}`;
+      const outcome = sendEvent(model, real, task.taskId, {
+        type: 'supersede',
+        actor: actorOf(actor),
+        by,
+      });
+      const { state, attempt, replayCount } = outcome.before;
+      if (actor !== 'client' || (state !== 'queued' && state !== 'pending')) {
+        return expectRefused(outcome);
+      }
+      if (attempt > 0 || replayCount > 0) return expectRefused(outcome, 'already_started');
+      expectEdge(outcome, 'cancelled', 'superseded');
+      const detail = outcome.ok ? outcome.edge.detail : null;
+      invariant(
+        detail?.supersededBy === by,
+        () => `the superseded edge names ${String(detail?.supersededBy)}, not ${by}`,
+      );
+    }),
+  );
+
 /** Cancel the whole workflow twice: the second call emits nothing (invariant 8). */
 const cancelWorkflowCommand = actorKindArbitrary(...specCancellers).map((actor) =>
   command(`cancelWorkflow() ×2 by ${actor}`, (model, real) => {
@@ -1851,6 +1880,7 @@ const machineCommandArbitrary: fc.Arbitrary<MachineCommand> = fc.oneof(
   { arbitrary: boundaryCommand, weight: 3 },
   { arbitrary: cancelTaskCommand, weight: 3 },
   { arbitrary: cancelWorkflowCommand, weight: 1 },
+  { arbitrary: supersedeCommand, weight: 1 },
   { arbitrary: receiptCommand, weight: 5 },
   { arbitrary: awaitReceiptCommand, weight: 4 },
   { arbitrary: replayCommand, weight: 4 },

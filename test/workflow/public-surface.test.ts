@@ -56,6 +56,7 @@ const publicTypes = [
   'BuilderStepOptions',
   'CatchUp',
   'ChildOutcome',
+  'Debounce',
   'DeepReadonly',
   'ErrorCategory',
   'EventKeyContext',

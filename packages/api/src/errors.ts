@@ -44,6 +44,7 @@ const engineCodes: Readonly<Record<EngineErrorCode, ApiErrorCode>> = Object.free
   input_too_large: 'BAD_USER_INPUT',
   unstorable_string: 'BAD_USER_INPUT',
   invalid_idempotency_key: 'BAD_USER_INPUT',
+  invalid_debounce_key: 'BAD_USER_INPUT',
   invalid_delay: 'BAD_USER_INPUT',
   invalid_priority: 'BAD_USER_INPUT',
   unknown_event: 'BAD_USER_INPUT',

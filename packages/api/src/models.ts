@@ -73,7 +73,9 @@ export interface Models extends ModelMap {
     readonly clientMutationId: string | null;
     readonly workflowId: string;
     readonly deduplicated: boolean;
+    readonly debounce: Models['SubmitDebounce'] | null;
   };
+  readonly SubmitDebounce: { readonly superseded: readonly string[]; readonly dueAt: Date };
   readonly CancelWorkflowPayload: {
     readonly clientMutationId: string | null;
     readonly workflowId: string;

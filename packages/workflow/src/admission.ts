@@ -1,3 +1,4 @@
+import type { Debounce } from './debounce';
 import type { WorkflowDefinition } from './define-workflow';
 import { utf8Length } from './utf8-length';
 
@@ -12,6 +13,8 @@ export const admissionErrorCodes = [
   'invalid_delay',
   /** A submit's `priority` is not an integer of seconds within `priorityLimits` (R49). */
   'invalid_priority',
+  /** The definition's debounce key function threw or gave no storable, non-empty string (R52, R58). */
+  'invalid_debounce_key',
 ] as const;
 export type AdmissionErrorCode = (typeof admissionErrorCodes)[number];
 
@@ -40,6 +43,8 @@ export type Admission =
       /** The input as JSON, as it was measured against the size limit (and is stored). */
       readonly inputJson: string;
       readonly idempotencyKey: string | null;
+      /** The definition's debounce key of this input (R52), null without a debounce. */
+      readonly debounceKey: string | null;
     }
   | { readonly ok: false; readonly error: AdmissionError };
 
@@ -98,7 +103,13 @@ export function checkAdmission(
     const keyProblem = idempotencyKeyProblem(key, limits.maxIdempotencyKeyLength);
     if (keyProblem !== null) return refuse('invalid_idempotency_key', keyProblem);
   }
-  return { ok: true, input: parsed.data, inputJson: json, idempotencyKey: key };
+  let debounceKey: string | null = null;
+  if (definition.debounce !== null) {
+    const found = debounceKeyOf(definition.debounce, parsed.data);
+    if (!found.ok) return refuse('invalid_debounce_key', found.problem);
+    debounceKey = found.key;
+  }
+  return { ok: true, input: parsed.data, inputJson: json, idempotencyKey: key, debounceKey };
 }
 
 /** What is wrong with an idempotency key (a submit's or an event's), or null. */
@@ -245,4 +256,28 @@ export function submitRunAtProblem(runAtMs: number, nowMs: number): string | nul
     return `runAt ${runAt} is more than ${maxMs} ms after the database time ${now}`;
   }
   return null;
+}
+
+/** The longest debounce key, in characters, like an idempotency key's. */
+export const maxDebounceKeyLength = 512;
+
+/**
+ * The debounce key of an admitted input, or why there is none (R58: a key function that throws
+ * or returns something that is not a storable, non-empty string refuses the submit).
+ */
+export function debounceKeyOf(
+  debounce: Debounce,
+  input: unknown,
+): { readonly ok: true; readonly key: string } | { readonly ok: false; readonly problem: string } {
+  let key: unknown;
+  try {
+    key = debounce.key(input);
+  } catch (error) {
+    return { ok: false, problem: `the debounce key function threw: ${String(error)}` };
+  }
+  const problem = idempotencyKeyProblem(key, maxDebounceKeyLength);
+  if (problem !== null) {
+    return { ok: false, problem: problem.replace('the idempotency key', 'the debounce key') };
+  }
+  return { ok: true, key: key as string };
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { type Debounce, debounceProblems } from './debounce';
 import { namedMapChild } from './one-step-child';
 import {
   type BackoffPolicy,
@@ -54,6 +55,8 @@ export interface WorkflowOptions<TSchema extends z.ZodType> {
   readonly idempotencyKey?: (input: z.output<TSchema>) => string;
   /** Total budget from acceptance that all steps share (R29). */
   readonly deadlineMs?: number;
+  /** Submits of one key supersede the workflow not started yet, and wait for quiet (R52). */
+  readonly debounce?: Debounce<z.output<TSchema>>;
   readonly steps: Readonly<Record<string, StepDefinition<z.output<TSchema>>>>;
 }
 
@@ -130,6 +133,7 @@ export function defineWorkflow<TSchema extends z.ZodType>(
       );
     }
   }
+  if (options.debounce !== undefined) problems.push(...debounceProblems(options.debounce));
   if (typeof options.input?.safeParse !== 'function') problems.push('input must be a zod schema');
   const entries = Object.entries(options.steps ?? {});
   if (entries.length === 0) problems.push('a workflow needs at least one step');
@@ -168,6 +172,7 @@ export function defineWorkflow<TSchema extends z.ZodType>(
     input: options.input,
     idempotencyKey: options.idempotencyKey ?? null,
     deadlineMs: options.deadlineMs ?? null,
+    debounce: options.debounce === undefined ? null : Object.freeze({ ...options.debounce }),
     steps: Object.freeze(steps),
   });
 }

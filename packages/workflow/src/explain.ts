@@ -171,6 +171,8 @@ function describe(row: Transition): string {
     children_failed: () =>
       `child workflows failed${childCounts(row)}: dead, the unfinished ones cancelled`,
     children_cancelled: () => `child workflows stopped${childCounts(row)}: cancelled`,
+    superseded: () =>
+      `superseded by workflow ${typeof row.detail?.supersededBy === 'string' ? row.detail.supersededBy : '?'} (debounce) before it started: cancelled`,
   };
   return phrases[row.reason]();
 }

@@ -19,6 +19,7 @@ export {
   startChildren,
   type Tolerance,
 } from './child-workflows';
+export type { Debounce } from './debounce';
 export type { DeepReadonly } from './deep-freeze';
 export {
   DefinitionError,

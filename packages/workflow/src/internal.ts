@@ -24,6 +24,7 @@ export * from './children-decisions';
 export * from './claim-outcomes';
 export * from './complete-outcomes';
 export * from './cron';
+export * from './debounce';
 export * from './deep-freeze';
 export * from './define-workflow';
 export * from './describe-workflow';

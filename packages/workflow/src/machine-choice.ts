@@ -31,6 +31,8 @@ export const refusalCodes = [
   'step_input_failed',
   /** A step's child workflows are not all terminal and the failures are within tolerance. */
   'children_pending',
+  /** A task that was ever claimed is started: a debounced submit may not supersede it (R52). */
+  'already_started',
 ] as const;
 export type RefusalCode = (typeof refusalCodes)[number];
 

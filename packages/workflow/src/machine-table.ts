@@ -107,6 +107,7 @@ export const reasonCodes = [
   'children_succeeded',
   'children_failed',
   'children_cancelled',
+  'superseded',
 ] as const;
 export type ReasonCode = (typeof reasonCodes)[number];
 
@@ -151,6 +152,8 @@ export const reasonCodeMeanings: Readonly<Record<ReasonCode, string>> = Object.f
     'child workflows ended dead or cancelled beyond the tolerance; the unfinished ones are cancelled',
   children_cancelled:
     'every child workflow of a step asked to cancel is terminal, and at least one did not succeed',
+  superseded:
+    "a debounced submit of the same key replaced this workflow before any of its tasks started; the edge's detail names the new workflow",
 });
 
 /**
@@ -213,6 +216,8 @@ export const taskEdges: readonly EdgeRule[] = Object.freeze([
   { from: 'awaiting_children', to: 'cancel_requested', reasons: ['cancel_requested'],              actors: ['client', 'operator', 'parent'], lease: 'keep',    attempt: 'same',   runAt: 'keep',    marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
   { from: 'cancel_requested', to: 'cancelled',        reasons: ['children_cancelled'],             actors: ['system'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
   { from: 'dead',             to: 'awaiting_children', reasons: ['manual_replay', 'bulk_requeue'], actors: ['operator'],           lease: 'release', attempt: 'reset',  runAt: 'clear',   marker: 'reset', receipt: 'clear', replay: 'next', wait: 'keep'  },
+  { from: 'pending',          to: 'cancelled',        reasons: ['superseded'],                     actors: ['client'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
+  { from: 'queued',           to: 'cancelled',        reasons: ['superseded'],                     actors: ['client'],             lease: 'release', attempt: 'same',   runAt: 'clear',   marker: 'keep',  receipt: 'clear', replay: 'keep', wait: 'keep'  },
 ] satisfies EdgeRule[]);
 
 /**

@@ -16,6 +16,7 @@ export function unnamedOneStepChild(input: z.ZodType, step: StepDefinition): Wor
     name: '',
     input,
     idempotencyKey: null,
+    debounce: null,
     deadlineMs: null,
     steps: Object.freeze([Object.freeze({ ...step, name: '', downstream: Object.freeze([]) })]),
   });

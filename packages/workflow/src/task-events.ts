@@ -38,6 +38,11 @@ export type TaskEvent =
   | { readonly type: 'boundary'; readonly actor: Actor }
   /** `reason`: the requester's words, kept on the edge's detail. */
   | { readonly type: 'cancel'; readonly actor: Actor; readonly reason?: string }
+  /**
+   * A debounced submit of the same key replaced the task's workflow before it started (R52);
+   * `by` is the new workflow's id.
+   */
+  | { readonly type: 'supersede'; readonly actor: Actor; readonly by: string }
   | { readonly type: 'receipt_confirmed'; readonly actor: Actor }
   | {
       readonly type: 'receipt_rejected';

@@ -193,6 +193,15 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
           return notApplicable(task, event.type);
       }
 
+    case 'supersede':
+      if (task.state !== 'pending' && task.state !== 'queued') {
+        return notApplicable(task, event.type);
+      }
+      if (task.attempt > 0 || task.replayCount > 0) {
+        return refuse(task, 'already_started', 'the task was claimed before; it has started');
+      }
+      return choose('cancelled', 'superseded', { detail: { supersededBy: event.by } });
+
     case 'receipt_confirmed':
       if (task.state !== 'awaiting_receipt') return notApplicable(task, event.type);
       return choose('succeeded', 'receipt_confirmed');

@@ -4,7 +4,9 @@
  * another (a definition holds steps, a map step holds a child definition), so they share this
  * file; `define-workflow.ts` and `child-workflows.ts` make them and re-export them.
  */
+
 import type { z } from 'zod';
+import type { Debounce } from './debounce';
 import type { EventWait } from './event-wait';
 import type { RetryPolicy } from './retry-policy';
 import type { StepContext } from './step-context';
@@ -54,6 +56,8 @@ export interface WorkflowDefinition<TSchema extends z.ZodType = z.ZodType, TResu
   readonly input: TSchema;
   readonly idempotencyKey: ((input: z.output<TSchema>) => string) | null;
   readonly deadlineMs: number | null;
+  /** Submits of one key supersede the workflow that has not started yet (R52). */
+  readonly debounce: Debounce<z.output<TSchema>> | null;
   /** Steps in a topological order (every step after all of its `after`), ties by declaration. */
   readonly steps: readonly WorkflowStep<z.output<TSchema>>[];
   /**

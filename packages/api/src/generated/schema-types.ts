@@ -104,7 +104,8 @@ export type ReasonCode =
   | 'children_started'
   | 'children_succeeded'
   | 'children_failed'
-  | 'children_cancelled';
+  | 'children_cancelled'
+  | 'superseded';
 export const reasonCodeGraphQLValues = [
   'SUBMITTED',
   'UPSTREAM_SUCCEEDED',
@@ -138,6 +139,7 @@ export const reasonCodeGraphQLValues = [
   'CHILDREN_SUCCEEDED',
   'CHILDREN_FAILED',
   'CHILDREN_CANCELLED',
+  'SUPERSEDED',
 ] as const;
 
 /** GraphQL enum ReceiptOutcome, as the domain's lowercase codes. */
@@ -340,6 +342,7 @@ export type ObjectTypeName =
   | 'StepChildCounts'
   | 'StepDefinition'
   | 'StepEdge'
+  | 'SubmitDebounce'
   | 'SubmitWorkflowPayload'
   | 'Subscription'
   | 'Task'
@@ -528,10 +531,15 @@ export interface SchemaFields<M extends ModelMap> {
     from: { args: Record<string, never>; result: Scalars['String'] };
     to: { args: Record<string, never>; result: Scalars['String'] };
   };
+  SubmitDebounce: {
+    superseded: { args: Record<string, never>; result: readonly Scalars['ID'][] };
+    dueAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+  };
   SubmitWorkflowPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
     workflow: { args: Record<string, never>; result: M['Workflow'] };
     deduplicated: { args: Record<string, never>; result: Scalars['Boolean'] };
+    debounce: { args: Record<string, never>; result: Maybe<M['SubmitDebounce']> };
   };
   Subscription: {
     transitions: { args: SubscriptionTransitionsArgs; result: M['Transition'] };

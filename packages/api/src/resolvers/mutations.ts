@@ -16,6 +16,7 @@ export const mutationResolvers: Pick<
   ApiResolvers,
   | 'Mutation'
   | 'SubmitWorkflowPayload'
+  | 'SubmitDebounce'
   | 'CancelWorkflowPayload'
   | 'TaskOperationPayload'
   | 'TaskOperationResult'
@@ -38,6 +39,7 @@ export const mutationResolvers: Pick<
           clientMutationId: args.clientMutationId ?? null,
           workflowId: result.workflow.id,
           deduplicated: result.deduplicated,
+          debounce: result.debounce ?? null,
         };
       }),
     cancelWorkflow: (_root, args, context) =>
@@ -118,6 +120,7 @@ export const mutationResolvers: Pick<
   SubmitWorkflowPayload: {
     workflow: (payload, _args, context) => present(context, payload.workflowId),
   },
+  SubmitDebounce: {},
   CancelWorkflowPayload: {
     workflow: (payload, _args, context) => present(context, payload.workflowId),
   },

@@ -156,12 +156,13 @@ const submit: CommandSpec = {
       submitWorkflow: {
         deduplicated: boolean;
         workflow: { id: string; name: string; state: string };
+        debounce: { superseded: string[]; dueAt: string } | null;
       };
     }>(
       invocation.endpoint,
       `mutation CausewaySubmit($name: String!, $input: JSON!, $key: String) {
         submitWorkflow(name: $name, input: $input, idempotencyKey: $key) {
-          deduplicated workflow { id name state }
+          deduplicated workflow { id name state } debounce { superseded dueAt }
         }
       }`,
       {
@@ -170,11 +171,16 @@ const submit: CommandSpec = {
         key: key ?? null,
       },
     );
-    const { workflow, deduplicated } = data.submitWorkflow;
+    const { workflow, deduplicated, debounce } = data.submitWorkflow;
+    // R52: a debounced submit says what it replaced and when the survivor runs.
+    const debounced =
+      debounce === null
+        ? ''
+        : `, due ${debounce.dueAt}${debounce.superseded.length === 0 ? '' : `; superseded ${debounce.superseded.join(', ')}`}`;
     invocation.output.result(
       data,
       () =>
-        `${deduplicated ? 'deduplicated: an earlier submit made' : 'submitted'} ${workflow.id} (${workflow.name}): ${code(workflow.state)}`,
+        `${deduplicated ? 'deduplicated: an earlier submit made' : 'submitted'} ${workflow.id} (${workflow.name}): ${code(workflow.state)}${debounced}`,
     );
     return undefined;
   },

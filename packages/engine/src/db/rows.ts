@@ -171,6 +171,10 @@ export type WorkflowRow = Omit<
   | 'depth'
   | 'detached'
   | 'replaced'
+  | 'debounce_key'
+  | 'debounce_burst_started_at'
+  | 'debounce_quiet_ms'
+  | 'debounce_max_wait_ms'
 > &
   Partial<
     Pick<

@@ -42,6 +42,11 @@ export interface WorkflowTable {
   detached: ColumnType<boolean, boolean | undefined, never>;
   /** A replay of its parent step started a new child in its place (R47). */
   replaced: Generated<boolean>;
+  /** A debounced workflow's key, its burst's first submit and its definition's times (R52). */
+  debounce_key: ColumnType<string | null, string | null | undefined, never>;
+  debounce_burst_started_at: ColumnType<Timestamp | null, never, never>;
+  debounce_quiet_ms: ColumnType<number | null, number | null | undefined, never>;
+  debounce_max_wait_ms: ColumnType<number | null, number | null | undefined, never>;
 }
 
 export interface TaskTable {

@@ -8,6 +8,8 @@ export interface Prepared {
   readonly input: unknown;
   readonly inputJson: string;
   readonly idempotencyKey: string | null;
+  /** The definition's debounce key of the input (R52); absent or null: not debounced. */
+  readonly debounceKey?: string | null;
   readonly origin?: SubmitOrigin | undefined;
   /** A child workflow's place in its tree (R43), with its id chosen before the insert. */
   readonly child?: { readonly id: string; readonly link: NewChildLink };

@@ -1,5 +1,6 @@
 import type { NewSubmittedTask, NewWorkflowRow } from '../../db/submission/submission-insert';
 import type { NewTransitionRow } from '../../db/transition-row';
+import type { DebouncedWorkflow } from './debounce';
 
 /** A first step of a submitted workflow that waits for an event (R37). */
 export interface SubmittedWait {
@@ -25,4 +26,6 @@ export interface Plan {
   readonly runAtMs: number | null;
   /** First steps that are map steps: started (promoted) in the submit's transaction (R44). */
   readonly mapRoots: { readonly taskId: string; readonly workflowId: string }[];
+  /** Workflows whose definitions debounce (R52): each supersedes its key's unstarted one. */
+  readonly debounced: DebouncedWorkflow[];
 }

@@ -29,6 +29,7 @@ import { logRowOf } from '../decision/log-rows';
 import type { WaitEvent } from '../decision/wait-event';
 import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
+import { debounceLockKeys, debounceSupersede } from './debounce';
 import type { Prepared } from './prepared';
 import type { Plan } from './submission-plan';
 import { completeSubmittedWaits, rootWaitEvent, waitLogged } from './submitted-waits';
@@ -43,6 +44,11 @@ export interface SubmitResult {
   readonly workflow: { readonly id: string; readonly state: WorkflowState };
   /** True when an earlier submit with the same key already created this workflow (R2). */
   readonly deduplicated: boolean;
+  /**
+   * A debounced workflow's (R52): the ids of the workflows it superseded (oldest burst first,
+   * usually one; none when its key had no unstarted workflow), and when it is due.
+   */
+  readonly debounce?: { readonly superseded: readonly string[]; readonly dueAt: Date };
 }
 
 export interface SubmitOptions {
@@ -107,7 +113,8 @@ export async function submitMany(
     capped.length === 0 &&
     options.signal === undefined &&
     plan.waits.length === 0 &&
-    plan.mapRoots.length === 0
+    plan.mapRoots.length === 0 &&
+    plan.debounced.length === 0
   ) {
     return run(context.db);
   }
@@ -139,6 +146,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
     input: admission.input,
     inputJson: admission.inputJson,
     idempotencyKey: admission.idempotencyKey,
+    debounceKey: admission.debounceKey,
   };
 }
 
@@ -164,6 +172,7 @@ export function planSubmission(
     waits: [],
     runAtMs: start.runAt?.getTime() ?? null,
     mapRoots: [],
+    debounced: [],
   };
   const firstIdOfKey = new Map<string, string>();
   const zero = new Date(0);
@@ -178,6 +187,16 @@ export function planSubmission(
     const workflowId = item.child?.id ?? newId();
     if (keyId !== null) firstIdOfKey.set(keyId, workflowId);
     plan.requestIds.push(workflowId);
+    const { debounce } = item.definition;
+    if (debounce !== null && item.child === undefined && typeof item.debounceKey === 'string') {
+      plan.debounced.push({
+        workflowId,
+        name: item.definition.name,
+        key: item.debounceKey,
+        quietMs: debounce.quietMs,
+        maxWaitMs: debounce.maxWaitMs ?? null,
+      });
+    }
     const taskIds = item.definition.steps.map(() => newId());
     // A first event step's key, from the input alone; a failing one ends the step (R58).
     const rootWaits = new Map<string, WaitEvent>();
@@ -274,6 +293,7 @@ export async function insertPlan(
   const tx = db as Transaction<CausewayDatabase>;
   // The admission lock taken before the insert makes the cap exact under concurrent submits.
   for (const queue of capped) await queueLockAdmission(tx, queue);
+  if (plan.debounced.length > 0) await debounceLockKeys(tx, plan.debounced);
   const { skipped, refusedAtMs } = await submissionInsert(db, plan, insert);
   if (refusedAtMs !== null) throw runAtRefused(plan.runAtMs as number, refusedAtMs);
   await refuseOverfullQueues(db, context, capped);
@@ -290,12 +310,23 @@ export async function insertPlan(
       mapRoots.map((root) => ({ ...root, event: { type: 'promote' } })),
     );
   }
+  // In plan order: a later submit of a key in the same batch supersedes the earlier one.
+  const debounced = new Map<string, NonNullable<SubmitResult['debounce']>>();
+  for (const item of plan.debounced) {
+    if (!skipped.has(item.workflowId)) {
+      debounced.set(item.workflowId, await debounceSupersede(tx, context.apply, item));
+    }
+  }
+  const supersededHere = new Set([...debounced.values()].flatMap((item) => item.superseded));
   const answers = new Map<string, SubmitResult>();
   for (const workflow of plan.workflows) {
     if (!skipped.has(workflow.id)) {
+      const debounce = debounced.get(workflow.id);
+      const state = supersededHere.has(workflow.id) ? 'cancelled' : workflow.state;
       answers.set(workflow.id, {
-        workflow: { id: workflow.id, state: workflow.state as WorkflowState },
+        workflow: { id: workflow.id, state: state as WorkflowState },
         deduplicated: false,
+        ...(debounce === undefined ? {} : { debounce }),
       });
       continue;
     }
