@@ -116,3 +116,9 @@ export interface DecideInput {
    */
   readonly hasChildren?: boolean;
 }
+
+/** The wait an edge into `waiting` starts now, with its timeout (R39). */
+export function waitFrom(input: DecideInput): { waitTimeoutAt?: Date } {
+  if (input.policy.wait === null) return {};
+  return { waitTimeoutAt: new Date(input.now.getTime() + input.policy.wait.timeoutMs) };
+}

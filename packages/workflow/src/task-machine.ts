@@ -17,8 +17,10 @@ import {
   type Refusal,
   refuse,
   requesterReason,
+  waitFrom,
 } from './machine-choice';
 import type { ReasonCode, TaskState } from './machine-table';
+import { decideReplay } from './replay-decisions';
 import { decideFailure, decideLeaseExpiry, retryOrDead } from './retry-decisions';
 import { snoozeUntilProblem } from './step-results';
 import { nextSnapshot, type TaskSnapshot } from './task-snapshot';
@@ -270,40 +272,7 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
       return decideChildrenChanged(input, event);
 
     case 'replay':
-      if (task.state !== 'dead') return notApplicable(task, event.type);
-      if (!event.actor.name || event.reason.trim().length === 0) {
-        return refuse(
-          task,
-          'invalid_operator_request',
-          'a replay needs an operator name and a reason',
-        );
-      }
-      // An event step whose key, or a map step whose list, still fails would wait for nothing
-      // (R58): the operator is told.
-      if ((input.policy.wait !== null || input.policy.map) && input.inputProblem != null) {
-        return refuse(
-          task,
-          'step_input_failed',
-          `the step's ${input.policy.map ? 'list' : 'event key'} still fails: ${input.inputProblem.summary}`,
-        );
-      }
-      // A step that started children awaits them again: dead ones replayed, the ones its
-      // failure cancelled started anew, succeeded ones kept (R47).
-      if (input.policy.map || input.hasChildren === true) {
-        return choose('awaiting_children', event.bulk ? 'bulk_requeue' : 'manual_replay', {
-          detail: { operatorReason: event.reason, replayCount: task.replayCount + 1 },
-        });
-      }
-      // A replay is a human decision: the row gives a fresh attempt budget and no deadline;
-      // an event step waits again, with a fresh timeout (R39).
-      return choose(
-        input.policy.wait === null ? 'queued' : 'waiting',
-        event.bulk ? 'bulk_requeue' : 'manual_replay',
-        {
-          detail: { operatorReason: event.reason, replayCount: task.replayCount + 1 },
-          ...waitFrom(input),
-        },
-      );
+      return decideReplay(input, event);
     default:
       // Untyped callers (JSON from an API) can send anything: refuse, never throw.
       return refuse(
@@ -382,12 +351,6 @@ function decideSnooze(
     runAt,
     detail: { runAt: runAt.toISOString(), reason: event.reason },
   });
-}
-
-/** The wait an edge into `waiting` starts now, with its timeout (R39). */
-function waitFrom(input: DecideInput): { waitTimeoutAt?: Date } {
-  if (input.policy.wait === null) return {};
-  return { waitTimeoutAt: new Date(input.now.getTime() + input.policy.wait.timeoutMs) };
 }
 
 /**

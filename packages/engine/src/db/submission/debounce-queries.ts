@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { LoadedRuns } from '../locked-runs';
 import type { CausewayDatabase } from '../schema';
 import { lockedRunsRead } from '../settle/workflow-lock';
+import { readyStateSql } from '../task-states';
 
 /**
  * Serializes the debounced submits of one (workflow name, key) for the rest of the
@@ -37,7 +38,8 @@ export async function debounceQueuedLock(
   const runs = await lockedRunsRead(
     tx,
     sql`select id from causeway_workflows
-      where name = ${name} and debounce_key = ${key} and state = 'queued' and id <> ${except}
+      -- A workflow none of whose tasks started is queued, named as its ready tasks' state.
+      where name = ${name} and debounce_key = ${key} and state = ${readyStateSql} and id <> ${except}
       order by id
       for update`,
   );
@@ -95,7 +97,7 @@ export async function debounceMark(
     shifted as (
       update causeway_tasks as t set run_at = t.run_at + (d.due_at - d.now)
       from due as d
-      where t.workflow_id = ${mark.workflowId} and t.state = 'queued' and t.run_at is not null
+      where t.workflow_id = ${mark.workflowId} and t.state = ${readyStateSql} and t.run_at is not null
       returning t.id
     )
     select d.due_at, (select count(*) from shifted) as shifted from due as d`.execute(tx);

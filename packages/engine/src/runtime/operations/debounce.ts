@@ -8,15 +8,7 @@ import {
 } from '../../db/submission/debounce-queries';
 import { decideAndWrite } from '../decision/apply-events';
 import type { ApplyContext } from '../decision/event-request';
-
-/** A workflow of a submit whose definition debounces (R52), with its key and times. */
-export interface DebouncedWorkflow {
-  readonly workflowId: string;
-  readonly name: string;
-  readonly key: string;
-  readonly quietMs: number;
-  readonly maxWaitMs: number | null;
-}
+import type { DebouncedWorkflow } from './submission-plan';
 
 /** The debounce of one new workflow: what it superseded, and when it is due. */
 export interface DebounceOutcome {

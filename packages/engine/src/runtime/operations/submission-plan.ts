@@ -1,6 +1,14 @@
 import type { NewSubmittedTask, NewWorkflowRow } from '../../db/submission/submission-insert';
 import type { NewTransitionRow } from '../../db/transition-row';
-import type { DebouncedWorkflow } from './debounce';
+
+/** A workflow of a submit whose definition debounces (R52), with its key and times. */
+export interface DebouncedWorkflow {
+  readonly workflowId: string;
+  readonly name: string;
+  readonly key: string;
+  readonly quietMs: number;
+  readonly maxWaitMs: number | null;
+}
 
 /** A first step of a submitted workflow that waits for an event (R37). */
 export interface SubmittedWait {

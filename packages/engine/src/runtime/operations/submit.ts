@@ -5,7 +5,6 @@ import {
   getStep,
   priorityProblem,
   submitDelayProblem,
-  submitRunAtProblem,
   type WorkflowDefinition,
   type WorkflowState,
 } from '@causeway/workflow/internal';
@@ -32,6 +31,7 @@ import { workflowStepsText } from '../step-table';
 import { debounceLockKeys, debounceSupersede } from './debounce';
 import type { Prepared } from './prepared';
 import type { Plan } from './submission-plan';
+import { abortedError, runAtRefused } from './submit-errors';
 import { completeSubmittedWaits, rootWaitEvent, waitLogged } from './submitted-waits';
 
 export interface SubmitRequest {
@@ -374,24 +374,6 @@ async function refuseOverfullQueues(
 }
 
 /** The insert refused the submit's `runAt` at database time `nowMs`; it wrote nothing. */
-function runAtRefused(runAtMs: number, nowMs: number): EngineError {
-  const problem = submitRunAtProblem(runAtMs, nowMs);
-  if (problem === null) {
-    throw new Error(`the insert refused runAt ${runAtMs} at ${nowMs}, which its check admits`);
-  }
-  return new EngineError('invalid_delay', problem, {
-    runAt: new Date(runAtMs).toISOString(),
-    databaseTime: new Date(nowMs).toISOString(),
-  });
-}
-
-function abortedError(): EngineError {
-  return new EngineError(
-    'aborted',
-    'the submit was aborted before it committed; nothing was accepted',
-  );
-}
-
 /** A task's deadline from acceptance, no later than its parent's (R46). */
 function cappedDeadline(deadlineInMs: number | null, item: Prepared): number | null {
   const cap = item.deadlineCapMs ?? null;

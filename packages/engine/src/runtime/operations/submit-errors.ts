@@ -1,0 +1,22 @@
+import { submitRunAtProblem } from '@causeway/workflow/internal';
+import { EngineError } from '../../errors';
+
+/** The error of a submit whose `runAt` the insert refused against database time (R11, R36). */
+export function runAtRefused(runAtMs: number, nowMs: number): EngineError {
+  const problem = submitRunAtProblem(runAtMs, nowMs);
+  if (problem === null) {
+    throw new Error(`the insert refused runAt ${runAtMs} at ${nowMs}, which its check admits`);
+  }
+  return new EngineError('invalid_delay', problem, {
+    runAt: new Date(runAtMs).toISOString(),
+    databaseTime: new Date(nowMs).toISOString(),
+  });
+}
+
+/** The error of a submit aborted before it committed (R6). */
+export function abortedError(): EngineError {
+  return new EngineError(
+    'aborted',
+    'the submit was aborted before it committed; nothing was accepted',
+  );
+}
