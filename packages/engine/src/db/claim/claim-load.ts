@@ -7,6 +7,7 @@ import {
   taskColumns,
   workflowColumns,
 } from '../locked-runs';
+import { queueNotPausedSql } from '../queues/queue-pauses';
 import type { CausewayDatabase } from '../schema';
 import { readyStateSql } from '../task-states';
 import { definedWorkflowStep } from './defined-workflow-step';
@@ -14,7 +15,7 @@ import { definedWorkflowStep } from './defined-workflow-step';
 /**
  * A claim's read, in one round trip (R4, R8): ready rows of one queue in `run_at` order,
  * locked with SKIP LOCKED so two claimers never get the same row (served by the partial
- * index on queued rows); their workflows, locked with SKIP LOCKED so a claimer never
+ * index on queued rows), none while the queue is paused (R53); their workflows, locked with SKIP LOCKED so a claimer never
  * waits; and every task of those workflows, locked in id order.
  */
 export async function taskClaimLoad(
@@ -31,6 +32,7 @@ export async function taskClaimLoad(
       select id, workflow_id from causeway_tasks as t
       where state = ${readyStateSql} and queue = ${queue} and run_at <= (select causeway_statement_now())
         and ${definedWorkflowStep(sql`t`, stepKeys)}
+        and ${queueNotPausedSql(queue)}
       order by run_at
       limit ${limit}
       for update skip locked
@@ -81,6 +83,7 @@ export async function taskClaimCandidates(
   const { rows } = await sql<{ id: string; workflow_id: string }>`
     select id, workflow_id from causeway_tasks
     where state = ${readyStateSql} and queue = ${queue} and run_at <= (select causeway_statement_now())
+      and ${queueNotPausedSql(queue)}
     order by run_at
     limit ${limit}
     for update skip locked`.execute(tx);
