@@ -203,4 +203,37 @@ describe('pausing a queue', () => {
       description: 'the held steps ran after the resume',
     });
   }, 60_000);
+
+  it('blockers and explain name who paused the queue, why and since when', async () => {
+    const engine = testEngine(url(), { workflows, pollIntervalMs: 50 });
+    await engine.migrate();
+    await engine.startWorker({ concurrency: 2 });
+    const { queue } = await engine.pauseQueue('held', {
+      operator: 'ana',
+      reason: 'partner API down',
+    });
+    const id = (await engine.submit('held-work', { n: 7 })).workflow.id;
+    const later = (await engine.submit('held-work', { n: 8 }, { delayMs: 3_600_000 })).workflow.id;
+    for (const workflowId of [id, later]) {
+      const [blocker] = (await engine.blockers(workflowId)) ?? [];
+      expect(blocker).toMatchObject({
+        code: 'queue_paused',
+        until: null,
+        facts: {
+          queue: 'held',
+          operator: 'ana',
+          reason: 'partner API down',
+          pausedAt: queue.paused?.pausedAt.toISOString(),
+        },
+      });
+      expect(blocker?.message).toContain('queue "held" is paused: ana paused it');
+    }
+    const explained = await engine.explain(id);
+    expect(explained.text).toContain(
+      'only: queue "held" paused by ana ("partner API down"): no claim takes it',
+    );
+    await engine.resumeQueue('held', { operator: 'ana' });
+    expect((await engine.blockers(later))?.[0]?.code).toBe('not_due');
+    expect((await engine.explain(later)).text).not.toContain('paused by');
+  });
 });

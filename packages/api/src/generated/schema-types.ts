@@ -27,7 +27,8 @@ export type BlockerCode =
   | 'awaiting_receipt'
   | 'waiting_for_event'
   | 'cancel_pending'
-  | 'children_pending';
+  | 'children_pending'
+  | 'queue_paused';
 export const blockerCodeGraphQLValues = [
   'UPSTREAM_PENDING',
   'NOT_DUE',
@@ -40,6 +41,7 @@ export const blockerCodeGraphQLValues = [
   'WAITING_FOR_EVENT',
   'CANCEL_PENDING',
   'CHILDREN_PENDING',
+  'QUEUE_PAUSED',
 ] as const;
 
 /** GraphQL enum CatchUp, as the domain's lowercase codes. */

@@ -1,12 +1,8 @@
+import type { QueuePause } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
 import type { Db } from '../database';
 
-/** Who paused a queue, why and when (R53). */
-export interface QueuePause {
-  readonly operator: string;
-  readonly reason: string;
-  readonly pausedAt: Date;
-}
+export type { QueuePause };
 
 /** One pause or resume of a queue, as kept in its history (R53). */
 export interface QueuePauseEvent {
