@@ -97,6 +97,6 @@ export function input(
     workers: [worker('w1')],
     now,
     ...rest,
-    queue: { leasedByHolder: {}, oldestReadyAt: now, ...queue },
+    queue: { leasedByHolder: {}, oldestReadyAt: now, paused: null, ...queue },
   };
 }

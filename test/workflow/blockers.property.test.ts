@@ -29,7 +29,7 @@ const codesByState: Readonly<
   Record<Exclude<TaskState, 'succeeded' | 'cancelled' | 'dead'>, readonly BlockerCode[]>
 > = {
   pending: ['upstream_pending'],
-  queued: ['not_due', 'no_worker', 'queue_full', 'claimable'],
+  queued: ['not_due', 'no_worker', 'queue_full', 'claimable', 'queue_paused'],
   leased: ['running', 'lease_stale'],
   cancel_requested: ['cancel_pending', 'lease_stale', 'children_pending'],
   awaiting_receipt: ['awaiting_receipt'],
@@ -200,6 +200,13 @@ const facts: fc.Arbitrary<BlockerInput> = fc
       w3: fc.integer({ min: 0, max: 4 }),
     }),
     oldestReadyAt: maybe(time),
+    paused: maybe(
+      fc.record({
+        operator: fc.constantFrom('ana', 'bo'),
+        reason: fc.string({ minLength: 1, maxLength: 20 }),
+        pausedAt: time,
+      }),
+    ),
     children: maybe(childrenFacts),
   })
   .map((drawn) => ({
@@ -241,7 +248,11 @@ const facts: fc.Arbitrary<BlockerInput> = fc
         ? null
         : { ...drawn.policy, backoff: defaultBackoff, deadlineMs: null, delayMs: null },
     workers: drawn.workers,
-    queue: { leasedByHolder: drawn.leased, oldestReadyAt: drawn.oldestReadyAt },
+    queue: {
+      leasedByHolder: drawn.leased,
+      oldestReadyAt: drawn.oldestReadyAt,
+      paused: drawn.paused,
+    },
     now,
     children: drawn.children,
   }));
@@ -295,7 +306,7 @@ describe('decideBlocker over arbitrary facts', () => {
   );
 
   it(
-    'a queued task is not due until its run_at; a due one is claimable exactly when a worker able to claim it has a free slot',
+    'a queued task of a paused queue is held by the pause; else it is not due until its run_at; a due one is claimable exactly when a worker able to claim it has a free slot',
     () => {
       fc.assert(
         fc.property(facts, (drawn) => {
@@ -305,6 +316,18 @@ describe('decideBlocker over arbitrary facts', () => {
           };
           const blocker = decideBlocker(input);
           const { runAt, deadlineAt } = input.task.snapshot;
+          // A paused queue (R53) holds every queued task, due or not, until a resume.
+          const { paused } = input.queue;
+          if (paused !== null) {
+            expect(blocker?.code).toBe('queue_paused');
+            expect(blocker?.until).toBeNull();
+            expect(blocker?.facts).toMatchObject({
+              operator: paused.operator,
+              reason: paused.reason,
+              pausedAt: paused.pausedAt.toISOString(),
+            });
+            return;
+          }
           if (runAt !== null && runAt > now) {
             expect(blocker?.code).toBe('not_due');
             const until = deadlineAt !== null && deadlineAt <= runAt ? deadlineAt : runAt;

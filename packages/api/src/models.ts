@@ -4,6 +4,9 @@ import type {
   OutboxMessageRecord,
   ParentView,
   PurgeFinishedAnswer,
+  QueuePause,
+  QueuePauseEvent,
+  QueueView,
   ScheduleEventRecord,
   SchedulePause,
   ScheduleView,
@@ -118,6 +121,14 @@ export interface Models extends ModelMap {
     readonly clientMutationId: string | null;
     readonly partitionsHeld: readonly Models['HeldPartition'][];
     readonly defaultPartitionRows: number;
+  };
+  readonly Queue: QueueView;
+  readonly QueuePause: QueuePause;
+  readonly QueuePauseEvent: QueuePauseEvent;
+  readonly QueuePayload: {
+    readonly clientMutationId: string | null;
+    readonly queue: QueueView;
+    readonly changed: boolean;
   };
   readonly TriggerSchedulePayload: {
     readonly clientMutationId: string | null;

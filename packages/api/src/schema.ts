@@ -8,6 +8,7 @@ import { enumResolvers } from './resolvers/enums';
 import { eventResolvers } from './resolvers/events';
 import { mutationResolvers } from './resolvers/mutations';
 import { queryResolvers } from './resolvers/queries';
+import { queueResolvers } from './resolvers/queues';
 import { retentionResolvers } from './resolvers/retention';
 import { scheduleResolvers } from './resolvers/schedules';
 import { subscriptionResolvers } from './resolvers/subscriptions';
@@ -26,6 +27,7 @@ export const resolvers: ApiResolvers = {
   ...queryResolvers,
   ...mutationResolvers,
   ...scheduleResolvers,
+  ...queueResolvers,
   ...retentionResolvers,
   ...eventResolvers,
   ...blockerResolvers,

@@ -47,6 +47,7 @@ import {
   submitMany,
 } from './runtime/operations/submit';
 import type { Channel } from './runtime/outbox/delivery-channels';
+import { type QueueOperations, queueOperationsOf } from './runtime/queues/queue-operations';
 import {
   type ChildrenRequest,
   type ChildWorkflowPage,
@@ -129,7 +130,8 @@ export interface EngineOptions {
   readonly appVersion?: string;
 }
 
-export interface Engine {
+/** The queues (R53): `queues`, `pauseQueue`, `resumeQueue`. */
+export interface Engine extends QueueOperations {
   /** Applies pending schema migrations (numbered SQL files, under an advisory lock). */
   migrate(): Promise<readonly string[]>;
   submit(
@@ -374,6 +376,7 @@ export function createEngine(options: EngineOptions): Engine {
     resumeSchedule: (name, request) => pauseOrResumeSchedule(scheduling, name, request, false),
     triggerSchedule: (name, request) => triggerSchedule(scheduling, name, request),
     runSchedules: () => runSchedulerPass(scheduling),
+    ...queueOperationsOf(db, definitions),
     purgeFinished: (request) => {
       assertOpen();
       return purgeFinished(db, logger, request);

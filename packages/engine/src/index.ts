@@ -1,6 +1,7 @@
 export type { StoredEvent } from './db/events/event-queries';
 export { transitionsChannel } from './db/notify-channels';
 export { isDatabaseUnavailableError } from './db/pg-errors';
+export type { QueuePause, QueuePauseEvent } from './db/queues/queue-pauses';
 export type {
   ScheduleEventKind,
   ScheduleEventRecord,
@@ -40,6 +41,12 @@ export {
   httpChannel,
   type OutboxMessage,
 } from './runtime/outbox/delivery-channels';
+export type {
+  QueueAnswer,
+  QueuePauseRequest,
+  QueueResumeRequest,
+  QueueView,
+} from './runtime/queues/queue-operations';
 export type { WorkerView } from './runtime/registry/worker-views';
 export type {
   DroppedPartition,

@@ -16,6 +16,7 @@ export const blockerCodes = [
   'waiting_for_event',
   'cancel_pending',
   'children_pending',
+  'queue_paused',
 ] as const;
 export type BlockerCode = (typeof blockerCodes)[number];
 
@@ -180,5 +181,17 @@ export const blockerCodeMeanings: Readonly<Record<BlockerCode, BlockerCodeMeanin
         '{ workflowId, state, blocker }: the oldest unfinished child and what blocks it; null when none',
     },
     until: 'null: it moves when its children finish',
+  },
+  queue_paused: {
+    meaning:
+      'queued in a queue an operator paused (R53): no claim takes it until the queue is resumed',
+    facts: {
+      queue: 'its queue',
+      operator: 'who paused the queue',
+      reason: 'why, in their words',
+      pausedAt: 'since when the queue is paused',
+      runAt: 'when it is (or was) due',
+    },
+    until: 'null: it moves when an operator resumes the queue',
   },
 } satisfies Record<BlockerCode, BlockerCodeMeaning>);

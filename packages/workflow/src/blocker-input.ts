@@ -46,12 +46,21 @@ export interface RegisteredWorker {
   readonly live: boolean;
 }
 
-/** A queue's load: who holds its leases, and how long its due tasks have waited. */
+/** Who paused a queue, why and since when (R53): claims take nothing from it meanwhile. */
+export interface QueuePause {
+  readonly operator: string;
+  readonly reason: string;
+  readonly pausedAt: Date;
+}
+
+/** A queue's load: who holds its leases, how long its due tasks have waited, its pause. */
 export interface QueueLoad {
   /** Leases (running or waiting for a slot) held in the queue, by holder. */
   readonly leasedByHolder: Readonly<Record<string, number>>;
   /** When the queue's oldest due task became due; null when none is due. */
   readonly oldestReadyAt: Date | null;
+  /** The queue's pause (R53); null while claims take from it. */
+  readonly paused: QueuePause | null;
 }
 
 /** Everything one task's blocker is decided from; the engine reads it in one snapshot. */

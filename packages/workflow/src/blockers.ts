@@ -9,6 +9,7 @@ import {
   sweeperAbsence,
 } from './blocker-input';
 import { leaseBlocker } from './blocker-leases';
+import { pausedBlocker } from './blocker-pause';
 import { eventBlocker, notDueBlocker, receiptBlocker, upstreamBlocker } from './blocker-waits';
 import { isTerminalTaskState } from './edge-lookup';
 import { elapsed, moment } from './time-phrases';
@@ -40,6 +41,7 @@ export function decideBlocker(input: BlockerInput): Blocker | null {
         ? childrenBlocker(input)
         : leaseBlocker(input);
     case 'queued': {
+      if (input.queue.paused !== null) return pausedBlocker(input, input.queue.paused);
       const runAt = task.snapshot.runAt;
       if (runAt !== null && runAt.getTime() > now.getTime()) return notDueBlocker(input, runAt);
       return dueBlocker(input, runAt ?? task.lastEdge?.at ?? now);

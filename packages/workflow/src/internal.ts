@@ -15,6 +15,7 @@ export type {
   ChildrenFacts,
   OutboxSending,
   QueueLoad,
+  QueuePause,
   RegisteredWorker,
 } from './blocker-input';
 export type { SweeperThen } from './blocker-outcomes';
@@ -35,6 +36,7 @@ export * from './event-admission';
 export * from './event-outcomes';
 export * from './event-step';
 export * from './explain';
+export * from './explain-pause';
 export * from './machine-choice';
 export * from './machine-table';
 export * from './map-step';

@@ -36,7 +36,7 @@ const hidden = (name: string): ActionField => ({
   required: true,
 });
 
-/** An action on one subject (a workflow or task by `id`, a schedule by `name`), with a reason. */
+/** An action on one subject (a workflow or task by `id`, a schedule or queue by `name`), with a reason. */
 const withReason = (
   mutation: string,
   subject: 'id' | 'name',
@@ -68,6 +68,8 @@ const actions = {
   'pause-schedule': withReason('pauseSchedule', 'name', 'Pause schedule', 'Pause'),
   'resume-schedule': withReason('resumeSchedule', 'name', 'Resume schedule', 'Resume'),
   'trigger-schedule': withReason('triggerSchedule', 'name', 'Trigger schedule now', 'Trigger'),
+  'pause-queue': withReason('pauseQueue', 'name', 'Pause queue', 'Pause'),
+  'resume-queue': withReason('resumeQueue', 'name', 'Resume queue', 'Resume'),
 } satisfies Record<string, ActionSpec>;
 
 export type ActionKind = keyof typeof actions;

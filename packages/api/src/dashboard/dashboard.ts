@@ -13,6 +13,7 @@ import type { TransitionFeed } from '../transition-feed';
 import { type DashboardYoga, graphqlReader, statusOf } from './graphql-reads';
 import type { SafeHtml } from './html';
 import { type LiveMode, type PageShell, renderPage, renderProblem } from './layout';
+import { type QueuesData, queuesQuery, renderQueuesPage } from './queues-page';
 import { renderSchedulesPage, type SchedulesData, schedulesQuery } from './schedules-page';
 import { loadStaticAssets } from './static-assets';
 import { renderWorkersPage, type WorkersData, workersQuery } from './workers-page';
@@ -57,7 +58,7 @@ const assetPrefix = '/dashboard/';
 
 /** What a path names: a page, an asset, or nothing of the dashboard's. */
 type Route =
-  | { readonly kind: 'list' | 'schedules' | 'workers' }
+  | { readonly kind: 'list' | 'schedules' | 'queues' | 'workers' }
   | { readonly kind: 'workflow'; readonly id: string }
   | { readonly kind: 'asset'; readonly name: string }
   | { readonly kind: 'missing' };
@@ -66,6 +67,7 @@ type Route =
 function routeOf(pathname: string): Route | null {
   if (pathname === '/') return { kind: 'list' };
   if (pathname === '/schedules') return { kind: 'schedules' };
+  if (pathname === '/queues') return { kind: 'queues' };
   if (pathname === '/workers') return { kind: 'workers' };
   if (pathname.startsWith(assetPrefix))
     return { kind: 'asset', name: pathname.slice(assetPrefix.length) };
@@ -126,6 +128,16 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           section: 'schedules',
           live: { kind: 'workflows' },
           body: renderSchedulesPage(result, now),
+        };
+      }
+      case 'queues': {
+        const result = await reader.read<QueuesData>(queuesQuery, {}, from);
+        return {
+          status: statusOf(result),
+          title: 'Queues',
+          section: 'queues',
+          live: { kind: 'none' },
+          body: renderQueuesPage(result, now),
         };
       }
       case 'workers': {

@@ -9,7 +9,7 @@ export type LiveMode =
 export interface PageShell {
   readonly title: string;
   /** The navigation entry this page belongs to. */
-  readonly section: 'workflows' | 'schedules' | 'workers' | 'none';
+  readonly section: 'workflows' | 'schedules' | 'queues' | 'workers' | 'none';
   readonly live: LiveMode;
   /** The transition id up to which the page's data is current: the stream resumes after it. */
   readonly after: bigint;
@@ -20,6 +20,7 @@ export interface PageShell {
 const sections = [
   { key: 'workflows', href: '/', label: 'Workflows' },
   { key: 'schedules', href: '/schedules', label: 'Schedules' },
+  { key: 'queues', href: '/queues', label: 'Queues' },
   { key: 'workers', href: '/workers', label: 'Workers' },
 ] as const;
 

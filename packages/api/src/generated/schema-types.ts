@@ -27,7 +27,8 @@ export type BlockerCode =
   | 'awaiting_receipt'
   | 'waiting_for_event'
   | 'cancel_pending'
-  | 'children_pending';
+  | 'children_pending'
+  | 'queue_paused';
 export const blockerCodeGraphQLValues = [
   'UPSTREAM_PENDING',
   'NOT_DUE',
@@ -40,6 +41,7 @@ export const blockerCodeGraphQLValues = [
   'WAITING_FOR_EVENT',
   'CANCEL_PENDING',
   'CHILDREN_PENDING',
+  'QUEUE_PAUSED',
 ] as const;
 
 /** GraphQL enum CatchUp, as the domain's lowercase codes. */
@@ -70,6 +72,10 @@ export const errorCategoryGraphQLValues = [
   'CONFLICT',
   'UNKNOWN',
 ] as const;
+
+/** GraphQL enum QueuePauseEventKind, as the domain's lowercase codes. */
+export type QueuePauseEventKind = 'paused' | 'resumed';
+export const queuePauseEventKindGraphQLValues = ['PAUSED', 'RESUMED'] as const;
 
 /** GraphQL enum ReasonCode, as the domain's lowercase codes. */
 export type ReasonCode =
@@ -203,6 +209,7 @@ export const graphQLEnums = {
   BlockerCode: blockerCodeGraphQLValues,
   CatchUp: catchUpGraphQLValues,
   ErrorCategory: errorCategoryGraphQLValues,
+  QueuePauseEventKind: queuePauseEventKindGraphQLValues,
   ReasonCode: reasonCodeGraphQLValues,
   ReceiptOutcome: receiptOutcomeGraphQLValues,
   ScheduleEventKind: scheduleEventKindGraphQLValues,
@@ -273,6 +280,18 @@ export interface MutationResumeScheduleArgs {
   readonly clientMutationId?: Scalars['String'] | null;
 }
 
+export interface MutationPauseQueueArgs {
+  readonly name: Scalars['String'];
+  readonly reason: Scalars['String'];
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
+export interface MutationResumeQueueArgs {
+  readonly name: Scalars['String'];
+  readonly reason?: Scalars['String'] | null;
+  readonly clientMutationId?: Scalars['String'] | null;
+}
+
 export interface MutationTriggerScheduleArgs {
   readonly name: Scalars['String'];
   readonly reason: Scalars['String'];
@@ -332,6 +351,10 @@ export type ObjectTypeName =
   | 'PageInfo'
   | 'PurgeFinishedPayload'
   | 'Query'
+  | 'Queue'
+  | 'QueuePause'
+  | 'QueuePauseEvent'
+  | 'QueuePayload'
   | 'RequeueDeadPayload'
   | 'RetryPolicy'
   | 'Schedule'
@@ -421,6 +444,8 @@ export interface SchemaFields<M extends ModelMap> {
     sendEvent: { args: MutationSendEventArgs; result: M['SendEventPayload'] };
     pauseSchedule: { args: MutationPauseScheduleArgs; result: M['SchedulePayload'] };
     resumeSchedule: { args: MutationResumeScheduleArgs; result: M['SchedulePayload'] };
+    pauseQueue: { args: MutationPauseQueueArgs; result: M['QueuePayload'] };
+    resumeQueue: { args: MutationResumeQueueArgs; result: M['QueuePayload'] };
     triggerSchedule: { args: MutationTriggerScheduleArgs; result: M['TriggerSchedulePayload'] };
     purgeFinished: { args: MutationPurgeFinishedArgs; result: M['PurgeFinishedPayload'] };
   };
@@ -455,7 +480,29 @@ export interface SchemaFields<M extends ModelMap> {
     task: { args: QueryTaskArgs; result: Maybe<M['Task']> };
     definitions: { args: Record<string, never>; result: readonly M['WorkflowDefinition'][] };
     schedules: { args: Record<string, never>; result: readonly M['Schedule'][] };
+    queues: { args: Record<string, never>; result: readonly M['Queue'][] };
     workers: { args: QueryWorkersArgs; result: readonly M['Worker'][] };
+  };
+  Queue: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    paused: { args: Record<string, never>; result: Maybe<M['QueuePause']> };
+    history: { args: Record<string, never>; result: readonly M['QueuePauseEvent'][] };
+  };
+  QueuePause: {
+    operator: { args: Record<string, never>; result: Scalars['String'] };
+    reason: { args: Record<string, never>; result: Scalars['String'] };
+    pausedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+  };
+  QueuePauseEvent: {
+    kind: { args: Record<string, never>; result: QueuePauseEventKind };
+    operator: { args: Record<string, never>; result: Scalars['String'] };
+    reason: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    at: { args: Record<string, never>; result: Scalars['DateTime'] };
+  };
+  QueuePayload: {
+    clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    queue: { args: Record<string, never>; result: M['Queue'] };
+    changed: { args: Record<string, never>; result: Scalars['Boolean'] };
   };
   RequeueDeadPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };

@@ -181,6 +181,13 @@ export const metricDefinitions = {
     labels: ['queue'],
     source: 'live',
   },
+  queuePaused: {
+    name: 'causeway_queue_paused',
+    type: 'gauge',
+    help: 'Whether an operator paused the queue (R53): 1 while claims take nothing from it, 0 for a queue that live workers serve or that has ready tasks.',
+    labels: ['queue'],
+    source: 'live',
+  },
   replicaLagBytes: {
     name: 'causeway_replica_lag_bytes',
     type: 'gauge',

@@ -40,6 +40,7 @@ export function createMetricSet() {
     workers: gauge(d.workers),
     queueWorkers: gauge(d.queueWorkers),
     queueSlots: gauge(d.queueSlots),
+    queuePaused: gauge(d.queuePaused),
     replicaLagBytes: gauge(d.replicaLagBytes),
     replicaLagSeconds: gauge(d.replicaLagSeconds),
     handlerDuration: histogram(d.handlerDuration),
@@ -68,6 +69,7 @@ export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): voi
     metrics.scheduleLag,
     metrics.queueWorkers,
     metrics.queueSlots,
+    metrics.queuePaused,
   ];
   for (const gauge of live) gauge.reset();
   const show = <Row extends { count: number; oldestSeconds: number }>(
@@ -105,5 +107,10 @@ export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): voi
   for (const row of snapshot.queueSlots) {
     metrics.queueWorkers.set({ queue: row.queue }, row.workers);
     metrics.queueSlots.set({ queue: row.queue }, row.slots);
+  }
+  const paused = new Set(snapshot.pausedQueues);
+  const queues = [...snapshot.queueSlots, ...snapshot.readyQueues].map((row) => row.queue);
+  for (const queue of new Set([...queues, ...paused])) {
+    metrics.queuePaused.set({ queue }, paused.has(queue) ? 1 : 0);
   }
 }

@@ -4,6 +4,7 @@ import { ApiError } from '../errors';
 import type { ApiResolvers } from '../models';
 import { eventMutationFields } from './events';
 import { operatorOf, optionalReason, remembered } from './operator-mutations';
+import { queueMutationFields } from './queues';
 import { retentionMutationFields } from './retention';
 import { scheduleMutationFields } from './schedules';
 
@@ -24,6 +25,7 @@ export const mutationResolvers: Pick<
 > = {
   Mutation: {
     ...scheduleMutationFields,
+    ...queueMutationFields,
     ...eventMutationFields,
     ...retentionMutationFields,
     submitWorkflow: (_root, args, context) =>

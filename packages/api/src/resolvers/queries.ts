@@ -3,6 +3,7 @@ import { explain, type Transition } from '@causeway/workflow';
 import type { ApiResolvers, Models } from '../models';
 import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
 import { stepEventFields, taskEventFields } from './events';
+import { queueQueryFields } from './queues';
 import { scheduleQueryFields } from './schedules';
 import { workflowTreeFields } from './tree';
 import { workflowConnection } from './workflow-connection';
@@ -25,6 +26,7 @@ export const queryResolvers: Pick<
 > = {
   Query: {
     ...scheduleQueryFields,
+    ...queueQueryFields,
     ...blockerQueryFields,
     workflow: (_root, { id }, context) => context.loaders.workflow.load(id),
     task: (_root, { id }, context) => context.loaders.task.load(id),

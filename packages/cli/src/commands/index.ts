@@ -2,6 +2,7 @@ import type { CommandSpec } from '../command';
 import { blockerCommands } from './blockers';
 import { eventCommands } from './events';
 import { purgeCommands } from './purge';
+import { queueCommands } from './queues';
 import { scheduleCommands } from './schedules';
 import { taskCommands } from './tasks';
 import { treeCommands } from './tree';
@@ -19,6 +20,7 @@ export const commands: readonly CommandSpec[] = [
   ...taskCommands,
   ...eventCommands,
   ...scheduleCommands,
+  ...queueCommands,
   ...workerCommands,
   ...purgeCommands,
   ...watchCommands,

@@ -37,6 +37,12 @@ const mutations = {
   triggerSchedule: `mutation DashboardTriggerSchedule($name: String!, $reason: String!, $clientMutationId: String) {
     triggerSchedule(name: $name, reason: $reason, clientMutationId: $clientMutationId) { workflow { id state } }
   }`,
+  pauseQueue: `mutation DashboardPauseQueue($name: String!, $reason: String!, $clientMutationId: String) {
+    pauseQueue(name: $name, reason: $reason, clientMutationId: $clientMutationId) { changed queue { name } }
+  }`,
+  resumeQueue: `mutation DashboardResumeQueue($name: String!, $reason: String, $clientMutationId: String) {
+    resumeQueue(name: $name, reason: $reason, clientMutationId: $clientMutationId) { changed queue { name } }
+  }`,
 };
 
 /** @typedef {keyof typeof mutations} MutationName */
@@ -73,6 +79,9 @@ function outcomeText(name, data) {
       return `Schedule ${answer.schedule.name} ${name === 'pauseSchedule' ? 'paused' : 'resumed'}${answer.changed ? '' : ' (already so: nothing changed)'}.`;
     case 'triggerSchedule':
       return `Triggered: workflow ${answer.workflow.id} submitted.`;
+    case 'pauseQueue':
+    case 'resumeQueue':
+      return `Queue ${answer.queue.name} ${name === 'pauseQueue' ? 'paused' : 'resumed'}${answer.changed ? '' : ' (already so: nothing changed)'}.`;
   }
 }
 

@@ -9,7 +9,13 @@
 
 /** The attribute values that name a row or a control across two renders of a page. */
 const keyAttributes = ['id', 'href', 'data-dialog', 'data-value-id', 'data-value-name'];
-const rowAttributes = ['data-workflow-id', 'data-transition-id', 'data-task-id', 'data-schedule'];
+const rowAttributes = [
+  'data-workflow-id',
+  'data-transition-id',
+  'data-task-id',
+  'data-schedule',
+  'data-queue',
+];
 
 /**
  * A selector for the same element in a fresh copy of the page.

@@ -7,6 +7,7 @@ import {
   taskColumns,
   workflowColumns,
 } from '../locked-runs';
+import { queueNotPausedSql } from '../queues/queue-pauses';
 import type { CausewayDatabase } from '../schema';
 import { readyStateSql } from '../task-states';
 import { claimAtSql, dueSql } from './claim-order';
@@ -14,8 +15,9 @@ import { definedWorkflowStep } from './defined-workflow-step';
 
 /**
  * A claim's read, in one round trip (R4, R8): ready rows of one queue in claim order
- * (`run_at − priority`, R49), locked with SKIP LOCKED so two claimers never get the same row (served by the partial
- * index on queued rows); their workflows, locked with SKIP LOCKED so a claimer never
+ * (`run_at − priority`, R49), locked with SKIP LOCKED so two claimers never get the same row
+ * (served by the partial index on queued rows), none while the queue is paused (R53); their
+ * workflows, locked with SKIP LOCKED so a claimer never
  * waits; and every task of those workflows, locked in id order.
  */
 export async function taskClaimLoad(
@@ -33,6 +35,7 @@ export async function taskClaimLoad(
       where state = ${readyStateSql} and queue = ${queue}
         and ${dueSql(sql`t`, sql`(select causeway_statement_now())`)}
         and ${definedWorkflowStep(sql`t`, stepKeys)}
+        and ${queueNotPausedSql(queue)}
       order by ${claimAtSql(sql`t`)}
       limit ${limit}
       for update skip locked
@@ -84,6 +87,7 @@ export async function taskClaimCandidates(
     select id, workflow_id from causeway_tasks as t
     where state = ${readyStateSql} and queue = ${queue}
       and ${dueSql(sql`t`, sql`(select causeway_statement_now())`)}
+      and ${queueNotPausedSql(queue)}
     order by ${claimAtSql(sql`t`)}
     limit ${limit}
     for update skip locked`.execute(tx);

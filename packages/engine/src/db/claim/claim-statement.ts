@@ -6,6 +6,7 @@ import { effectAssignments, setList } from '../edge-assignments';
 import type { ClaimEdgePlan } from '../edge-plans';
 import { type LeasedTaskRow, leasedTaskColumns } from '../locked-runs';
 import { transitionsChannel } from '../notify-channels';
+import { queueNotPausedSql } from '../queues/queue-pauses';
 import { type LeasedTask, leasedTaskFromRow } from '../rows';
 import { claimAtSql, dueSql } from './claim-order';
 import { definedWorkflowStep } from './defined-workflow-step';
@@ -63,7 +64,8 @@ export interface ClaimStatementResult {
  * parents' new states and the log rows in the order the full decision writes them (each
  * task's edge, then its parent's edge if the parent changed). Candidates are tasks of workflows whose every step this
  * engine defines (`definedWorkflowStep`); a workflow it does not define is still left alone,
- * as in the full decision. If any candidate is not covered, nothing is written.
+ * as in the full decision. If any candidate is not covered, nothing is written. A paused
+ * queue (R53) gives no candidates.
  */
 export async function taskClaimInOneStatement(
   db: Db,
@@ -123,6 +125,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
         where state = ${sql.lit(plan.from)} and queue = ${plan.queue}
           and ${dueSql(sql`t`, sql`(select now from clock)`)}
           and ${definedWorkflowStep(sql`t`, plan.stepKeys)}
+          and ${queueNotPausedSql(plan.queue)}
         order by ${claimAtSql(sql`t`)}
         limit ${sql.lit(limitBound(plan.limit))}
         for update skip locked

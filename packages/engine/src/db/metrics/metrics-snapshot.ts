@@ -6,6 +6,7 @@ import { type LeaseHolder, leaseHolderFromRow, leaseHoldersSql } from './lease-h
 import { type TaskStateCount, taskStateCountsSql } from './live-task-states';
 import { liveWorkersSql, type QueueSlots, queueSlotsSql } from './live-workers';
 import { type OutboxBacklog, outboxBacklogSql } from './outbox-backlog';
+import { pausedQueuesSql } from './paused-queues';
 import { type ReadyQueue, readyQueuesSql } from './ready-queues';
 import { type ScheduleLag, scheduleLagFromRow, scheduleLagSql } from './schedule-lag';
 
@@ -20,6 +21,8 @@ export interface MetricsSnapshot {
   /** Registered workers within their age-out (the worker registry). */
   readonly workers: number;
   readonly queueSlots: readonly QueueSlots[];
+  /** The names of the paused queues (R53). */
+  readonly pausedQueues: readonly string[];
 }
 
 /** The rows of one query as a JSON array (one column of the snapshot's single row). */
@@ -43,6 +46,7 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
     schedule_lag: Parameters<typeof scheduleLagFromRow>[0][];
     workers: number;
     queue_slots: QueueSlots[];
+    paused_queues: { queue: string }[];
   }>`
     select ${rowsOf(taskStateCountsSql)} as task_states,
            ${rowsOf(readyQueuesSql)} as ready_queues,
@@ -51,7 +55,8 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
            ${rowsOf(eventWaitsSql)} as event_waits,
            ${rowsOf(scheduleLagSql)} as schedule_lag,
            (${liveWorkersSql}) as workers,
-           ${rowsOf(queueSlotsSql)} as queue_slots`.execute(db);
+           ${rowsOf(queueSlotsSql)} as queue_slots,
+           ${rowsOf(pausedQueuesSql)} as paused_queues`.execute(db);
   const row = rows[0];
   if (row === undefined) throw new Error('the metrics snapshot returned no row');
   return {
@@ -63,6 +68,7 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
     scheduleLag: row.schedule_lag.map(scheduleLagFromRow),
     workers: row.workers,
     queueSlots: row.queue_slots,
+    pausedQueues: row.paused_queues.map((paused) => paused.queue),
   };
 }
 

@@ -202,7 +202,9 @@ export async function taskSettleInOneStatement(
       ) as r
       join unnest(${chain.queues}::text[], ${chain.limits}::integer[]) as q(queue, most)
         on q.queue = r.queue
+      -- Nothing from a paused queue (R53): its promoted steps stay queued.
       where r.nth <= q.most
+        and not exists (select 1 from causeway_queue_pauses as qp where qp.queue = r.queue)
     ),
     promoted_plan as materialized (
       select p.*, ch.id is not null as chained, ch.position

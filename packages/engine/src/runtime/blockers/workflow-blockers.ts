@@ -27,7 +27,7 @@ import { snapshotOf, type TaskRecord } from '../../db/rows';
 import type { CausewayDatabase } from '../../db/schema';
 import { workerList } from '../../db/workers/worker-list';
 
-const noLoad: QueueLoad = Object.freeze({ leasedByHolder: {}, oldestReadyAt: null });
+const noLoad: QueueLoad = Object.freeze({ leasedByHolder: {}, oldestReadyAt: null, paused: null });
 
 /**
  * The blockers of each workflow of `ids` that exists (issue 18): one per non-terminal task, in
@@ -60,14 +60,15 @@ async function blockersAtLevel(
   const { workflows, tasks, now } = await blockerTaskRead(tx, ids);
   if (now === null) return new Map();
   const open = tasks.filter(({ task }) => !isTerminalTaskState(task.state));
-  const dueQueues = open
-    .filter(({ task }) => task.state === 'queued' && (task.runAt?.getTime() ?? 0) <= now.getTime())
+  // Every queued task's queue, due or not: a paused queue (R53) holds both.
+  const queuedQueues = open
+    .filter(({ task }) => task.state === 'queued')
     .map(({ task }) => task.queue);
   const holders = open.flatMap(({ task }) =>
     leaseHoldingStates.includes(task.state) && task.leaseHolder !== null ? [task.leaseHolder] : [],
   );
   const awaiting = open.filter(({ task }) => task.state === receiptAwaitingState);
-  const loads = await queueLoadList(tx, dueQueues);
+  const loads = await queueLoadList(tx, queuedQueues);
   const workers = open.length === 0 ? [] : await workerList(tx, { includeStale: false, holders });
   const outbox = await outboxListByTasks(
     tx,

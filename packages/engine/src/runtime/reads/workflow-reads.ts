@@ -1,12 +1,14 @@
 import {
   type Explanation,
   explain,
+  queuePausedNote,
   receiptAwaitingState,
   type Transition,
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
+import { queuePauseList } from '../../db/queues/queue-pauses';
 import { inOneSnapshot } from '../../db/read-snapshot';
 import { childCountList, type StepChildCounts } from '../../db/reads/child-counts';
 import { priorityPlaceList } from '../../db/reads/priority-places';
@@ -131,12 +133,18 @@ export async function explainWorkflow(
     const tasks = await taskListByWorkflows(tx, [workflowId]);
     const childCounts = await childCountList(tx, [workflowId]);
     const priorities = await priorityPlaceList(tx, workflowId);
-    return { transitions, tasks, childCounts, priorities };
+    const pauses = tasks.some((task) => task.state === 'queued') ? await queuePauseList(tx) : null;
+    return { transitions, tasks, childCounts, priorities, pauses };
   });
   if (read === undefined) {
     throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
   }
-  const { transitions, tasks, childCounts, priorities } = read;
+  const { transitions, tasks, childCounts, priorities, pauses } = read;
+  // A queued step of a paused queue (R53): who paused it and why.
+  const paused = tasks.flatMap((task) => {
+    const pause = task.state === 'queued' ? pauses?.get(task.queue) : undefined;
+    return pause === undefined ? [] : [queuePausedNote(task.step, task.queue, pause)];
+  });
   const notes = tasks.flatMap((task) =>
     task.cancelAskedAt === null
       ? []
@@ -148,7 +156,7 @@ export async function explainWorkflow(
           },
         ],
   );
-  return explain(transitions, notes, childCounts, priorities);
+  return explain(transitions, [...notes, ...paused], childCounts, priorities);
 }
 
 /** The parent's name and the step that started the child; null for a root. */

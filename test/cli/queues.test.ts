@@ -1,0 +1,76 @@
+/**
+ * `causeway queues`, `queues pause` and `queues resume` (R53) as child processes against a
+ * server in another process: the listing, the pause kept with the operator and reason, the
+ * `--json` shapes, a repeat that changes nothing, and usage errors that write nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import { query } from '../helpers/engine';
+import { causeway, causewayJson, useCli } from './helpers';
+
+const { url, db, asAlice } = useCli();
+
+const pauseRows = async () =>
+  query<{ queue: string; operator: string; reason: string }>(
+    db(),
+    'select queue, operator, reason from causeway_queue_pauses order by queue',
+  );
+
+describe('causeway queues', () => {
+  it('lists queues, pauses one as the operator and resumes it', async () => {
+    const listed = await causewayJson<{ queues: { name: string; paused: unknown }[] }>([
+      'queues',
+      '--url',
+      url(),
+    ]);
+    expect(listed.code).toBe(0);
+    expect(listed.json.queues.map((queue) => queue.name)).toContain('default');
+    expect(listed.json.queues.every((queue) => queue.paused === null)).toBe(true);
+
+    const paused = await causewayJson([
+      'queues',
+      'pause',
+      'cli-held',
+      '--reason',
+      'partner outage',
+      ...asAlice(),
+    ]);
+    expect(paused.code).toBe(0);
+    expect(paused.json).toMatchObject({
+      pauseQueue: {
+        changed: true,
+        queue: { name: 'cli-held', paused: { operator: 'alice', reason: 'partner outage' } },
+      },
+    });
+    expect(await pauseRows()).toEqual([
+      { queue: 'cli-held', operator: 'alice', reason: 'partner outage' },
+    ]);
+    const again = await causeway(['queues', 'pause', 'cli-held', '--reason', 'x', ...asAlice()]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('queue cli-held was already paused; nothing changed');
+    const table = await causeway(['queues', '--url', url()]);
+    expect(table.stdout).toMatch(/cli-held\s+yes\s+.*alice\s+partner outage/);
+
+    const resumed = await causewayJson(['queues', 'resume', 'cli-held', ...asAlice()]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.json).toEqual({
+      resumeQueue: { changed: true, queue: { name: 'cli-held', paused: null } },
+    });
+    expect(await pauseRows()).toEqual([]);
+  });
+
+  it('refuses a missing reason, name or unknown action as usage errors and writes nothing', async () => {
+    for (const args of [
+      ['queues', 'pause', 'cli-held'],
+      ['queues', 'pause'],
+      ['queues', 'stop', 'cli-held'],
+    ]) {
+      const refused = await causewayJson<{ error: { code: string; exitCode: number } }>([
+        ...args,
+        ...asAlice(),
+      ]);
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.json.error).toMatchObject({ code: 'USAGE', exitCode: 2 });
+    }
+    expect(await pauseRows()).toEqual([]);
+  });
+});
