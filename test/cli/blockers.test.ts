@@ -105,6 +105,7 @@ describe('causeway workers', () => {
         { name: 'doomed', steps: ['charge'] },
         { name: 'slow', steps: ['wait'] },
         { name: 'cli-stranded', steps: ['orphan'] },
+        { name: 'cli-debounced', steps: ['publish'] },
       ],
       version: expect.any(String),
       startedAt: expect.any(String),
@@ -133,7 +134,7 @@ describe('causeway workers', () => {
     expect(rows[0]?.split(/ {2,}/).slice(2, 5)).toEqual([
       String(main?.pid),
       'default×4',
-      'cli-staged,doomed,slow,cli-stranded',
+      'cli-staged,doomed,slow,cli-stranded,cli-debounced',
     ]);
     expect(rows[0]?.endsWith('  yes')).toBe(true);
 
