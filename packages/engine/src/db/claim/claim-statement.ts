@@ -62,10 +62,10 @@ export interface ClaimStatementResult {
  * `taskClaimLoad` (ready rows in claim order, `run_at − priority` (R49), SKIP LOCKED, their
  * workflows SKIP LOCKED), then, if every one is covered by the plan, the claim edges, the
  * parents' new states and the log rows in the order the full decision writes them (each
- * task's edge, then its parent's edge if the parent changed). Candidates are tasks of workflows whose every step this
- * engine defines (`definedWorkflowStep`); a workflow it does not define is still left alone,
- * as in the full decision. If any candidate is not covered, nothing is written. A paused
- * queue (R53) gives no candidates.
+ * task's edge, then its parent's edge if the parent changed). Candidates are tasks of
+ * workflows whose every step this engine defines (`definedWorkflowStep`); a workflow it does
+ * not define is still left alone, as in the full decision. If any candidate is not covered,
+ * nothing is written. A paused queue (R53) gives no candidates.
  */
 export async function taskClaimInOneStatement(
   db: Db,
