@@ -23,7 +23,43 @@ describe('checkAdmission (R30, R34)', () => {
       inputJson: '{"noteId":"n1","version":3}',
       idempotencyKey: 'note:n1:v3',
       debounceKey: null,
+      concurrency: [null],
     });
+  });
+
+  it('derives each keyed step’s slot from the input, its group by default the step’s (R50)', () => {
+    const keyed = defineWorkflow({
+      name: 'keyed-note',
+      input: z.object({ tenant: z.string() }),
+      steps: {
+        render: step<{ tenant: string }>({
+          concurrency: {
+            key: (ctx) => `${ctx.workflowName}:${ctx.step}:${ctx.input.tenant}`,
+            limit: 3,
+          },
+          run: () => ({}),
+        }),
+        publish: step<{ tenant: string }>({
+          after: ['render'],
+          concurrency: { key: (ctx) => ctx.input.tenant, limit: 1, group: 'platform' },
+          run: () => ({}),
+        }),
+        notify: step({ after: ['publish'], run: () => ({}) }),
+      },
+    });
+    expect(checkAdmission(keyed, { tenant: 'acme' }, undefined)).toMatchObject({
+      ok: true,
+      concurrency: [
+        { group: 'keyed-note/render', key: 'keyed-note:render:acme', limit: 3 },
+        { group: 'platform', key: 'acme', limit: 1 },
+        null,
+      ],
+    });
+    const refused = checkAdmission(keyed, { tenant: '' }, undefined);
+    expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_concurrency_key' } });
+    expect(refused.ok ? '' : refused.error.message).toBe(
+      'the concurrency key of step "publish" is empty',
+    );
   });
 
   it("prefers the caller's key", () => {

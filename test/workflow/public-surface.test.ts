@@ -56,6 +56,8 @@ const publicTypes = [
   'BuilderStepOptions',
   'CatchUp',
   'ChildOutcome',
+  'ConcurrencyKey',
+  'ConcurrencyKeyContext',
   'Debounce',
   'DeepReadonly',
   'ErrorCategory',

@@ -1,6 +1,10 @@
+import { type ConcurrencyKey, concurrencyOf, type TaskConcurrency } from './concurrency-key';
 import type { Debounce } from './debounce';
 import type { WorkflowDefinition } from './define-workflow';
+import { keyTextProblem, textStorageProblem } from './key-text';
 import { utf8Length } from './utf8-length';
+
+export { textStorageProblem } from './key-text';
 
 /** Stable codes for everything refused at admission (R34). Nothing is written for any of them. */
 export const admissionErrorCodes = [
@@ -15,6 +19,8 @@ export const admissionErrorCodes = [
   'invalid_priority',
   /** The definition's debounce key function threw or gave no storable, non-empty string (R52, R58). */
   'invalid_debounce_key',
+  /** A step's concurrency key function threw or gave no storable, non-empty string (R50, R58). */
+  'invalid_concurrency_key',
 ] as const;
 export type AdmissionErrorCode = (typeof admissionErrorCodes)[number];
 
@@ -45,6 +51,8 @@ export type Admission =
       readonly idempotencyKey: string | null;
       /** The definition's debounce key of this input (R52), null without a debounce. */
       readonly debounceKey: string | null;
+      /** Each step's concurrency slot (R50), in the definition's step order; null: none. */
+      readonly concurrency: readonly (TaskConcurrency | null)[];
     }
   | { readonly ok: false; readonly error: AdmissionError };
 
@@ -109,18 +117,33 @@ export function checkAdmission(
     if (!found.ok) return refuse('invalid_debounce_key', found.problem);
     debounceKey = found.key;
   }
-  return { ok: true, input: parsed.data, inputJson: json, idempotencyKey: key, debounceKey };
+  const concurrency: (TaskConcurrency | null)[] = [];
+  for (const step of definition.steps) {
+    if (step.concurrency === undefined) {
+      concurrency.push(null);
+      continue;
+    }
+    const found = concurrencyOf(step.concurrency as ConcurrencyKey, {
+      input: parsed.data,
+      workflowName: definition.name,
+      step: step.name,
+    });
+    if (!found.ok) return refuse('invalid_concurrency_key', found.problem);
+    concurrency.push(found.slot);
+  }
+  return {
+    ok: true,
+    input: parsed.data,
+    inputJson: json,
+    idempotencyKey: key,
+    debounceKey,
+    concurrency,
+  };
 }
 
 /** What is wrong with an idempotency key (a submit's or an event's), or null. */
 export function idempotencyKeyProblem(key: unknown, maxLength: number): string | null {
-  if (typeof key !== 'string') return 'the idempotency key must be a string';
-  if (key.length === 0) return 'the idempotency key is empty';
-  if (key.length > maxLength)
-    return `the idempotency key is ${key.length} characters, over the limit of ${maxLength}`;
-  const unstorable = textStorageProblem(key);
-  if (unstorable !== null) return `the idempotency key has ${unstorable}`;
-  return null;
+  return keyTextProblem('the idempotency key', key, maxLength);
 }
 
 /**
@@ -185,16 +208,6 @@ function findUnstorableString(
       }
     }
   }
-  return null;
-}
-
-/**
- * Why Postgres cannot store this text, or null: JSONB and text reject `\u0000`, and lone
- * UTF-16 surrogates have no UTF-8 form.
- */
-export function textStorageProblem(text: string): string | null {
-  if (text.includes('\u0000')) return 'a NUL character (\\u0000)';
-  if (!text.isWellFormed()) return 'a lone UTF-16 surrogate';
   return null;
 }
 

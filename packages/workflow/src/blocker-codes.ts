@@ -17,6 +17,7 @@ export const blockerCodes = [
   'cancel_pending',
   'children_pending',
   'queue_paused',
+  'concurrency_limited',
 ] as const;
 export type BlockerCode = (typeof blockerCodes)[number];
 
@@ -193,5 +194,18 @@ export const blockerCodeMeanings: Readonly<Record<BlockerCode, BlockerCodeMeanin
       runAt: 'when it is (or was) due',
     },
     until: 'null: it moves when an operator resumes the queue',
+  },
+  concurrency_limited: {
+    meaning:
+      'due, but its concurrency key holds its limit (R50): every slot of the group and key is held by another task',
+    facts: {
+      group: 'the concurrency group',
+      key: 'the key',
+      limit: 'how many tasks of the group and key may hold a slot at once',
+      holders:
+        '[{ taskId, workflowId, step, state, holder, since }]: the tasks holding its slots, oldest first',
+      runAt: 'when it became due',
+    },
+    until: 'null: it moves when a holder ends (its lease expiry bounds that)',
   },
 } satisfies Record<BlockerCode, BlockerCodeMeaning>);

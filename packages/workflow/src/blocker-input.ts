@@ -83,6 +83,24 @@ export interface BlockerInput {
   readonly now: Date;
   /** For a step with child workflows: their counts and what blocks the oldest open one. */
   readonly children?: ChildrenFacts | null;
+  /** For a queued task with a concurrency key (R50): its key and the tasks holding it. */
+  readonly concurrency?: ConcurrencyFacts | null;
+}
+
+/** A concurrency key as a blocker read it (R50): the tasks that hold its slots. */
+export interface ConcurrencyFacts {
+  readonly group: string;
+  readonly key: string;
+  readonly limit: number;
+  /** Oldest first by the time they took the slot. */
+  readonly holders: readonly {
+    readonly taskId: string;
+    readonly workflowId: string;
+    readonly step: string;
+    readonly state: TaskState;
+    readonly holder: string | null;
+    readonly since: Date;
+  }[];
 }
 
 /** What the engine read of a step's child workflows for its blocker (R48). */

@@ -1,5 +1,6 @@
 import { childrenBlocker } from './blocker-children';
 import type { Blocker } from './blocker-codes';
+import { concurrencyBlocker } from './blocker-concurrency';
 import {
   type BlockerInput,
   blockerOf,
@@ -44,7 +45,12 @@ export function decideBlocker(input: BlockerInput): Blocker | null {
       if (input.queue.paused !== null) return pausedBlocker(input, input.queue.paused);
       const runAt = task.snapshot.runAt;
       if (runAt !== null && runAt.getTime() > now.getTime()) return notDueBlocker(input, runAt);
-      return dueBlocker(input, runAt ?? task.lastEdge?.at ?? now);
+      const dueSince = runAt ?? task.lastEdge?.at ?? now;
+      const key = input.concurrency;
+      if (key != null && key.holders.length >= key.limit) {
+        return concurrencyBlocker(input, key, dueSince);
+      }
+      return dueBlocker(input, dueSince);
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { type ConcurrencyKey, concurrencyProblems } from './concurrency-key';
 import { type Debounce, debounceProblems } from './debounce';
 import { namedMapChild } from './one-step-child';
 import {
@@ -43,6 +44,11 @@ export interface StepOptions<TInput, TOutput> {
   readonly delayMs?: number;
   /** Seconds of backlog this step's tasks may jump in their queue (R49); a submit's wins. */
   readonly priority?: number;
+  /**
+   * At most `limit` tasks of the group and key hold a slot at once, across every worker and
+   * workflow (R50); the key is derived from the workflow's input at admission.
+   */
+  readonly concurrency?: ConcurrencyKey<TInput>;
   readonly run: (
     context: StepContext<TInput>,
   ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
@@ -101,6 +107,7 @@ export function step<TInput = unknown, TOutput = unknown>(
     const problem = priorityProblem(options.priority);
     if (problem !== null) problems.push(problem);
   }
+  if (options.concurrency !== undefined) problems.push(...concurrencyProblems(options.concurrency));
   if (typeof options.run !== 'function') problems.push('run must be a function');
   if (problems.length > 0) throw new DefinitionError('invalid step', problems);
   return Object.freeze({
@@ -108,6 +115,9 @@ export function step<TInput = unknown, TOutput = unknown>(
     queue,
     policy,
     ...(options.priority === undefined ? {} : { priority: options.priority }),
+    ...(options.concurrency === undefined
+      ? {}
+      : { concurrency: Object.freeze({ ...options.concurrency }) }),
     run: options.run,
   });
 }

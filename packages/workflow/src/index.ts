@@ -19,6 +19,10 @@ export {
   startChildren,
   type Tolerance,
 } from './child-workflows';
+export type {
+  ConcurrencyKey,
+  ConcurrencyKeyContext,
+} from './concurrency-key';
 export type { Debounce } from './debounce';
 export type { DeepReadonly } from './deep-freeze';
 export {

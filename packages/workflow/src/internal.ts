@@ -13,6 +13,7 @@ export type {
   BlockerInput,
   BlockerTask,
   ChildrenFacts,
+  ConcurrencyFacts,
   OutboxSending,
   QueueLoad,
   QueuePause,
@@ -24,6 +25,7 @@ export * from './child-workflows';
 export * from './children-decisions';
 export * from './claim-outcomes';
 export * from './complete-outcomes';
+export * from './concurrency-key';
 export * from './cron';
 export * from './debounce';
 export * from './deep-freeze';

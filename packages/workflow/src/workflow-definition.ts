@@ -6,6 +6,7 @@
  */
 
 import type { z } from 'zod';
+import type { ConcurrencyKey } from './concurrency-key';
 import type { Debounce } from './debounce';
 import type { EventWait } from './event-wait';
 import type { RetryPolicy } from './retry-policy';
@@ -30,6 +31,8 @@ export interface StepDefinition<TInput = unknown, TOutput = unknown> {
   readonly policy: RetryPolicy;
   /** Seconds of backlog its tasks may jump in their queue (R49); absent: 0. */
   readonly priority?: number;
+  /** Its tasks' concurrency key (R50); absent: no limit but the queue's. */
+  readonly concurrency?: ConcurrencyKey<TInput>;
   /** An event step's wait (`event(...)`, R37); absent for a step that runs code. */
   readonly event?: EventWait;
   /** A map step's list and child workflow (`map(...)`, R44); absent for a step that runs code. */

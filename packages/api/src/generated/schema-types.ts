@@ -28,7 +28,8 @@ export type BlockerCode =
   | 'waiting_for_event'
   | 'cancel_pending'
   | 'children_pending'
-  | 'queue_paused';
+  | 'queue_paused'
+  | 'concurrency_limited';
 export const blockerCodeGraphQLValues = [
   'UPSTREAM_PENDING',
   'NOT_DUE',
@@ -42,6 +43,7 @@ export const blockerCodeGraphQLValues = [
   'CANCEL_PENDING',
   'CHILDREN_PENDING',
   'QUEUE_PAUSED',
+  'CONCURRENCY_LIMITED',
 ] as const;
 
 /** GraphQL enum CatchUp, as the domain's lowercase codes. */

@@ -1,6 +1,7 @@
 import type {
   ErrorCategory,
   ReasonCode,
+  TaskConcurrency,
   TaskSnapshot,
   TaskState,
   Transition,
@@ -15,6 +16,8 @@ export interface TaskRecord {
   readonly workflowId: string;
   readonly step: string;
   readonly queue: string;
+  /** Its concurrency slot (R50), where the read selected it; null or absent: none. */
+  readonly concurrency?: TaskConcurrency | null;
   readonly state: TaskState;
   readonly attempt: number;
   readonly maxAttempts: number;
@@ -127,6 +130,14 @@ export interface WorkflowRecord {
 export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
   return {
     ...leasedTaskFromRow(row),
+    concurrency:
+      row.concurrency_key === null || row.concurrency_key === undefined
+        ? null
+        : {
+            group: row.concurrency_group as string,
+            key: row.concurrency_key,
+            limit: row.concurrency_limit as number,
+          },
     maxAttempts: row.max_attempts,
     replayCount: row.replay_count,
     runAt: row.run_at,

@@ -61,6 +61,10 @@ export interface TaskTable {
   run_at: Timestamp | null;
   /** Seconds of backlog it may jump in its queue (R49); claims order by `causeway_claim_at`. */
   priority: Generated<number>;
+  /** Its concurrency slot (R50): set at admission, all three or none. */
+  concurrency_group: ColumnType<string | null, string | null | undefined, never>;
+  concurrency_key: ColumnType<string | null, string | null | undefined, never>;
+  concurrency_limit: ColumnType<number | null, number | null | undefined, never>;
   deadline_at: Timestamp | null;
   lease_holder: string | null;
   lease_epoch: ColumnType<string, number | string | undefined, number | string>;

@@ -6,10 +6,11 @@ import {
   promotionRule,
   receiptAwaitingState,
   replayableState,
+  slotHoldingStates,
   taskEdges,
   terminalTaskStates,
 } from '@causeway/workflow/internal';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 
 /**
  * Task states as SQL literals, read off the edge table rather than typed into statements.
@@ -50,3 +51,13 @@ export const failedStatesSql = sql.join(
     .filter((state) => state !== promotionRule.upstreamState)
     .map((state) => sql.lit(state)),
 );
+
+/**
+ * Whether task `t` holds its concurrency key's slot (R50, `slotHoldingStates`): a
+ * `cancel_requested` task only while it keeps the lease it had as `leased`. The plain list
+ * is the slot holders' partial index's condition (migration 0030).
+ */
+export function slotHoldingSql(task: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`${task}.state in (${sql.join(slotHoldingStates.map((state) => sql.lit(state)))})
+    and (${task}.state <> ${cancelRequestedStateSql} or ${task}.lease_holder is not null)`;
+}

@@ -19,6 +19,8 @@ export interface StepTable {
   readonly stepUpstream: readonly string[];
   /** Its index in the definition (the order the machine logs promotions in). */
   readonly stepOrder: readonly number[];
+  /** Queues with a step that has a concurrency key (R50): only their claims look for keys. */
+  readonly keyedQueues: ReadonlySet<string>;
 }
 
 const tables = new WeakMap<ReadonlyMap<string, WorkflowDefinition>, StepTable>();
@@ -39,6 +41,9 @@ export function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>
         JSON.stringify([...upstreamSteps(entry.definition, entry.step.name)]),
       ),
       stepOrder: steps.map((entry) => entry.order),
+      keyedQueues: new Set(
+        steps.filter((entry) => entry.step.concurrency !== undefined).map((e) => e.step.queue),
+      ),
     };
     tables.set(definitions, table);
   }

@@ -1,5 +1,6 @@
 import type { QueueLoad, QueuePause } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
+import { readyHalves } from '../claim/claim-order';
 import type { Db } from '../database';
 import { leaseHoldingStatesSql, readyStateSql } from '../task-states';
 
@@ -32,8 +33,13 @@ export async function queueLoadList(
     from unnest(${[...new Set(queues)]}::text[]) as q(queue)
     left join causeway_queue_pauses as p on p.queue = q.queue
     cross join lateral (
-      select min(run_at) as oldest_ready_at from causeway_tasks
-      where state = ${readyStateSql} and queue = q.queue and run_at <= causeway_now()
+      select least(${sql.join(
+        readyHalves.map(
+          (half) => sql`(select min(run_at) from causeway_tasks
+        where state = ${readyStateSql} and ${half} and queue = q.queue
+          and run_at <= causeway_now())`,
+        ),
+      )}) as oldest_ready_at
     ) as r
     left join lateral (
       select lease_holder as holder, count(*)::int as leased from causeway_tasks

@@ -11,6 +11,11 @@ import { queueNotPausedSql } from '../queues/queue-pauses';
 import type { CausewayDatabase } from '../schema';
 import { readyStateSql } from '../task-states';
 import { claimAtSql, dueSql } from './claim-order';
+import {
+  type KeyedCandidate,
+  keyedCandidatesSql,
+  plainCandidateKeyColumns,
+} from './concurrency-claim';
 import { definedWorkflowStep } from './defined-workflow-step';
 
 /**
@@ -25,20 +30,52 @@ export async function taskClaimLoad(
   queue: string,
   limit: number,
   stepKeys: readonly string[],
-): Promise<LoadedRuns & { readonly candidateIds: readonly string[]; readonly skipped: number }> {
-  const { rows } = await sql<
-    TaskWithWorkflowRow & { is_candidate: boolean; claim_at: Date | null; candidate_count: string }
-  >`
-    ${preparedSql}
-    with candidates as materialized (
-      select id, workflow_id from causeway_tasks as t
-      where state = ${readyStateSql} and queue = ${queue}
-        and ${dueSql(sql`t`, sql`(select causeway_statement_now())`)}
+  /** Some step of the queue has a concurrency key (R50): keyed tasks are candidates too. */
+  keyed = false,
+): Promise<
+  LoadedRuns & {
+    readonly candidateIds: readonly string[];
+    readonly keyedCandidates: readonly KeyedCandidate[];
+    readonly skipped: number;
+  }
+> {
+  const now = sql`(select causeway_statement_now())`;
+  const plain = sql`
+      select id, workflow_id, ${claimAtSql(sql`t`)} as claim_at, ${plainCandidateKeyColumns}
+      from causeway_tasks as t
+      where state = ${readyStateSql} and queue = ${queue} and concurrency_key is null
+        and ${dueSql(sql`t`, now)}
         and ${definedWorkflowStep(sql`t`, stepKeys)}
         and ${queueNotPausedSql(queue)}
       order by ${claimAtSql(sql`t`)}
       limit ${limit}
-      for update skip locked
+      for update skip locked`;
+  const { rows } = await sql<
+    TaskWithWorkflowRow & {
+      is_candidate: boolean;
+      claim_at: Date | null;
+      candidate_count: string;
+      concurrency_group: string | null;
+      concurrency_key: string | null;
+      grant_version: string | null;
+      head_version: string | null;
+    }
+  >`
+    ${preparedSql}
+    with candidates as materialized (
+      ${
+        keyed
+          ? sql`select * from (
+        select * from (${plain}) as plain
+        union all
+        select id, workflow_id, claim_at, concurrency_group, concurrency_key, grant_version,
+          head_version
+        from (${keyedCandidatesSql({ queue, limit, now, stepKeys })}) as keyed
+      ) as merged
+      order by claim_at
+      limit ${limit}`
+          : plain
+      }
     ),
     locked as materialized (
       select id from causeway_workflows
@@ -49,10 +86,12 @@ export async function taskClaimLoad(
     select ${taskColumns}, ${workflowColumns},
       -- The claim's time is its statement's (see causeway_statement_now), for R4 and the lease.
       (select causeway_statement_now()) as db_now,
-      t.id in (select id from candidates) as is_candidate, ${claimAtSql(sql`t`)} as claim_at,
-      (select count(*) from candidates) as candidate_count
+      c.id is not null as is_candidate, ${claimAtSql(sql`t`)} as claim_at,
+      (select count(*) from candidates) as candidate_count, c.concurrency_group,
+      c.concurrency_key, c.grant_version, c.head_version
     from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
+    left join candidates as c on c.id = t.id
     -- An array, not a semi-join: probes of the (workflow_id, step) index, never a hash of
     -- the whole table whenever it is small enough to look cheap.
     where t.workflow_id = any(array(select id from locked))
@@ -60,7 +99,14 @@ export async function taskClaimLoad(
     for update of t, w`.execute(tx);
   // No rows: nothing ready, or every candidate's workflow was busy (rare; polling covers it).
   if (rows.length === 0) {
-    return { workflows: [], tasks: [], now: new Date(0), candidateIds: [], skipped: 0 };
+    return {
+      workflows: [],
+      tasks: [],
+      now: new Date(0),
+      candidateIds: [],
+      keyedCandidates: [],
+      skipped: 0,
+    };
   }
   const loaded = loadedFromRows(rows, (rows[0] as TaskWithWorkflowRow).db_now);
   // Claims go in claim order, like the candidates were picked.
@@ -70,7 +116,20 @@ export async function taskClaimLoad(
     .map((row) => row.id);
   const skipped =
     Number((rows[0] as { candidate_count: string }).candidate_count) - candidateIds.length;
-  return { ...loaded, candidateIds, skipped };
+  const keyedCandidates = rows.flatMap((row) =>
+    row.is_candidate && row.concurrency_key !== null
+      ? [
+          {
+            id: row.id,
+            group: row.concurrency_group as string,
+            key: row.concurrency_key,
+            grantVersion: row.grant_version as string,
+            headVersion: row.head_version as string,
+          },
+        ]
+      : [],
+  );
+  return { ...loaded, candidateIds, keyedCandidates, skipped };
 }
 
 /**

@@ -18,3 +18,13 @@ export function dueSql(table: RawBuilder<unknown>, now: RawBuilder<unknown>): Ra
   return sql`${table}.run_at <= ${now}
     and ${claimAtSql(table)} <= ${now} + ${sql.lit(priorityLimits.max)} * interval '1 second'`;
 }
+
+/**
+ * A ready row lives in one of two partial indexes (migration 0030): plain, or keyed (R50). A
+ * read over every ready row of a queue reads each with its condition and adds them up, so
+ * both are index scans.
+ */
+export const readyHalves: readonly RawBuilder<unknown>[] = [
+  sql`concurrency_key is null`,
+  sql`concurrency_key is not null`,
+];

@@ -9,6 +9,7 @@ import { transitionsChannel } from '../notify-channels';
 import { queueNotPausedSql } from '../queues/queue-pauses';
 import { type LeasedTask, leasedTaskFromRow } from '../rows';
 import { claimAtSql, dueSql } from './claim-order';
+import { keyedCandidatesSql, keyGrantCtes, plainCandidateKeyColumns } from './concurrency-claim';
 import { definedWorkflowStep } from './defined-workflow-step';
 
 /**
@@ -31,6 +32,8 @@ export interface ClaimStatementPlan extends ClaimEdgePlan {
   readonly stepKeys: readonly string[];
   /** Per step: a JSON array of the steps it runs after, directly or not (whose outputs it reads). */
   readonly stepUpstream: readonly string[];
+  /** Some step of the queue this engine defines has a concurrency key (R50). */
+  readonly keyed: boolean;
 }
 
 /** A task a one-statement claim leased, with what its attempt needs to start. */
@@ -86,7 +89,9 @@ export async function taskClaimInOneStatement(
   return {
     decided: summary.decided,
     claimed,
-    skipped: Number(summary.candidate_count) - Number(summary.ready_count),
+    // Busy workflows, and keyed tasks whose key another claim granted meanwhile (R50).
+    skipped:
+      Number(summary.candidate_count) - Number(summary.ready_count) + Number(summary.lost_count),
     now: summary.summary_now,
   };
 }
@@ -98,6 +103,26 @@ function limitBound(limit: number): number {
 
 /** The statement of `taskClaimInOneStatement`, for it and for EXPLAIN in tests. */
 export function claimStatement(plan: ClaimStatementPlan) {
+  // Plain tasks in claim order. The inner limit is a literal (the limit rounded up to a power
+  // of two): it tells the planner how few rows come, so the generic plan it caches and reuses
+  // (instead of planning this statement on every call) probes indexes as a custom plan would,
+  // and a connection holds a handful of such plans, not one per limit. The outer limit takes
+  // exactly the rows wanted; rows are locked only as they are taken.
+  const plainCandidates = sql`
+      select *, ${plainCandidateKeyColumns} from (
+        select id, workflow_id, step, ${claimAtSql(sql`t`)} as claim_at, deadline_at
+        from causeway_tasks as t
+        where state = ${sql.lit(plan.from)} and queue = ${plan.queue}
+          and concurrency_key is null
+          and ${dueSql(sql`t`, sql`(select now from clock)`)}
+          and ${definedWorkflowStep(sql`t`, plan.stepKeys)}
+          and ${queueNotPausedSql(plan.queue)}
+        order by ${claimAtSql(sql`t`)}
+        limit ${sql.lit(limitBound(plan.limit))}
+        for update skip locked
+      ) as bounded
+      limit ${plan.limit}
+  `;
   return sql<
     LeasedTaskRow & {
       readonly w_name: string;
@@ -107,31 +132,34 @@ export function claimStatement(plan: ClaimStatementPlan) {
       readonly outputs: Record<string, unknown> | null;
       readonly candidate_count: string;
       readonly ready_count: string;
+      readonly lost_count: string;
       readonly decided: boolean;
       readonly summary_now: Date;
     }
   >`
     ${preparedSql}
     with clock as materialized (select causeway_statement_now() as now),
+    ${
+      plan.keyed
+        ? sql`plain_candidates as materialized (${plainCandidates}),
+    -- Keyed tasks (R50) merge with the plain ones in claim order; a queue with no keyed step
+    -- in this engine's definitions leaves them out.
     candidates as materialized (
-      -- The inner limit is a literal (the limit rounded up to a power of two): it tells the
-      -- planner how few rows come, so the generic plan it caches and reuses (instead of
-      -- planning this statement on every call) probes indexes as a custom plan would, and a
-      -- connection holds a handful of such plans, not one per limit. The outer limit takes
-      -- exactly the rows wanted; rows are locked only as they are taken.
       select * from (
-        select id, workflow_id, step, ${claimAtSql(sql`t`)} as claim_at, deadline_at
-        from causeway_tasks as t
-        where state = ${sql.lit(plan.from)} and queue = ${plan.queue}
-          and ${dueSql(sql`t`, sql`(select now from clock)`)}
-          and ${definedWorkflowStep(sql`t`, plan.stepKeys)}
-          and ${queueNotPausedSql(plan.queue)}
-        order by ${claimAtSql(sql`t`)}
-        limit ${sql.lit(limitBound(plan.limit))}
-        for update skip locked
-      ) as bounded
+        select * from plain_candidates
+        union all
+        select * from (${keyedCandidatesSql({
+          queue: plan.queue,
+          limit: plan.limit,
+          now: sql`(select now from clock)`,
+          stepKeys: plan.stepKeys,
+        })}) as keyed
+      ) as merged
+      order by claim_at
       limit ${plan.limit}
-    ),
+    ),`
+        : sql`candidates as materialized (${plainCandidates}),`
+    }
     locked as materialized (
       select id, name, state, input,
         parent_task_id is not null and not detached as awaited_child
@@ -145,7 +173,8 @@ export function claimStatement(plan: ClaimStatementPlan) {
       select c.id, c.workflow_id, c.step, c.deadline_at, l.state as parent_state, l.name,
         l.input, l.awaited_child, row_number() over (order by c.claim_at, c.id) as position,
         n.name is not null as name_defined, s.name is not null as step_defined,
-        s.upstream, m.after_state
+        s.upstream, m.after_state, c.concurrency_group, c.concurrency_key, c.grant_version,
+        c.head_version
       from candidates as c
       join locked as l on l.id = c.workflow_id
       left join unnest(${constantArrayLiteral(plan.definedNames)}::text[]) as n(name)
@@ -167,9 +196,24 @@ export function claimStatement(plan: ClaimStatementPlan) {
           or ready.deadline_at <= clock.now)
       ) as decided
     ),
-    claimable as materialized (
+    ${
+      plan.keyed
+        ? sql`decided_ready as materialized (
       select ready.* from ready, decision where decision.decided and ready.name_defined
     ),
+    ${keyGrantCtes(plan.queue, sql`decided_ready`)},
+    -- A keyed task only if its key was granted: a claim that lost the race for a key's
+    -- version takes none of its tasks.
+    claimable as materialized (
+      select r.* from decided_ready as r
+      where r.concurrency_key is null or exists (
+        select 1 from key_grant as k
+        where k.concurrency_group = r.concurrency_group and k.concurrency_key = r.concurrency_key)
+    ),`
+        : sql`claimable as materialized (
+      select ready.* from ready, decision where decision.decided and ready.name_defined
+    ),`
+    }
     task_update as (
       update causeway_tasks as t set
         state = ${sql.lit(plan.to)},
@@ -229,6 +273,11 @@ export function claimStatement(plan: ClaimStatementPlan) {
       from (select (select count(*) from candidates) as candidate_count,
         (select count(*) from ready) as ready_count,
         (select decided from decision) as decided,
+        ${
+          plan.keyed
+            ? sql`(select count(*) from decided_ready) - (select count(*) from claimable)`
+            : sql`0`
+        } as lost_count,
         (select now from clock) as summary_now,
         (select count(*) from log_insert) as log_count,
         (select count(*) from announce) as announce_count,
@@ -238,7 +287,8 @@ export function claimStatement(plan: ClaimStatementPlan) {
           as written_count) as counts
     )
     -- The summary once, on the first row (pg parses every column of every row it is sent).
-    select tu.*, first.candidate_count, first.ready_count, first.decided, first.summary_now,
+    select tu.*, first.candidate_count, first.ready_count, first.lost_count, first.decided,
+      first.summary_now,
       -- Each upstream step's row by the unique (workflow_id, step) index, whatever the
       -- statistics say about workflow_id alone.
       case when jsonb_array_length(tu.upstream) > 0 then (

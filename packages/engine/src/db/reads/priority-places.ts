@@ -1,6 +1,6 @@
 import type { TaskPriorityPlace } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
-import { claimAtSql } from '../claim/claim-order';
+import { claimAtSql, readyHalves } from '../claim/claim-order';
 import type { Db } from '../database';
 import { readyStateSql } from '../task-states';
 
@@ -19,14 +19,22 @@ export async function priorityPlaceList(db: Db, id: string): Promise<TaskPriorit
     newer_ahead: number;
   }>`
     select t.step, t.queue, t.priority,
-      (select count(*) from causeway_tasks as o
-        where o.state = ${readyStateSql} and o.queue = t.queue
-          and ${claimAtSql(sql`o`)} > ${claimAtSql(sql`t`)} and o.run_at < t.run_at
-      )::int as older_behind,
-      (select count(*) from causeway_tasks as o
-        where o.state = ${readyStateSql} and o.queue = t.queue
-          and ${claimAtSql(sql`o`)} < ${claimAtSql(sql`t`)} and o.run_at > t.run_at
-      )::int as newer_ahead
+      (${sql.join(
+        readyHalves.map(
+          (half) => sql`(select count(*) from causeway_tasks as o
+        where o.state = ${readyStateSql} and o.${half} and o.queue = t.queue
+          and ${claimAtSql(sql`o`)} > ${claimAtSql(sql`t`)} and o.run_at < t.run_at)`,
+        ),
+        sql` + `,
+      )})::int as older_behind,
+      (${sql.join(
+        readyHalves.map(
+          (half) => sql`(select count(*) from causeway_tasks as o
+        where o.state = ${readyStateSql} and o.${half} and o.queue = t.queue
+          and ${claimAtSql(sql`o`)} < ${claimAtSql(sql`t`)} and o.run_at > t.run_at)`,
+        ),
+        sql` + `,
+      )})::int as newer_ahead
     from causeway_tasks as t
     where t.workflow_id = ${id} and t.state = ${readyStateSql} and t.priority <> 0
     order by t.step`.execute(db);

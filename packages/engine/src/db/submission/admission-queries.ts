@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { readyHalves } from '../claim/claim-order';
 import type { Db } from '../database';
 import { type WorkflowRecord, workflowFromRow } from '../rows';
 import type { CausewayDatabase } from '../schema';
@@ -22,9 +23,13 @@ export async function workflowFindByKey(
 /** Ready backlog of a queue, for admission control. */
 export async function queueBacklog(db: Db, queue: string): Promise<number> {
   const { rows } = await sql<{ count: string }>`
-    select count(*) as count from causeway_tasks where state = ${readyStateSql} and queue = ${queue}`.execute(
-    db,
-  );
+    select ${sql.join(
+      readyHalves.map(
+        (half) => sql`(select count(*) from causeway_tasks
+      where state = ${readyStateSql} and ${half} and queue = ${queue})`,
+      ),
+      sql` + `,
+    )} as count`.execute(db);
   return Number(rows[0]?.count ?? 0);
 }
 

@@ -1,4 +1,4 @@
-import { submitDelayLimits } from '@causeway/workflow/internal';
+import { submitDelayLimits, type TaskConcurrency } from '@causeway/workflow/internal';
 import { type RawBuilder, sql } from 'kysely';
 import { type ArrayElement, arrayLiteral } from '../array-literal';
 import { type Db, preparedSql } from '../database';
@@ -39,6 +39,8 @@ export interface NewSubmittedTask {
   readonly maxAttempts: number;
   /** Seconds of backlog it may jump in its queue (R49). */
   readonly priority: number;
+  /** Its concurrency slot (R50): group, key and limit, or null. */
+  readonly concurrency: TaskConcurrency | null;
   /**
    * Queued roots run this long after `runFrom` (the acceptance when null); pending tasks
    * (null) have no run_at yet.
@@ -191,6 +193,21 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
     ? sql`,
           (${column(taskKinds, (task) => task.priority)}::integer[])[v.kind] as priority`
     : sql``;
+  // Only a batch with a keyed task writes the concurrency columns (R50), per task: keys differ
+  // per workflow.
+  const keyed = tasks.some((task) => task.concurrency !== null);
+  const slotOf = (pick: (slot: TaskConcurrency) => ArrayElement) =>
+    arrayLiteral(tasks.map((task) => (task.concurrency === null ? null : pick(task.concurrency))));
+  const keyColumns = keyed ? sql`, concurrency_group, concurrency_key, concurrency_limit` : sql``;
+  const keyValues = keyed
+    ? sql`, t.concurrency_group, t.concurrency_key, t.concurrency_limit`
+    : sql``;
+  const keyFields = keyed
+    ? sql`,
+          (${slotOf((slot) => slot.group)}::text[])[v.position] as concurrency_group,
+          (${slotOf((slot) => slot.key)}::text[])[v.position] as concurrency_key,
+          (${slotOf((slot) => slot.limit)}::integer[])[v.position] as concurrency_limit`
+    : sql``;
   return sql<{ skipped: string[] | null; refused_at_ms?: string | null }>`
     ${preparedSql}
     with clock as materialized (
@@ -225,14 +242,14 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
     ),
     task_insert as (
       insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
-        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at${errorColumns}${priorityColumn})
+        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at${errorColumns}${priorityColumn}${keyColumns})
       select t.id, t.workflow_id, t.step, t.queue, t.state, t.max_attempts,
         coalesce(t.run_from, (select at from clock)) + t.run_ms * interval '1 millisecond',
         (select at from clock) + t.deadline_ms * interval '1 millisecond',
         t.event_name, t.event_key,
         case when t.event_name is not null then (select at from clock) end,
         (select at from clock) + t.wait_ms * interval '1 millisecond',
-        (select at from clock), (select at from clock)${errorValues}${priorityValue}
+        (select at from clock), (select at from clock)${errorValues}${priorityValue}${keyValues}
       from (
         select (select task from id)[v.position] as id,
           (select workflow from id)[v.workflow] as workflow_id, v.position,
@@ -245,7 +262,7 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
           (${column(taskKinds, (task) => task.deadlineInMs)}::bigint[])[v.kind] as deadline_ms,
           (${column(taskKinds, (task) => task.wait?.eventName ?? null)}::text[])[v.kind] as event_name,
           (${column(taskKinds, (task) => task.wait?.timeoutMs ?? null)}::bigint[])[v.kind] as wait_ms,
-          (${eventKeys})[v.position] as event_key${errorFields}${priorityField}
+          (${eventKeys})[v.position] as event_key${errorFields}${priorityField}${keyFields}
         from unnest(
           ${arrayLiteral(tasks.map((task) => positionOf(workflowPosition, task.workflowId)))}::integer[],
           ${arrayLiteral(taskKinds.positions)}::integer[]

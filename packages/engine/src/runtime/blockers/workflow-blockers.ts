@@ -2,6 +2,7 @@ import {
   type Blocker,
   type BlockerInput,
   type ChildrenFacts,
+  type ConcurrencyFacts,
   childLimits,
   decideBlocker,
   eventWaitingState,
@@ -21,6 +22,7 @@ import {
 } from '../../db/blockers/blocker-tasks';
 import { firstOpenChildList, type OpenChild } from '../../db/blockers/first-open-children';
 import { queueLoadList } from '../../db/blockers/queue-loads';
+import { slotHolderList, slotKey } from '../../db/blockers/slot-holders';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
 import { inOneSnapshot } from '../../db/read-snapshot';
 import { snapshotOf, type TaskRecord } from '../../db/rows';
@@ -69,6 +71,12 @@ async function blockersAtLevel(
   );
   const awaiting = open.filter(({ task }) => task.state === receiptAwaitingState);
   const loads = await queueLoadList(tx, queuedQueues);
+  const slots = await slotHolderList(
+    tx,
+    open.flatMap(({ task }) =>
+      task.state === 'queued' && task.concurrency != null ? [task.concurrency] : [],
+    ),
+  );
   const workers = open.length === 0 ? [] : await workerList(tx, { includeStale: false, holders });
   const outbox = await outboxListByTasks(
     tx,
@@ -88,7 +96,7 @@ async function blockersAtLevel(
           [...firstOpen.values()].map((child) => child.workflowId),
           level + 1,
         );
-  const read = { now, loads, outbox, firstOpen, below };
+  const read = { now, loads, outbox, firstOpen, below, slots };
   const registered: RegisteredWorker[] = workers.map((worker) => ({
     holder: worker.holder,
     queues: worker.queues,
@@ -171,6 +179,7 @@ function blockerInput(
   read: Parameters<typeof childrenFacts>[1] & {
     readonly now: Date;
     readonly loads: ReadonlyMap<string, QueueLoad>;
+    readonly slots: ReadonlyMap<string, ConcurrencyFacts['holders']>;
     readonly outbox: readonly {
       taskId: string;
       channel: string;
@@ -212,6 +221,13 @@ function blockerInput(
     queue: read.loads.get(task.queue) ?? noLoad,
     now: read.now,
     children: childrenFacts(task, read),
+    concurrency:
+      task.state === 'queued' && task.concurrency != null
+        ? {
+            ...task.concurrency,
+            holders: read.slots.get(slotKey(task.concurrency.group, task.concurrency.key)) ?? [],
+          }
+        : null,
   };
 }
 

@@ -113,6 +113,7 @@ export function admitChildren(
       input: admission.input,
       inputJson: admission.inputJson,
       idempotencyKey: admission.idempotencyKey,
+      concurrency: admission.concurrency,
       deadlineCapMs,
       origin: {
         actor: { kind: 'parent', name: parent.task.id },

@@ -1,6 +1,7 @@
 import { claimRule, type TaskEvent } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import { taskClaimLoad } from '../../db/claim/claim-load';
+import { concurrencyKeyGrant } from '../../db/claim/concurrency-claim';
 import type { CausewayDatabase } from '../../db/schema';
 import { decideAndWrite } from '../decision/apply-events';
 import type { ApplyContext, ApplyResult } from '../decision/event-request';
@@ -22,19 +23,25 @@ export async function claimTasks(
   context: ApplyContext,
   claim: { readonly queue: string; readonly limit: number; readonly holder: string },
 ): Promise<ApplyResult & { readonly skipped: number }> {
+  const steps = stepTableOf(context.definitions);
   const loaded = await taskClaimLoad(
     tx,
     claim.queue,
     claim.limit,
-    stepTableOf(context.definitions).stepKeys,
+    steps.stepKeys,
+    steps.keyedQueues.has(claim.queue),
   );
+  // Keyed candidates only with their key's slots granted (R50); the others wait a round.
+  const granted = await concurrencyKeyGrant(tx, claim.queue, loaded.keyedCandidates);
+  const keyed = new Set(loaded.keyedCandidates.map((candidate) => candidate.id));
+  const candidateIds = loaded.candidateIds.filter((id) => !keyed.has(id) || granted.has(id));
   const actor = { kind: 'worker', name: claim.holder } as const;
-  const requests = loaded.candidateIds.map((taskId) => ({
+  const requests = candidateIds.map((taskId) => ({
     taskId,
     event: { type: 'claim', actor } satisfies TaskEvent,
   }));
   const result = await decideAndWrite(tx, context, loaded, requests, { holder: claim.holder });
-  return { ...result, skipped: loaded.skipped };
+  return { ...result, skipped: loaded.skipped + loaded.candidateIds.length - candidateIds.length };
 }
 
 /** The machine decides every candidate (`claimTasks`): leases, or finalizes past deadlines. */

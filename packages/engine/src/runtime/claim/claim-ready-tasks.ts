@@ -25,6 +25,7 @@ export function claimStatementPlan(
     stepSteps: steps.stepSteps,
     stepKeys: steps.stepKeys,
     stepUpstream: steps.stepUpstream,
+    keyed: steps.keyedQueues.has(request.queue),
   };
 }
 

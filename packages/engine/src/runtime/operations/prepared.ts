@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '@causeway/workflow/internal';
+import type { TaskConcurrency, WorkflowDefinition } from '@causeway/workflow/internal';
 import type { NewChildLink } from '../../db/submission/submission-insert';
 import type { SubmitOrigin } from '../schedules/submit-origin';
 
@@ -10,6 +10,8 @@ export interface Prepared {
   readonly idempotencyKey: string | null;
   /** The definition's debounce key of the input (R52); absent or null: not debounced. */
   readonly debounceKey?: string | null;
+  /** Each step's concurrency slot (R50), in the definition's step order; absent: none. */
+  readonly concurrency?: readonly (TaskConcurrency | null)[];
   readonly origin?: SubmitOrigin | undefined;
   /** A child workflow's place in its tree (R43), with its id chosen before the insert. */
   readonly child?: { readonly id: string; readonly link: NewChildLink };

@@ -147,6 +147,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
     inputJson: admission.inputJson,
     idempotencyKey: admission.idempotencyKey,
     debounceKey: admission.debounceKey,
+    concurrency: admission.concurrency,
   };
 }
 
@@ -252,6 +253,7 @@ export function planSubmission(
         state: task.snapshot.state,
         maxAttempts: step.policy.maxAttempts,
         priority: start.priority ?? step.priority ?? 0,
+        concurrency: item.concurrency?.[index] ?? null,
         runInMs,
         runFrom: runInMs === null ? null : start.runAt,
         deadlineInMs: cappedDeadline(task.snapshot.deadlineAt?.getTime() ?? null, item),
