@@ -219,7 +219,9 @@ describe('the blocker of a task whose key holds its limit (R50)', () => {
     const [blocker] = (await cw.blockers(waiting as string)) ?? [];
     expect(blocker?.code).toBe('concurrency_limited');
     expect(blocker?.facts).toMatchObject({ group: 'barrier', key: tenant, limit: 2 });
-    const named = (blocker?.facts.holders as { taskId: string; state: string; holder: string }[])
+    const named = (
+      (blocker?.facts.holders ?? []) as { taskId: string; state: string; holder: string }[]
+    )
       .map((holder) => [holder.taskId, holder.state, holder.holder])
       .sort();
     expect(named).toEqual(holders.map((task) => [task.task.id, 'leased', cw.holder]).sort());
