@@ -94,7 +94,7 @@ describe('state CHECK constraints mirror the TypeScript arrays', () => {
 });
 
 const claimQuery = `select id, workflow_id from causeway_tasks
-  where state = 'queued' and queue = $1 and run_at <= causeway_now()
+  where state = 'queued' and queue = $1 and concurrency_key is null and run_at <= causeway_now()
   order by run_at limit 10 for update skip locked`;
 
 interface PlanNode {
