@@ -58,6 +58,7 @@ describe('map({...})', () => {
       input,
       tolerate: { failures: 2, percent: 10 },
       maxChildren: 500,
+      concurrency: 4,
     });
     expect(declared.after).toEqual(['render']);
     expect(declared.queue).toBe('default');
@@ -69,6 +70,7 @@ describe('map({...})', () => {
       input,
       tolerate: { failures: 2, percent: 10 },
       maxChildren: 500,
+      concurrency: 4,
     });
     expect(declared.map?.workflow).toBe(publishToPlatform);
     expect(Object.isFrozen(declared)).toBe(true);
@@ -218,11 +220,25 @@ describe('a one-step child (map({ run }))', () => {
 });
 
 describe('mistakes refused at definition time, every one listed', () => {
-  it('refuses concurrency until flow control brings concurrency keys', () => {
-    expect(
-      problemsOf(() => mapUnchecked({ over, workflow: publishToPlatform, concurrency: 3 })),
-    ).toEqual([
-      'concurrency is not available yet: it needs the concurrency keys of flow control, and a map step that ignored it would start every child at once',
+  it('refuses a concurrency that is not an integer from 1 to 10,000 (R44, R50)', () => {
+    for (const concurrency of [0, 2.5, 10_001, '3']) {
+      expect(
+        problemsOf(() => mapUnchecked({ over, workflow: publishToPlatform, concurrency })),
+      ).toEqual([`concurrency must be an integer from 1 to 10000, got ${String(concurrency)}`]);
+    }
+    expect(map({ over, workflow: publishToPlatform, concurrency: 3 }).map?.concurrency).toBe(3);
+    expect(map({ over, workflow: publishToPlatform }).map?.concurrency).toBeNull();
+  });
+
+  it('refuses concurrency over children whose steps have keys of their own', () => {
+    const keyedChild = workflow({ name: 'keyed-child', input: platform })
+      .step('post', {
+        concurrency: { key: (ctx) => ctx.input.platform, limit: 1 },
+        run: () => null,
+      })
+      .build();
+    expect(problemsOf(() => mapUnchecked({ over, workflow: keyedChild, concurrency: 3 }))).toEqual([
+      "concurrency: the child workflow's steps have concurrency keys of their own; a task holds one key",
     ]);
   });
 
@@ -310,9 +326,9 @@ describe('mistakes refused at definition time, every one listed', () => {
     const builder = workflow({ name: 'publish-note', input: note });
     expect(
       problemsOf(() =>
-        builder.map('publish-each', { over, workflow: publishToPlatform, concurrency: 2 }),
+        builder.map('publish-each', { over, workflow: publishToPlatform, concurrency: 0 }),
       ),
-    ).toEqual([expect.stringMatching(/^concurrency is not available yet/)]);
+    ).toEqual(['concurrency must be an integer from 1 to 10000, got 0']);
   });
 });
 

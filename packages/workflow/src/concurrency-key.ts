@@ -71,6 +71,11 @@ export function defaultConcurrencyGroup(workflowName: string, step: string): str
   return `${workflowName}/${step}`;
 }
 
+/** The group of a map step's children's slots (R44): the key is the map step's task. */
+export function mapConcurrencyGroup(workflowName: string, step: string): string {
+  return `map:${workflowName}/${step}`;
+}
+
 /**
  * A step's slot for one input, or why it has none: the key function threw or gave no
  * storable, non-empty string of at most `maxKeyLength` characters (R58).

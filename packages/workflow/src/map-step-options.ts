@@ -62,8 +62,8 @@ export interface MapStepOptions<
   /** The most children the list may hold (default 10,000, at most 100,000). */
   readonly maxChildren?: number;
   /**
-   * Not available yet: it needs the concurrency keys of flow control. A map step that
-   * gives it is refused at definition time rather than run without the limit.
+   * At most this many of its children's tasks run at once (R44): a concurrency key (R50) of
+   * group `map:<workflow>/<step>` and the step's task as key, on every step of the children.
    */
   readonly concurrency?: number;
 }

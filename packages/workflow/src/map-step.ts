@@ -7,6 +7,7 @@ import {
   type Tolerance,
   toleranceProblem,
 } from './child-workflows';
+import { concurrencyLimits } from './concurrency-key';
 import { DefinitionError, defaultQueue, type StepDefinition, step } from './define-workflow';
 import type {
   MapChildResult,
@@ -85,6 +86,11 @@ export function map(given: object): StepDefinition {
   const options = given as Record<string, unknown>;
   const problems = mapProblems(options);
   const child = childProblemsOr(options, problems);
+  if (options.concurrency !== undefined && child?.steps.some((s) => s.concurrency !== undefined)) {
+    problems.push(
+      "concurrency: the child workflow's steps have concurrency keys of their own; a task holds one key",
+    );
+  }
   if (problems.length > 0 || child === null) {
     throw new DefinitionError('invalid map step', problems);
   }
@@ -97,6 +103,7 @@ export function map(given: object): StepDefinition {
         ? null
         : Object.freeze({ ...(options.tolerate as Tolerance) }),
     maxChildren: (options.maxChildren as number | undefined) ?? childLimits.defaultMaxChildren,
+    concurrency: (options.concurrency as number | undefined) ?? null,
   });
   const policy: RetryPolicy = Object.freeze({ ...defaultRetryPolicy, maxAttempts: 1, map: true });
   return Object.freeze({
@@ -126,10 +133,11 @@ function mapProblems(options: Record<string, unknown>): string[] {
   const maxChildren = maxChildrenProblem(options.maxChildren ?? null);
   if (maxChildren !== null) problems.push(maxChildren);
   if (options.concurrency !== undefined) {
-    problems.push(
-      'concurrency is not available yet: it needs the concurrency keys of flow control, ' +
-        'and a map step that ignored it would start every child at once',
-    );
+    const { min, max } = concurrencyLimits.limit;
+    const value = options.concurrency;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      problems.push(`concurrency must be an integer from ${min} to ${max}, got ${String(value)}`);
+    }
   }
   return problems;
 }

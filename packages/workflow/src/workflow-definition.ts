@@ -113,4 +113,6 @@ export interface MapSpec {
   readonly input: ((element: unknown, index: number, context: MapContext) => unknown) | null;
   readonly tolerate: Tolerance | null;
   readonly maxChildren: number;
+  /** At most this many of its children's tasks hold a slot at once (R44, R50); null: no limit. */
+  readonly concurrency: number | null;
 }

@@ -42,7 +42,13 @@ export function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>
       ),
       stepOrder: steps.map((entry) => entry.order),
       keyedQueues: new Set(
-        steps.filter((entry) => entry.step.concurrency !== undefined).map((e) => e.step.queue),
+        steps.flatMap(({ step }) => [
+          ...(step.concurrency === undefined ? [] : [step.queue]),
+          // A map step's concurrency keys every step of its children (R44).
+          ...((step.map?.concurrency ?? null) === null
+            ? []
+            : (step.map?.workflow.steps.map((child) => child.queue) ?? [])),
+        ]),
       ),
     };
     tables.set(definitions, table);

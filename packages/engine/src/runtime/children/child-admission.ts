@@ -2,6 +2,8 @@ import {
   allowedFailures,
   checkAdmission,
   childLimits,
+  mapConcurrencyGroup,
+  type TaskConcurrency,
   type Tolerance,
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
@@ -97,6 +99,7 @@ export function admitChildren(
   const rootId = parent.workflow.parent?.rootId ?? parent.workflow.id;
   const deadlineAt = parent.task.deadlineAt;
   const deadlineCapMs = deadlineAt === null ? null : deadlineAt.getTime() - now.getTime();
+  const mapSlot = mapConcurrencyOf(definitions, parent.workflow.name, parent.task);
   const children: Prepared[] = [];
   for (const [position, input] of request.inputs.entries()) {
     const index = request.indexes?.[position] ?? position;
@@ -113,7 +116,7 @@ export function admitChildren(
       input: admission.input,
       inputJson: admission.inputJson,
       idempotencyKey: admission.idempotencyKey,
-      concurrency: admission.concurrency,
+      concurrency: mapSlot === null ? admission.concurrency : definition.steps.map(() => mapSlot),
       deadlineCapMs,
       origin: {
         actor: { kind: 'parent', name: parent.task.id },
@@ -149,4 +152,20 @@ export function admitChildren(
       detached: request.detached,
     },
   };
+}
+
+/**
+ * The slot every task of a map step's children takes when the step has `concurrency` (R44,
+ * R50): group `map:<workflow>/<step>`, the step's task as key. Read from the parent's
+ * definition, so children started again by a replay take it too.
+ */
+function mapConcurrencyOf(
+  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  workflowName: string,
+  task: TaskRecord,
+): TaskConcurrency | null {
+  const step = definitions.get(workflowName)?.steps.find((each) => each.name === task.step);
+  const limit = step?.map?.concurrency ?? null;
+  if (limit === null) return null;
+  return { group: mapConcurrencyGroup(workflowName, task.step), key: task.id, limit };
 }
