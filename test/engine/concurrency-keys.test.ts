@@ -13,9 +13,8 @@ import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { claimInFull } from '../../packages/engine/src/runtime/claim/claim-in-full';
 import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
 import { useTestDatabase } from '../helpers/database';
-import { chainedLeases, logMismatches, query, testEngine } from '../helpers/engine';
+import { query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
-import { maxSlotOverlap } from './concurrency-key-log';
 import { rolledBack } from './stored-runs';
 
 const database = useTestDatabase();
@@ -233,95 +232,6 @@ describe('the blocker of a task whose key holds its limit (R50)', () => {
     expect(running?.code).not.toBe('concurrency_limited');
     await cw.close();
   });
-});
-
-describe('racing workers over shared keys', () => {
-  it('never hold more than the limit per key, on the log’s database time', async () => {
-    const racing = defineWorkflow({
-      name: 'keyed-race',
-      input,
-      steps: {
-        only: step<Input>({
-          queue: 'q-keys-race',
-          concurrency: { key: (ctx) => ctx.input.tenant, limit: 2, group: 'tenants' },
-          run: async () => {
-            await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 20));
-            return null;
-          },
-        }),
-      },
-    });
-    const engines = [0, 1, 2].map(() =>
-      testEngine(url(), { workflows: [racing], pollIntervalMs: 20 }),
-    );
-    for (const cw of engines) await cw.startWorker({ concurrency: 6 });
-    const ids: string[] = [];
-    for (let n = 0; n < 120; n += 1) {
-      const cw = engines[n % engines.length] as Engine;
-      ids.push((await cw.submit('keyed-race', { tenant: `t${n % 5}`, n })).workflow.id);
-    }
-    const succeeded = async () =>
-      (
-        await query<{ n: number }>(
-          url(),
-          `select count(*)::int as n from causeway_workflows
-           where id = any($1::uuid[]) and state = 'succeeded'`,
-          [ids],
-        )
-      )[0]?.n;
-    await waitFor(async () => (await succeeded()) === ids.length, {
-      timeoutMs: 60_000,
-      description: 'every keyed workflow succeeded',
-    });
-    const overlap = await maxSlotOverlap(url(), 'tenants');
-    expect(overlap.size).toBe(5);
-    for (const most of overlap.values()) expect(most).toBeLessThanOrEqual(2);
-    // Racing over five keys of two slots, some key had both slots held at once.
-    expect(Math.max(...overlap.values())).toBe(2);
-    expect(await logMismatches(url())).toEqual([]);
-  }, 90_000);
-});
-
-describe('the settle statement and keyed steps', () => {
-  it('never chains a keyed step: a claim that counts its key takes it', async () => {
-    const twoSteps = defineWorkflow({
-      name: 'keyed-second',
-      input,
-      steps: {
-        first: step<Input>({ run: () => null }),
-        second: step<Input>({
-          after: ['first'],
-          concurrency: { key: (ctx) => ctx.input.tenant, limit: 1 },
-          run: async () => {
-            await new Promise((resolve) => setTimeout(resolve, 10));
-            return null;
-          },
-        }),
-      },
-    });
-    const cw = testEngine(url(), { workflows: [twoSteps], pollIntervalMs: 20 });
-    await cw.startWorker({ concurrency: 4 });
-    const ids: string[] = [];
-    for (let n = 0; n < 12; n += 1) {
-      ids.push((await cw.submit('keyed-second', { tenant: 'one', n })).workflow.id);
-    }
-    await waitFor(
-      async () =>
-        (
-          await query<{ n: number }>(
-            url(),
-            `select count(*)::int as n from causeway_workflows
-             where id = any($1::uuid[]) and state = 'succeeded'`,
-            [ids],
-          )
-        )[0]?.n === ids.length,
-      { timeoutMs: 30_000, description: 'every two-step workflow succeeded' },
-    );
-    const chained = await chainedLeases(url(), ids);
-    expect(chained.filter((row) => row.step === 'second')).toEqual([]);
-    const overlap = await maxSlotOverlap(url(), 'keyed-second/second');
-    expect(overlap.get('one')).toBe(1);
-  }, 60_000);
 });
 
 describe('bad concurrency options and keys', () => {

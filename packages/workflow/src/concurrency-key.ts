@@ -45,6 +45,13 @@ export const slotHoldingStates: readonly TaskState[] = Object.freeze([
   ...new Set([...leaseHoldingStates, receiptAwaitingState]),
 ]);
 
+/** Whether a task in `state` with `leaseHolder` holds its concurrency key's slot. */
+export function holdsConcurrencySlot(state: TaskState, leaseHolder: string | null): boolean {
+  return (
+    slotHoldingStates.includes(state) && (state !== 'cancel_requested' || leaseHolder !== null)
+  );
+}
+
 /** Every problem of a step's `concurrency` option, for `DefinitionError` at definition load. */
 export function concurrencyProblems(option: unknown): string[] {
   if (typeof option !== 'object' || option === null) {

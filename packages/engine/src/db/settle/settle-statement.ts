@@ -277,7 +277,13 @@ export async function taskSettleInOneStatement(
     ),
     wake as (
       select pg_notify(${wakeupChannel}, queue)
-      from (select distinct queue from promoted_plan where not chained) as q
+      from (
+        select queue from promoted_plan where not chained
+        -- A result frees its task's concurrency slot (R50): a task of its key may be next.
+        union
+        select t.queue from cause as c join locked_task as t on t.id = c.task_id
+        where t.concurrency_key is not null
+      ) as q
     ),
     -- What the attempts of chained steps need: the leased task, its workflow's name and
     -- input, and its upstream steps' outputs (this statement's own result included; the

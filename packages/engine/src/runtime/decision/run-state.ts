@@ -4,6 +4,7 @@ import {
   claimRule,
   eventOutputJson,
   getStep,
+  holdsConcurrencySlot,
   type PlannedTransition,
   parseActor,
   type RunTask,
@@ -358,6 +359,18 @@ export class RunState {
       ) {
         this.wake.add(before.queue);
       }
+      // A slot of its concurrency key freed (R50): a task of the key may be claimable now.
+      if (
+        before.concurrency != null &&
+        holdsSlot(before) &&
+        !holdsSlot(this.tasks.get(row.taskId) as TaskRecord)
+      ) {
+        this.wake.add(before.queue);
+      }
     }
   }
+}
+
+function holdsSlot(task: TaskRecord): boolean {
+  return holdsConcurrencySlot(task.state, task.leaseHolder);
 }
