@@ -6,6 +6,7 @@
  */
 import {
   classifyError,
+  decideBlocker,
   decideTaskEdge,
   defaultRetryPolicy,
   type ErrorCategory,
@@ -24,6 +25,7 @@ import {
   jitterArbitrary,
   propertyParameters,
 } from './arbitraries';
+import { at, edge, input, task } from './blocker-facts';
 import { taskSnapshot } from './task-snapshots';
 
 const baseTime = Date.UTC(2030, 0, 1, 9, 0, 0);
@@ -199,5 +201,38 @@ describe('explain of a throttled retry', () => {
     expect(text).toBe(
       '10:00:00 publish: failed (unavailable: platform /posts: 429), retry at 10:00:01: the step asked to wait at least 1 s, the backoff on top',
     );
+  });
+});
+
+describe('the blocker of a task waiting for its retry (R51)', () => {
+  const waitingAfter = (category: ErrorCategory, retryAfterMs: number) =>
+    decideBlocker(
+      input({
+        task: task('queued', {
+          snapshot: { runAt: at(30_000), attempt: 1 },
+          lastEdge: edge('retry_scheduled', {
+            from: 'leased',
+            errorCategory: category,
+            errorSummary: 'too busy',
+            detail: { runAt: at(30_000).toISOString(), retryAfterMs },
+          }),
+        }),
+      }),
+    );
+
+  it('a throttled one is due when the step asked, with no backoff', () => {
+    const blocker = waitingAfter('throttled', 30_000);
+    expect(blocker?.message).toBe(
+      'publish: queued, due 12:00:30 (in 30 s): retry when the step asked, 30 s after attempt 1 of 3 failed (throttled: too busy)',
+    );
+    expect(blocker?.facts).toMatchObject({ cause: 'backoff', retryAfterMs: 30_000 });
+  });
+
+  it('any other category waits for the backoff on top of the asked wait', () => {
+    const blocker = waitingAfter('unavailable', 20_000);
+    expect(blocker?.message).toBe(
+      'publish: queued, due 12:00:30 (in 30 s): retry backoff after attempt 1 of 3 failed (unavailable: too busy), on top of the 20 s the step asked to wait',
+    );
+    expect(blocker?.facts).toMatchObject({ cause: 'backoff', retryAfterMs: 20_000 });
   });
 });
