@@ -42,6 +42,16 @@ export function platformChannel(platform: PlatformConnection): Channel {
   });
 }
 
+/**
+ * A Retry-After in seconds as the wait a StepError takes (1 ms to 24 h), or undefined when the
+ * platform gave none (or a date, which would compare clocks of two machines).
+ */
+function retryAfterOf(header: string | null): number | undefined {
+  const seconds = header === null || header.trim() === '' ? Number.NaN : Number(header);
+  if (!Number.isFinite(seconds) || seconds < 0) return undefined;
+  return Math.min(Math.max(Math.round(seconds * 1_000), 1), 86_400_000);
+}
+
 export function publishNoteWithPlatform(platform: PlatformConnection) {
   const call = async (path: string, body: unknown, idempotencyKey: string, signal: AbortSignal) => {
     let response: Response;
@@ -61,12 +71,13 @@ export function publishNoteWithPlatform(platform: PlatformConnection) {
     }
     const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (response.ok) return answer;
-    const retryAfter = Number(response.headers.get('retry-after'));
     if (response.status === 401)
       throw new StepError('unauthorized', `platform ${path}: authorization revoked`);
     if (response.status === 429) {
+      // R51: the retry comes exactly when the platform said it has room again.
+      const retryAfterMs = retryAfterOf(response.headers.get('retry-after'));
       throw new StepError('throttled', `platform ${path}: 429`, {
-        ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1_000 } : {}),
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       });
     }
     if (response.status >= 500)

@@ -93,7 +93,7 @@ describe('causeway submit', () => {
 });
 
 describe('causeway status', () => {
-  it('shows the parent and a table of its children with state, attempt, next run, holder and last error', async () => {
+  it('shows the parent and a table of its children with state, attempt, priority, next run, holder and last error', async () => {
     const waiting = await submitted(url(), 'cli-staged', { label: 'status-1' });
     const doomed = await submitted(url(), 'doomed', { label: 'status-2' });
     const leased = await submitted(url(), 'slow', { label: 'status-3' });
@@ -112,20 +112,29 @@ describe('causeway status', () => {
     );
     const tasks = await storedTasks(db(), waiting);
     const byStep = (rows: string[][]) => new Map(rows.map((row) => [row[0], row]));
-    expect(staged.stdout).toMatch(/^STEP +TASK +STATE +ATTEMPT +NEXT RUN +HOLDER +LAST ERROR$/m);
+    expect(staged.stdout).toMatch(
+      /^STEP +TASK +STATE +ATTEMPT +PRIORITY +NEXT RUN +HOLDER +LAST ERROR$/m,
+    );
     const stagedRows = byStep(tableRows(staged.stdout, 'STEP'));
     expect([...stagedRows.keys()]).toEqual(['prepare', 'approval', 'finish']);
     for (const task of tasks)
       expect(stagedRows.get(task.step)?.slice(1, 3)).toEqual([task.id, task.state]);
-    expect(stagedRows.get('prepare')?.slice(3)).toEqual(['1/5', '-', '-', '-']);
+    expect(stagedRows.get('prepare')?.slice(3)).toEqual(['1/5', '-', '-', '-', '-']);
 
     const dead = await causeway(['status', doomed, '--url', url()]);
     const [charge] = tableRows(dead.stdout, 'STEP');
-    expect(charge?.slice(2)).toEqual(['dead', '1/1', '-', '-', 'invalid_argument: card declined']);
+    expect(charge?.slice(2)).toEqual([
+      'dead',
+      '1/1',
+      '-',
+      '-',
+      '-',
+      'invalid_argument: card declined',
+    ]);
 
     const running = await causeway(['status', leased, '--url', url()]);
     const [wait] = tableRows(running.stdout, 'STEP');
-    expect(wait?.slice(2)).toEqual(['leased', '1/3', '-', holder(), '-']);
+    expect(wait?.slice(2)).toEqual(['leased', '1/3', '-', '-', holder(), '-']);
 
     const queued = await causeway(['status', stranded, '--url', url()]);
     const [orphan] = tableRows(queued.stdout, 'STEP');
@@ -135,7 +144,7 @@ describe('causeway status', () => {
       [stranded],
     );
     expect(orphan?.[2]).toBe('queued');
-    expect(orphan?.[4]).toMatch(
+    expect(orphan?.[5]).toMatch(
       new RegExp(`^${runAt?.run_at.toISOString().slice(0, 19)}Z \\((in \\S+|\\S+ ago)\\)$`),
     );
   });
@@ -162,6 +171,7 @@ describe('causeway status', () => {
             state: 'DEAD',
             attempt: 1,
             maxAttempts: 1,
+            priority: 0,
             runAt: null,
             leaseHolder: null,
             leaseExpiresAt: null,

@@ -112,8 +112,8 @@ describe('blockers of a real engine', () => {
     const retry = task.transitions.at(-1);
     expect(retry?.reason).toBe('retry_scheduled');
     const runAt = task.runAt as Date;
-    // Retry-After of ten minutes, plus jitter.
-    expect(runAt.getTime() - (retry?.at.getTime() ?? 0)).toBeGreaterThanOrEqual(600_000);
+    // R51: a throttled retry is due exactly at its Retry-After of ten minutes, no backoff.
+    expect(runAt.getTime() - (retry?.at.getTime() ?? 0)).toBe(600_000);
     expect(blocker).toMatchObject({
       until: runAt,
       facts: {
@@ -122,11 +122,12 @@ describe('blockers of a real engine', () => {
         attempt: 1,
         errorCategory: 'throttled',
         errorSummary: 'platform said slow down',
+        retryAfterMs: 600_000,
       },
     });
     expect(blocker.message).toMatch(
       sentence(
-        'call: queued, due <time> (in <n> min): retry backoff after attempt 1 of 4 failed (throttled: platform said slow down)',
+        'call: queued, due <time> (in <n> min): retry when the step asked, 10 min after attempt 1 of 4 failed (throttled: platform said slow down)',
       ),
     );
   });

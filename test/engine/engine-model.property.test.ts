@@ -610,7 +610,7 @@ function settleCommand(kind: SettleKind) {
       anyTask: anyTaskArbitrary,
       stale: staleArbitrary,
       category: categoryArbitrary,
-      retryAfterMs: fc.option(fc.constantFrom(0, 1_500, 90_000), { freq: 3 }),
+      retryAfterMs: fc.option(fc.constantFrom(1, 1_500, 90_000), { freq: 3 }),
       receiptTimeoutMs: fc.constantFrom(20_000, 120_000),
       jitter: jitterArbitrary,
     })

@@ -374,6 +374,8 @@ export function specActorKind(text: string): ActorKind {
 /**
  * R18 (exponential backoff with full jitter, capped) on top of a platform's Retry-After: the
  * next attempt runs at now + Retry-After + ⌊jitter × min(cap, initial × coefficient^(attempt − 1))⌋.
+ * R51: a `throttled` failure that asked for a wait runs again at exactly now + Retry-After,
+ * instead of the backoff.
  */
 export function specRetryAtMs(
   nowMs: number,
@@ -384,11 +386,13 @@ export function specRetryAtMs(
     readonly maximumIntervalMs: number;
   },
   jitter: number,
-  retryAfterMs: number,
+  failure: { readonly category: string; readonly retryAfterMs: number | undefined },
 ): number {
+  const { category, retryAfterMs } = failure;
+  if (category === 'throttled' && retryAfterMs !== undefined) return nowMs + retryAfterMs;
   const window = Math.min(
     backoff.maximumIntervalMs,
     backoff.initialIntervalMs * backoff.backoffCoefficient ** (failedAttempt - 1),
   );
-  return nowMs + retryAfterMs + Math.floor(jitter * window);
+  return nowMs + (retryAfterMs ?? 0) + Math.floor(jitter * window);
 }

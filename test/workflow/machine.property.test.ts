@@ -925,7 +925,7 @@ function expectRetryOrDead(
   policy: RetryPolicy,
   nowMs: number,
   jitter: number,
-  retryAfterMs: number,
+  retryAfterMs: number | undefined,
   category: ErrorCategory,
   reasons: { retry: ReasonCode; exhausted: ReasonCode; pastDeadline: ReasonCode },
 ): void {
@@ -934,16 +934,26 @@ function expectRetryOrDead(
     expectEdge(outcome, 'dead', reasons.exhausted);
   } else {
     // R18 as the contract words it, not the code's `nextRunAt`.
-    const runAt = specRetryAtMs(nowMs, before.attempt, policy.backoff, jitter, retryAfterMs);
+    const runAt = specRetryAtMs(nowMs, before.attempt, policy.backoff, jitter, {
+      category,
+      retryAfterMs,
+    });
     if (before.deadlineAt !== null && runAt >= before.deadlineAt.getTime()) {
       expectEdge(outcome, 'dead', reasons.pastDeadline);
     } else {
       expectEdge(outcome, 'queued', reasons.retry);
-      const ceiling = retryAfterMs + policy.backoff.maximumIntervalMs;
+      const floor = retryAfterMs ?? 0;
+      const ceiling = floor + policy.backoff.maximumIntervalMs;
       const at = outcome.after.runAt?.getTime() ?? Number.NaN;
       invariant(
-        at === runAt && at >= nowMs + retryAfterMs && at <= nowMs + ceiling,
+        at === runAt && at >= nowMs + floor && at <= nowMs + ceiling,
         () => `retry at ${at - nowMs} ms, expected ${runAt - nowMs} ms (≤ ${ceiling})`,
+      );
+      // R51: the retry edge says why it waits.
+      const asked = outcome.ok ? outcome.edge.detail?.retryAfterMs : undefined;
+      invariant(
+        asked === retryAfterMs,
+        () => `retry edge detail.retryAfterMs ${String(asked)}, expected ${String(retryAfterMs)}`,
       );
     }
   }
@@ -1116,14 +1126,25 @@ function failTask(
   model: Model,
   real: Real,
   taskId: string,
-  failure: { category: ErrorCategory; retryAfterMs: number; jitter: number; actor: ActorKind },
+  failure: {
+    category: ErrorCategory;
+    retryAfterMs: number | undefined;
+    jitter: number;
+    actor: ActorKind;
+  },
 ): void {
   const { category, retryAfterMs, jitter, actor } = failure;
   const outcome = sendEvent(
     model,
     real,
     taskId,
-    { type: 'fail', actor: actorOf(actor), category, summary: `${category} failure`, retryAfterMs },
+    {
+      type: 'fail',
+      actor: actorOf(actor),
+      category,
+      summary: `${category} failure`,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    },
     jitter,
   );
   if (actor !== 'worker') return;
@@ -1160,7 +1181,8 @@ const failCommand = fc
   .record({
     target: targetArbitrary,
     category: errorCategoryArbitrary,
-    retryAfterMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5_000 })),
+    // What a StepError may carry (R51): none, or 1 ms to 24 h.
+    retryAfterMs: fc.option(fc.integer({ min: 1, max: 86_400_000 }), { nil: undefined }),
     jitter: jitterArbitrary,
     actor: actorKindArbitrary('worker'),
   })
@@ -1185,7 +1207,7 @@ const attemptTimeoutCommand = fc
       }
       failTask(model, real, task.taskId, {
         category: 'timeout',
-        retryAfterMs: 0,
+        retryAfterMs: undefined,
         jitter,
         actor: 'worker',
       });
@@ -1212,7 +1234,7 @@ function expireLease(model: Model, real: Real, taskId: string, jitter: number, a
   if (outcome.before.state === 'leased') {
     // R10/R35: a non-reentrant step that started its effect is never re-run blindly.
     if (uncertain) return expectEdge(outcome, 'dead', 'lease_expired_effect_uncertain');
-    return expectRetryOrDead(outcome, policy, real.nowMs, jitter, 0, 'unknown', {
+    return expectRetryOrDead(outcome, policy, real.nowMs, jitter, undefined, 'unknown', {
       retry: 'lease_expired',
       exhausted: 'attempts_exhausted',
       pastDeadline: 'deadline_exceeded',
@@ -1440,16 +1462,24 @@ const receiptCommand = fc
           if (!isSpecRetryable(receipt.category)) {
             return expectEdge(outcome, 'dead', 'receipt_rejected');
           }
-          return expectRetryOrDead(outcome, policy, real.nowMs, jitter, 0, receipt.category, {
-            retry: 'receipt_rejected',
-            exhausted: 'receipt_rejected',
-            pastDeadline: 'receipt_rejected',
-          });
+          return expectRetryOrDead(
+            outcome,
+            policy,
+            real.nowMs,
+            jitter,
+            undefined,
+            receipt.category,
+            {
+              retry: 'receipt_rejected',
+              exhausted: 'receipt_rejected',
+              pastDeadline: 'receipt_rejected',
+            },
+          );
         }
         // A missing receipt leaves the effect uncertain: a non-reentrant step is never re-run
         // blindly (R35), a reentrant one may be.
         if (!policy.reentrant) return expectEdge(outcome, 'dead', 'receipt_timeout');
-        expectRetryOrDead(outcome, policy, real.nowMs, jitter, 0, 'timeout', {
+        expectRetryOrDead(outcome, policy, real.nowMs, jitter, undefined, 'timeout', {
           retry: 'receipt_timeout',
           exhausted: 'receipt_timeout',
           pastDeadline: 'receipt_timeout',

@@ -86,16 +86,29 @@ describe('decideTaskEdge', () => {
     expect(next.runAt?.toISOString()).toBe('2026-03-01T10:00:01.000Z');
   });
 
-  it('waits Retry-After, with the jitter on top of it', () => {
-    const { next } = edgeOf(task({ state: 'leased', attempt: 1 }), {
+  it('retries a throttled step exactly at Retry-After, instead of the backoff (R51)', () => {
+    const { edge, next } = edgeOf(task({ state: 'leased', attempt: 1 }), {
       type: 'fail',
       actor: worker,
       category: 'throttled',
       summary: '429',
       retryAfterMs: 30_000,
     });
+    expect(next.runAt?.toISOString()).toBe('2026-03-01T10:00:30.000Z');
+    expect(edge.detail).toEqual({ runAt: '2026-03-01T10:00:30.000Z', retryAfterMs: 30_000 });
+  });
+
+  it('waits at least Retry-After for any other category, with the jitter on top of it', () => {
+    const { edge, next } = edgeOf(task({ state: 'leased', attempt: 1 }), {
+      type: 'fail',
+      actor: worker,
+      category: 'unavailable',
+      summary: '503',
+      retryAfterMs: 30_000,
+    });
     // Retry-After (30 s) plus the jitter (0.5 × 1 s ceiling) on top.
     expect(next.runAt?.toISOString()).toBe('2026-03-01T10:00:30.500Z');
+    expect(edge.detail).toEqual({ runAt: '2026-03-01T10:00:30.500Z', retryAfterMs: 30_000 });
   });
 
   it('never retries unauthorized', () => {

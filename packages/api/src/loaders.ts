@@ -7,6 +7,7 @@ import type {
   WorkflowRecord,
 } from '@causeway/engine';
 import type { Blocker, Transition, WorkflowDefinition } from '@causeway/workflow';
+import type { TaskPriorityPlace } from '@causeway/workflow/internal';
 import DataLoader from 'dataloader';
 
 /**
@@ -24,6 +25,8 @@ export interface Loaders {
   readonly blockersByWorkflow: DataLoader<string, readonly Blocker[]>;
   /** Each workflow's steps that started children, counted (R48): one read for a page. */
   readonly childCountsByWorkflow: DataLoader<string, readonly StepChildCounts[]>;
+  /** Each workflow's queued tasks with a priority and what they jump (R49): one read for a page. */
+  readonly priorityPlacesByWorkflow: DataLoader<string, readonly TaskPriorityPlace[]>;
 }
 
 const maxBatchSize = 1_000;
@@ -89,6 +92,13 @@ export function createLoaders(
       },
       { maxBatchSize },
     ),
+    priorityPlacesByWorkflow: new DataLoader(
+      async (ids) => {
+        const found = await readModel.priorityPlacesByWorkflowIds(ids);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
   };
 }
 
@@ -102,4 +112,5 @@ export function clearLoaders(loaders: Loaders): void {
   loaders.eventsByTask.clearAll();
   loaders.blockersByWorkflow.clearAll();
   loaders.childCountsByWorkflow.clearAll();
+  loaders.priorityPlacesByWorkflow.clearAll();
 }

@@ -1,9 +1,11 @@
 import type { Blocker, Transition, WorkflowDefinition, WorkflowState } from '@causeway/workflow';
+import type { TaskPriorityPlace } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
 import { type MetricsSnapshot, metricsSnapshotRead } from './db/metrics/metrics-snapshot';
 import { type TransitionEdge, transitionEdgesRange } from './db/metrics/transition-edges';
 import { outboxListByTasks } from './db/outbox/outbox-queries';
+import { priorityPlacesByWorkflows } from './db/reads/priority-places';
 import {
   onlyUuids,
   taskListByIds,
@@ -129,6 +131,13 @@ export interface ReadModel extends TreeReads {
     ids: readonly string[],
     definitions: ReadonlyMap<string, WorkflowDefinition>,
   ): Promise<ReadonlyMap<string, readonly Blocker[]>>;
+  /**
+   * Where each workflow's queued tasks with a priority stand in their queues (R49), for
+   * `explain`; workflows without such a task map to nothing.
+   */
+  priorityPlacesByWorkflowIds(
+    ids: readonly string[],
+  ): Promise<ReadonlyMap<string, readonly TaskPriorityPlace[]>>;
   /** The worker registry (`engine.workers`). */
   workers(options?: { readonly includeStale?: boolean }): Promise<WorkerView[]>;
   /** Where this server stands in the WAL: insert position on a primary, replay on a replica. */
@@ -189,6 +198,7 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     transitionEdgeReader: () => new TransitionLogReader(db, transitionEdgesRange),
     metricsSnapshot: () => metricsSnapshotRead(db),
     blockersByWorkflowIds: (ids, definitions) => readBlockers(db, definitions, onlyUuids(ids)),
+    priorityPlacesByWorkflowIds: (ids) => priorityPlacesByWorkflows(db, onlyUuids(ids)),
     workers: (options) => listWorkers(db, options),
     walPosition: () => walPositionRead(db),
   };

@@ -63,6 +63,8 @@ export const blockerCodeMeanings: Readonly<Record<BlockerCode, BlockerCodeMeanin
         "`backoff` (after a failure), `delay` (the step's or the submit's `delayMs`), `snooze` (the step asked), `scheduled` (submitted with `runAt`)",
       errorCategory: 'for `backoff`: the category of the error it retries after',
       errorSummary: 'for `backoff`: that error in one line',
+      retryAfterMs:
+        'for `backoff`: the wait the step asked for (`StepError` `retryAfterMs`), or null; a `throttled` retry is due exactly then, any other after the backoff on top of it (R51)',
       attempt: 'the attempts made so far (for `backoff`: the one that failed)',
       reason: 'for `snooze`: the reason the step gave',
       deadlineAt: 'the deadline, when it passes before `runAt` (the task then ends dead)',

@@ -82,18 +82,21 @@ export function notDueBlocker(input: BlockerInput, runAt: Date): Blocker {
           : edge.reason === 'receipt_rejected'
             ? `attempt ${attempt}'s receipt was rejected${error}`
             : `attempt ${attempt} of ${task.maxAttempts} failed${error}`;
-    return blockerOf(
-      input,
-      'not_due',
-      `queued, ${due}: retry backoff after ${after}${deadline}`,
-      until,
-      {
-        ...facts,
-        cause: 'backoff',
-        errorCategory: edge.errorCategory,
-        errorSummary: edge.errorSummary,
-      },
-    );
+    // R51: the wait the step asked for; a throttled retry is due exactly then, no backoff.
+    const asked = typeof edge.detail?.retryAfterMs === 'number' ? edge.detail.retryAfterMs : null;
+    const wait =
+      asked === null
+        ? `retry backoff after ${after}`
+        : edge.errorCategory === 'throttled'
+          ? `retry when the step asked, ${duration(asked)} after ${after}`
+          : `retry backoff after ${after}, on top of the ${duration(asked)} the step asked to wait`;
+    return blockerOf(input, 'not_due', `queued, ${due}: ${wait}${deadline}`, until, {
+      ...facts,
+      cause: 'backoff',
+      errorCategory: edge.errorCategory,
+      errorSummary: edge.errorSummary,
+      retryAfterMs: asked,
+    });
   }
   const delayMs = typeof edge?.detail?.delayMs === 'number' ? edge.detail.delayMs : null;
   if (delayMs !== null) {

@@ -124,7 +124,7 @@ function describe(row: Transition): string {
     lease_acquired: () => `leased${by} (attempt ${row.attempt})`,
     deadline_exceeded_before_start: () => 'deadline passed before it started: dead',
     completed: () => 'succeeded',
-    retry_scheduled: () => `failed${error},${retryAt}`,
+    retry_scheduled: () => `failed${error},${retryAt}${askedWait(row)}`,
     lease_expired: () =>
       typeof row.detail?.evidence === 'string'
         ? `lease expired after the effect was accepted (evidence ${row.detail.evidence}): queued again to ask for its outcome, not to resubmit${retryAt ? ` (${retryAt.trim()})` : ''}`
@@ -175,6 +175,19 @@ function describe(row: Transition): string {
       `superseded by workflow ${typeof row.detail?.supersededBy === 'string' ? row.detail.supersededBy : '?'} (debounce) before it started: cancelled`,
   };
   return phrases[row.reason]();
+}
+
+/**
+ * Why a retry waits as long as it does, from its edge's detail (R51): ": throttled, the step
+ * asked to wait 30 s" when the wait replaced the backoff, else that it was the backoff's floor.
+ */
+function askedWait(row: Transition): string {
+  const asked = row.detail?.retryAfterMs;
+  if (typeof asked !== 'number') return '';
+  const seconds = `${asked / 1_000} s`;
+  return row.errorCategory === 'throttled'
+    ? `: throttled, the step asked to wait ${seconds}`
+    : `: the step asked to wait at least ${seconds}, the backoff on top`;
 }
 
 /** " (8 succeeded, 1 failed, tolerated 1)" from a children edge's detail. */

@@ -9,14 +9,14 @@ import {
   notApplicable,
 } from './machine-choice';
 import type { ReasonCode } from './machine-table';
-import { nextRunAt } from './retry-policy';
+import { retryRunAt } from './retry-policy';
 
 /** Retry-or-dead is decided here, before the edge is chosen (category, attempts, deadline). */
 export function decideFailure(
   input: DecideInput,
   category: ErrorCategory,
   summary: string,
-  retryAfterMs: number,
+  retryAfterMs: number | undefined,
 ): ChoiceOrRefusal {
   const { task } = input;
   if (task.state === 'cancel_requested') {
@@ -36,7 +36,7 @@ export function decideFailure(
     deadlineReason: 'deadline_exceeded',
     category,
     summary,
-    retryAfterMs,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });
 }
 
@@ -77,6 +77,7 @@ export interface RetryOrDead {
   readonly deadlineReason?: ReasonCode;
   readonly category: ErrorCategory;
   readonly summary: string;
+  /** The wait the step asked for (StepError's `retryAfterMs`, R51): kept on the edge's detail. */
   readonly retryAfterMs?: number;
 }
 
@@ -86,14 +87,19 @@ export function retryOrDead(input: DecideInput, choice: RetryOrDead): Choice {
   const { retryReason, deadReason, category, summary } = choice;
   if (!isRetryableCategory(category)) return dead(deadReason, category, summary);
   if (task.attempt >= policy.maxAttempts) return dead(deadReason, category, summary);
-  const runAt = nextRunAt(task.attempt, policy.backoff, now, random, choice.retryAfterMs ?? 0);
+  const { retryAfterMs } = choice;
+  const runAt = retryRunAt(task.attempt, policy.backoff, now, random, category, retryAfterMs);
   if (task.deadlineAt !== null && runAt.getTime() >= task.deadlineAt.getTime()) {
     return dead(choice.deadlineReason ?? deadReason, category, summary);
   }
   return choose('queued', retryReason, {
     errorCategory: category,
     errorSummary: summary,
-    detail: { runAt: runAt.toISOString() },
+    // The log says why it waits: the asked wait is on the retry edge (R51).
+    detail: {
+      runAt: runAt.toISOString(),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    },
     runAt,
   });
 }

@@ -1,3 +1,5 @@
+import type { ErrorCategory } from './error-categories';
+
 /**
  * Per-step retry policy (R18, R28): attempts, exponential backoff with full jitter and a cap,
  * reentrancy, attempt timeout and an optional absolute deadline. Pure: `now` and `random`
@@ -103,6 +105,28 @@ export function nextRunAt(
 ): Date {
   const delay = minimumDelayMs + backoffDelayMs(attempt, backoff, random);
   return new Date(now.getTime() + delay);
+}
+
+/**
+ * When a failed attempt's retry may start, given the wait the step asked for (R51). A
+ * `throttled` error with `retryAfterMs` is retried at exactly `now + retryAfterMs`, instead
+ * of the backoff: the platform said when it has room, and a backoff on top would only waste
+ * the slot it announced. Every other category (and `throttled` without a wait) keeps the
+ * backoff, with the asked wait as its floor (`nextRunAt`): such a wait is a hint of when the
+ * platform may be back, and a failing batch must not all come back in the same instant.
+ */
+export function retryRunAt(
+  attempt: number,
+  backoff: BackoffPolicy,
+  now: Date,
+  random: () => number,
+  category: ErrorCategory,
+  retryAfterMs: number | undefined,
+): Date {
+  if (category === 'throttled' && retryAfterMs !== undefined) {
+    return new Date(now.getTime() + retryAfterMs);
+  }
+  return nextRunAt(attempt, backoff, now, random, retryAfterMs ?? 0);
 }
 
 /** Problems with a policy, as readable sentences; empty when the policy is valid. */

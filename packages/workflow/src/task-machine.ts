@@ -140,7 +140,7 @@ function chooseEdge(input: DecideInput): ChoiceOrRefusal {
       return notApplicable(task, event.type);
 
     case 'fail':
-      return decideFailure(input, event.category, event.summary, event.retryAfterMs ?? 0);
+      return decideFailure(input, event.category, event.summary, event.retryAfterMs);
 
     case 'lease_expired':
       return decideLeaseExpiry(input);

@@ -224,6 +224,7 @@ export interface MutationSubmitWorkflowArgs {
   readonly name: Scalars['String'];
   readonly input: Scalars['JSON'];
   readonly idempotencyKey?: Scalars['String'] | null;
+  readonly priority?: Scalars['Int'] | null;
   readonly clientMutationId?: Scalars['String'] | null;
 }
 
@@ -602,6 +603,7 @@ export interface SchemaFields<M extends ModelMap> {
     state: { args: Record<string, never>; result: TaskState };
     attempt: { args: Record<string, never>; result: Scalars['Int'] };
     maxAttempts: { args: Record<string, never>; result: Scalars['Int'] };
+    priority: { args: Record<string, never>; result: Scalars['Int'] };
     runAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
     leaseHolder: { args: Record<string, never>; result: Maybe<Scalars['String']> };
     leaseExpiresAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };

@@ -34,6 +34,10 @@ export const mutationResolvers: Pick<
           ...(args.idempotencyKey === null || args.idempotencyKey === undefined
             ? {}
             : { idempotencyKey: args.idempotencyKey }),
+          // R49: the engine checks the range (invalid_priority) before anything is written.
+          ...(args.priority === null || args.priority === undefined
+            ? {}
+            : { priority: args.priority }),
           // R6: the client going away matters only until the insert commits.
           ...(context.signal === undefined ? {} : { signal: context.signal }),
         });

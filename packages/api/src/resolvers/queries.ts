@@ -49,7 +49,12 @@ export const queryResolvers: Pick<
       const children = mayWaitForChildren(transitions)
         ? await context.loaders.childCountsByWorkflow.load(workflow.id)
         : [];
-      return explain(transitions, [], children).text;
+      // R49: only a workflow with a queued task with a priority gets its places read.
+      const tasks = await context.loaders.tasksByWorkflow.load(workflow.id);
+      const priorities = tasks.some((task) => task.state === 'queued' && task.priority !== 0)
+        ? await context.loaders.priorityPlacesByWorkflow.load(workflow.id)
+        : [];
+      return explain(transitions, [], children, priorities).text;
     },
   },
   Task: {

@@ -1,5 +1,5 @@
 import { type CommandSpec, type Invocation, reasonOption } from '../command';
-import { CliError, type ExitKind } from '../exit-codes';
+import { CliError, type ExitKind, usageError } from '../exit-codes';
 import { code, instant, oneLine } from '../format';
 import { graphqlRequest } from '../graphql-client';
 import { jsonOption, jsonOptions } from '../json-input';
@@ -19,7 +19,7 @@ const statusQuery = `query CausewayStatus($id: ID!) {
   workflow(id: $id) {
     id name state idempotencyKey createdAt updatedAt
     tasks {
-      id step queue state attempt maxAttempts runAt leaseHolder leaseExpiresAt
+      id step queue state attempt maxAttempts priority runAt leaseHolder leaseExpiresAt
       lastErrorCategory lastError
     }
     ${parentSelection}
@@ -34,6 +34,7 @@ export interface StatusTask {
   state: string;
   attempt: number;
   maxAttempts: number;
+  priority: number;
   runAt: string | null;
   leaseHolder: string | null;
   leaseExpiresAt: string | null;
@@ -87,11 +88,16 @@ function renderStatus(workflow: StatusWorkflow, invocation: Invocation): string 
     task.id,
     style.state(code(task.state)),
     `${task.attempt}/${task.maxAttempts}`,
+    // R49: seconds of backlog it may jump in its queue; the default 0 is no priority.
+    task.priority === 0 ? '-' : `${task.priority} s`,
     task.state === 'QUEUED' ? instant(task.runAt, now) : '-',
     task.state === 'LEASED' || task.state === 'CANCEL_REQUESTED' ? (task.leaseHolder ?? '-') : '-',
     task.lastError === null ? '-' : `${code(task.lastErrorCategory)}: ${oneLine(task.lastError)}`,
   ]);
-  return `${heading}\n\n${table(['STEP', 'TASK', 'STATE', 'ATTEMPT', 'NEXT RUN', 'HOLDER', 'LAST ERROR'], rows)}`;
+  return `${heading}\n\n${table(
+    ['STEP', 'TASK', 'STATE', 'ATTEMPT', 'PRIORITY', 'NEXT RUN', 'HOLDER', 'LAST ERROR'],
+    rows,
+  )}`;
 }
 
 /** A child's parent and root, as `status` lists them. */
@@ -108,7 +114,7 @@ function parentFields(parent: TreeParent): (readonly [string, string])[] {
 const status: CommandSpec = {
   name: 'status',
   summary:
-    'a workflow, its parent and child counts, and a table of its steps: state, attempt, next run, holder, last error',
+    'a workflow, its parent and child counts, and a table of its steps: state, attempt, priority, next run, holder, last error',
   args: [{ name: 'workflowId', required: true }],
   options: {},
   async run(invocation) {
@@ -149,9 +155,16 @@ const submit: CommandSpec = {
       value: 'key',
       description: 'a repeat with the same key answers the first workflow',
     },
+    priority: {
+      type: 'string',
+      value: 'seconds',
+      description:
+        'seconds of backlog its steps may jump in their queues, -86400 to 86400 (wins over each step’s own)',
+    },
   },
   async run(invocation) {
     const key = invocation.option('idempotency-key');
+    const priority = priorityOption(invocation);
     const data = await graphqlRequest<{
       submitWorkflow: {
         deduplicated: boolean;
@@ -160,8 +173,8 @@ const submit: CommandSpec = {
       };
     }>(
       invocation.endpoint,
-      `mutation CausewaySubmit($name: String!, $input: JSON!, $key: String) {
-        submitWorkflow(name: $name, input: $input, idempotencyKey: $key) {
+      `mutation CausewaySubmit($name: String!, $input: JSON!, $key: String, $priority: Int) {
+        submitWorkflow(name: $name, input: $input, idempotencyKey: $key, priority: $priority) {
           deduplicated workflow { id name state } debounce { superseded dueAt }
         }
       }`,
@@ -169,6 +182,7 @@ const submit: CommandSpec = {
         name: invocation.requiredArg('name'),
         input: jsonOption(invocation, 'input', {}),
         key: key ?? null,
+        priority,
       },
     );
     const { workflow, deduplicated, debounce } = data.submitWorkflow;
@@ -185,6 +199,21 @@ const submit: CommandSpec = {
     return undefined;
   },
 };
+
+/**
+ * `--priority` as a whole number of seconds, or null when not given. The range is the
+ * server's to check (BAD_USER_INPUT, `invalid_priority`), so the CLI and the API refuse the
+ * same values with the same words.
+ */
+function priorityOption(invocation: Invocation): number | null {
+  const value = invocation.option('priority');
+  if (value === undefined) return null;
+  const seconds = /^-?\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(seconds)) {
+    throw usageError(`--priority must be a whole number of seconds, got ${value}`);
+  }
+  return seconds;
+}
 
 const cancel: CommandSpec = {
   name: 'cancel',

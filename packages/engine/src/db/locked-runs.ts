@@ -63,7 +63,7 @@ export function loadedFromRows(rows: readonly TaskWithWorkflowRow[], now: Date):
  * change result type") on connections that prepared it before a migration added a column.
  */
 export const taskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, t.max_attempts,
-  t.replay_count, t.run_at, t.deadline_at, t.lease_holder, t.lease_epoch, t.lease_expires_at,
+  t.replay_count, t.priority, t.run_at, t.deadline_at, t.lease_holder, t.lease_epoch, t.lease_expires_at,
   t.effect_started, t.evidence, t.checkpoints, t.progress, t.output, t.receipt_id,
   t.receipt_deadline_at, t.last_error_category, t.last_error, t.cancel_asked_at,
   t.cancel_asked_by, t.event_name, t.event_key, t.wait_since, t.wait_timeout_at,

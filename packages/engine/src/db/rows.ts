@@ -22,6 +22,8 @@ export interface TaskRecord {
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly replayCount: number;
+  /** Seconds of backlog it may jump in its queue (R49): claims order by `run_at − priority`. */
+  readonly priority: number;
   readonly runAt: Date | null;
   readonly deadlineAt: Date | null;
   readonly leaseHolder: string | null;
@@ -140,6 +142,7 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
           },
     maxAttempts: row.max_attempts,
     replayCount: row.replay_count,
+    priority: row.priority,
     runAt: row.run_at,
     leaseHolder: row.lease_holder,
     leaseExpiresAt: row.lease_expires_at,

@@ -7,18 +7,32 @@ import { readyStateSql } from '../task-states';
 /**
  * Where each queued task of workflow `id` with a priority stands in its queue (R49): the
  * queued tasks with an earlier run_at that it goes ahead of, and those with a later one that
- * go ahead of it, both by `run_at − priority` as the claim orders them. Each count reads the
- * queue's part of the ready index after (or before) the task's own place in claim order.
+ * go ahead of it, both by `run_at − priority` as the claim orders them.
  */
 export async function priorityPlaceList(db: Db, id: string): Promise<TaskPriorityPlace[]> {
+  return (await priorityPlacesByWorkflows(db, [id])).get(id) ?? [];
+}
+
+/**
+ * `priorityPlaceList` of many workflows in one statement, by workflow id (workflows without a
+ * queued task with a priority map to nothing). Each count reads the queue's part of the ready
+ * index after (or before) the task's own place in claim order. The ids must be UUIDs.
+ */
+export async function priorityPlacesByWorkflows(
+  db: Db,
+  ids: readonly string[],
+): Promise<Map<string, TaskPriorityPlace[]>> {
+  const places = new Map<string, TaskPriorityPlace[]>();
+  if (ids.length === 0) return places;
   const { rows } = await sql<{
+    workflow_id: string;
     step: string;
     queue: string;
     priority: number;
     older_behind: number;
     newer_ahead: number;
   }>`
-    select t.step, t.queue, t.priority,
+    select t.workflow_id, t.step, t.queue, t.priority,
       (${sql.join(
         readyHalves.map(
           (half) => sql`(select count(*) from causeway_tasks as o
@@ -36,13 +50,20 @@ export async function priorityPlaceList(db: Db, id: string): Promise<TaskPriorit
         sql` + `,
       )})::int as newer_ahead
     from causeway_tasks as t
-    where t.workflow_id = ${id} and t.state = ${readyStateSql} and t.priority <> 0
-    order by t.step`.execute(db);
-  return rows.map((row) => ({
-    step: row.step,
-    queue: row.queue,
-    priority: row.priority,
-    olderBehind: row.older_behind,
-    newerAhead: row.newer_ahead,
-  }));
+    where t.workflow_id = any(${[...ids]}::uuid[]) and t.state = ${readyStateSql}
+      and t.priority <> 0
+    order by t.workflow_id, t.step`.execute(db);
+  for (const row of rows) {
+    const place = {
+      step: row.step,
+      queue: row.queue,
+      priority: row.priority,
+      olderBehind: row.older_behind,
+      newerAhead: row.newer_ahead,
+    };
+    const list = places.get(row.workflow_id);
+    if (list === undefined) places.set(row.workflow_id, [place]);
+    else list.push(place);
+  }
+  return places;
 }
