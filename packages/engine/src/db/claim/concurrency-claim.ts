@@ -38,16 +38,19 @@ export function keyedCandidatesSql(options: {
         g.concurrency_group, g.concurrency_key, g.grant_version, g.head_version
       from (
         select g.concurrency_group, g.concurrency_key, g.grant_version, g.head_version,
-          g.concurrency_limit - (
-            select count(*) from causeway_tasks as h
-            where h.concurrency_group = g.concurrency_group
-              and h.concurrency_key = g.concurrency_key and ${slotHoldingSql(sql`h`)}
-          ) as free
+          g.concurrency_limit
         from causeway_concurrency_keys as g
         where g.queue = ${queue} and ${queueNotPausedSql(queue)}
           and g.head_at <= ${now} + ${sql.lit(priorityLimits.max)} * interval '1 second'
         order by g.head_at
       ) as g
+      -- Counted per key as the walk reaches it (a lateral, not a column of the ordered
+      -- rows, which would count every key before the first is taken).
+      cross join lateral (
+        select g.concurrency_limit - count(*) as free from causeway_tasks as h
+        where h.concurrency_group = g.concurrency_group
+          and h.concurrency_key = g.concurrency_key and ${slotHoldingSql(sql`h`)}
+      ) as f
       cross join lateral (
         select t.id, t.workflow_id, t.step, ${claimAtSql(sql`t`)} as claim_at, t.deadline_at
         from causeway_tasks as t
@@ -57,7 +60,7 @@ export function keyedCandidatesSql(options: {
           and ${dueSql(sql`t`, now)}
           and ${definedWorkflowStep(sql`t`, stepKeys)}
         order by ${claimAtSql(sql`t`)}
-        limit greatest(g.free, 0)
+        limit greatest(f.free, 0)
         for update of t skip locked
       ) as k
       limit ${limit}`;
