@@ -146,3 +146,40 @@ describe('a freed slot wakes the claimers (R50)', () => {
     );
   }, 30_000);
 });
+
+describe('heads of keys whose queued tasks left without a claim (R50)', () => {
+  it('are moved on by the sweeper, never past a task still queued', async () => {
+    const later = defineWorkflow({
+      name: 'keyed-later',
+      input,
+      steps: {
+        only: step<Input>({
+          concurrency: { key: (ctx) => ctx.input.tenant, limit: 1, group: 'later' },
+          run: () => null,
+        }),
+      },
+    });
+    const cw = testEngine(url(), { workflows: [later], sweepIntervalMs: 50 });
+    const gone = await cw.submit('keyed-later', { tenant: 'gone', n: 0 }, { delayMs: 3_600_000 });
+    await cw.submit('keyed-later', { tenant: 'kept', n: 1 }, { delayMs: 3_600_000 });
+    await cw.cancelWorkflow(gone.workflow.id);
+    const heads = async () =>
+      Object.fromEntries(
+        (
+          await query<{ key: string; head: boolean }>(
+            url(),
+            `select concurrency_key as key, head_at is not null as head
+             from causeway_concurrency_keys where concurrency_group = 'later'`,
+          )
+        ).map((row) => [row.key, row.head]),
+      );
+    // The cancel left the gone key's head behind; the sweeper (run by a worker) clears it.
+    expect(await heads()).toEqual({ gone: true, kept: true });
+    await cw.startWorker({ concurrency: 1 });
+    await waitFor(async () => (await heads()).gone === false, {
+      timeoutMs: 10_000,
+      description: 'the sweeper cleared the head of a key with nothing queued',
+    });
+    expect(await heads()).toEqual({ gone: false, kept: true });
+  }, 30_000);
+});

@@ -5,6 +5,7 @@ import {
   type TaskState,
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
+import { concurrencyHeadsRepair } from '../../db/claim/concurrency-heads';
 import {
   taskListChildrenDecided,
   taskListExpiredLeases,
@@ -81,6 +82,7 @@ export class Sweeper {
     }
     const due = await this.sweepDue(stepKeys);
     await this.sweepDecidedSteps(stepKeys);
+    await concurrencyHeadsRepair(this.context.db, batchSize);
     if (failure !== null) throw failure.error;
     return received + due;
   }
