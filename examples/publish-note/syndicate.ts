@@ -21,6 +21,8 @@ export function publishToPlatform(platformUrl: string) {
   return workflow({ name: 'publish-to-platform', input: syndicateInput })
     .step('post', {
       queue: 'network',
+      // One post at a time per platform account, across every note (R50).
+      concurrency: { key: (ctx) => ctx.input.platform, limit: 1, group: 'platform-posts' },
       reentrant: false,
       maxAttempts: 3,
       timeoutMs: 30_000,
