@@ -1,0 +1,101 @@
+/**
+ * R50 cost of keys whose queued tasks left the queue without a claim (cancelled before start,
+ * superseded, dead past their deadline): a claim of a queue with nothing queued reads about
+ * the same pages beside 5 such keys as beside 500.
+ *
+ * KNOWN ENGINE BUG, so the test is `it.fails` (it passes while the claim's pages grow with
+ * those keys; flip it to `it` with the fix). A key row's `head_at` (migration 0030) moves
+ * later only when a claim grants the key (`keyGrantCtes`); nothing else moves or clears it,
+ * and no path deletes key rows. A key whose queued tasks were all cancelled keeps a due
+ * `head_at` forever, so every later claim of its queue walks it: a holder count on
+ * causeway_tasks_slot_holders and a probe of causeway_tasks_keyed_ready per such key, with
+ * no task queued, on every poll, for good.
+ */
+import { defineWorkflow, step } from '@causeway/workflow';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { claimStatement } from '../../packages/engine/src/db/claim/claim-statement';
+import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
+import { claimStatementPlan } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
+import { useTestDatabase } from '../helpers/database';
+import { query, testEngine } from '../helpers/engine';
+import { type PlanNode, planNodes } from '../helpers/query-plans';
+
+const database = useTestDatabase();
+
+const queue = 'q-stale-heads';
+const input = z.object({ tenant: z.string() });
+const keyed = defineWorkflow({
+  name: 'stale-heads',
+  input,
+  steps: {
+    only: step<{ tenant: string }>({
+      queue,
+      concurrency: { key: (ctx) => ctx.input.tenant, limit: 1 },
+      run: () => null,
+    }),
+  },
+});
+
+/** The one-statement claim explained with ANALYZE and BUFFERS, rolled back: pages touched. */
+async function claimPages(url: string): Promise<number> {
+  const plan = claimStatementPlan(
+    { definitions: new Map([[keyed.name, keyed]]), leaseMs: 30_000, random: Math.random },
+    { queue, limit: 10, holder: 'stale-host/1/boot' },
+  );
+  const kysely = new Kysely<CausewayDatabase>({
+    dialect: new PostgresDialect({ pool: new pg.Pool() }),
+  });
+  const compiled = claimStatement(plan).compile(kysely);
+  await kysely.destroy();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('begin');
+    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `explain (analyze, buffers, format json) ${compiled.sql}`,
+      [...compiled.parameters],
+    );
+    await client.query('rollback');
+    const top = rows[0]?.['QUERY PLAN'][0]?.Plan;
+    if (top === undefined) throw new Error('EXPLAIN returned no plan');
+    const leased = planNodes(top).find(
+      (node) => node['Node Type'] === 'ModifyTable' && node['Relation Name'] === 'causeway_tasks',
+    );
+    expect(leased?.['Actual Rows']).toBe(0);
+    return (top['Shared Hit Blocks'] ?? 0) + (top['Shared Read Blocks'] ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('keys whose tasks were cancelled before a claim (R50)', () => {
+  it.fails('cost an empty claim about the same pages, 5 keys or 500', async () => {
+    const url = database().url;
+    const cw = testEngine(url, { workflows: [keyed] });
+    await cw.migrate();
+    const cancelled = async (from: number, to: number) => {
+      const submitted = await cw.submitMany(
+        Array.from({ length: to - from }, (_, n) => ({
+          name: keyed.name,
+          input: { tenant: `tenant-${from + n}` },
+        })),
+      );
+      for (const result of submitted) await cw.cancelWorkflow(result.workflow.id);
+      await query(url, 'update causeway_clock set offset_ms = offset_ms + 60000');
+      await query(url, 'vacuum analyze');
+    };
+    await cancelled(0, 5);
+    const few = await claimPages(url);
+    await cancelled(5, 500);
+    const [queued] = await query<{ n: number }>(
+      url,
+      `select count(*)::int as n from causeway_tasks where state = 'queued'`,
+    );
+    expect(queued?.n).toBe(0);
+    const many = await claimPages(url);
+    expect(many).toBeLessThanOrEqual(few + 16);
+  }, 60_000);
+});
