@@ -1,9 +1,11 @@
 import {
   isTerminalWorkflowState,
+  claimRule,
   nonTerminalTaskStates,
   type WorkflowState,
 } from '@causeway/workflow/internal';
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { readyHalves } from '../claim/claim-order';
 import { type WorkflowRecord, workflowFromRow } from '../rows';
 import type { CausewayDatabase, WorkflowTable } from '../schema';
 import { onlyUuids } from './read-queries';
@@ -61,9 +63,13 @@ export interface WorkflowPageAsk {
   readonly limit: number;
 }
 
+// One arm per state's partial index; queued rows have two, plain and keyed (R50).
 const withLiveTask = sql<boolean>`id = any(array(${sql.join(
-  nonTerminalTaskStates.map(
-    (state) => sql`select workflow_id from causeway_tasks where state = ${sql.lit(state)}`,
+  nonTerminalTaskStates.flatMap((state) =>
+    (state === claimRule.from ? readyHalves : [sql`true`]).map(
+      (half) =>
+        sql`select workflow_id from causeway_tasks where state = ${sql.lit(state)} and ${half}`,
+    ),
   ),
   sql` union all `,
 )}))`;
