@@ -3,16 +3,8 @@
  * group's, whichever queue a task of the key is on, and a free slot never waits on another
  * queue's tasks.
  *
- * KNOWN ENGINE BUG, so the test is `it.fails` (it passes while the claim misses the task;
- * flip it to `it` with the fix). The key row `causeway_concurrency_keys` has ONE `queue`:
- * the head trigger of migration 0030 sets it to the queue of the key's latest task made
- * queued. Claims walk only the key rows of their own queue (`g.queue = queue` in
- * `keyedCandidatesSql`), and a grant moves the head to the next queued task on the claim's
- * queue only (`t.queue = queue` in `keyGrantCtes`, null when none). So a due task of the key
- * on the other queue is never a candidate, with every slot free, until another task of the key
- * becomes queued on its queue; if none ever does, it waits forever (after the publish task
- * below is claimed and done, the row reads queue q-shared-publish, head_at null, and a claim
- * of q-shared-render still takes nothing).
+ * The key's rows are one per queue (migration 0030): claims walk their own queue's rows, and
+ * a grant compares the versions of the key's rows on every queue.
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
@@ -64,7 +56,7 @@ type Path = 'one statement' | 'in full';
 const paths: readonly Path[] = ['one statement', 'in full'];
 
 describe.each(paths)('a claim %s of a group shared by two queues (R50)', (path) => {
-  it.fails("takes a due task of a free key on its queue, whatever queue the key's latest task is on", async () => {
+  it("takes a due task of a free key on its queue, whatever queue the key's latest task is on", async () => {
     const cw = engine();
     const claimed = await rolledBack(cw.db as Kysely<CausewayDatabase>, async (tx) => {
       // One task of the key to render, then one to publish: the key holds no slot.

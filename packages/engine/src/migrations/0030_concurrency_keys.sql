@@ -10,11 +10,13 @@ alter table causeway_tasks
     or (concurrency_key is not null and concurrency_group is not null
       and concurrency_limit between 1 and 10000));
 
--- One row per key that ever had a queued task. It holds no slot; it serialises the claims of
--- its key and lets a claim find due keys without walking their backlog:
--- - grant_version: bumped by every claim that grants the key a slot. A claim counts the
---   holders in its snapshot and grants only if the version it updates is the one it read, so
---   two racing claims can never both count the same free slot.
+-- One row per key and queue that ever had a queued task of the key (a group may be shared by
+-- steps on several queues). It holds no slot; it serialises the claims of its key and lets a
+-- claim find due keys without walking their backlog:
+-- - grant_version: bumped by every claim of the queue that grants the key a slot. A claim
+--   counts the key's holders (on every queue) in its snapshot and grants only if the versions
+--   of the key's rows on every queue, which it locks, are the ones it read, so two racing
+--   claims, of one queue or two, can never both count the same free slot.
 -- - head_at: the claim order (`causeway_claim_at`) of the key's earliest queued task, or
 --   earlier (never later): claims walk keys by it, so a key with 10,000 due tasks is one row
 --   to pass, and a full key never delays another.
@@ -28,7 +30,7 @@ create table causeway_concurrency_keys (
   head_at timestamptz,
   head_version bigint not null default 0,
   grant_version bigint not null default 0,
-  primary key (concurrency_group, concurrency_key)
+  primary key (concurrency_group, concurrency_key, queue)
 );
 create index causeway_concurrency_keys_heads on causeway_concurrency_keys (queue, head_at)
   where head_at is not null;
@@ -42,9 +44,9 @@ begin
     (concurrency_group, concurrency_key, queue, concurrency_limit, head_at)
   values (new.concurrency_group, new.concurrency_key, new.queue, new.concurrency_limit,
     causeway_claim_at(new.run_at, new.priority))
-  on conflict (concurrency_group, concurrency_key) do update
+  on conflict (concurrency_group, concurrency_key, queue) do update
     set head_at = least(k.head_at, excluded.head_at), head_version = k.head_version + 1,
-      queue = excluded.queue, concurrency_limit = excluded.concurrency_limit;
+      concurrency_limit = excluded.concurrency_limit;
   return null;
 end $$;
 

@@ -10,16 +10,28 @@ import { definedWorkflowStep } from './defined-workflow-step';
 
 // Claims of tasks with a concurrency key (R50). Who holds a slot is never stored: a claim
 // counts the key's tasks in the holding states in its snapshot. Two racing claims could both
-// count the same free slot, so each claim that grants a key slots also bumps the key row's
-// `grant_version`, and grants only if the version it locks is the version its snapshot read:
-// any grant its snapshot missed changed that version, and a claim whose snapshot is newer
+// count the same free slot, so each claim that grants a key slots also bumps the
+// `grant_version` of the key's row for its queue, and grants only if the versions of the key's
+// rows on every queue, which it locks, are those its snapshot read: any grant its snapshot
+// missed, on any queue, changed one of them, and a claim whose snapshot is newer
 // than a grant counts that grant's tasks as holders. So no key ever holds more than its limit,
 // however many claimers race; a claim that loses a key this way takes none of its tasks and
 // the key waits for the next claim round.
 
 /** The columns a plain candidate has for the keyed candidates' (`keyedCandidatesSql`). */
 export const plainCandidateKeyColumns = sql`null::text as concurrency_group,
-  null::text as concurrency_key, null::bigint as grant_version, null::bigint as head_version`;
+  null::text as concurrency_key, null::text as grant_version, null::bigint as head_version`;
+
+/**
+ * The grant versions of every queue's row of key row `g`'s key, as one text (`queue:version`
+ * in queue order): what a grant compares with the same read of the rows it locks.
+ */
+function grantVersionsSql(g: RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`(select string_agg(o.queue || ':' || o.grant_version, ',' order by o.queue)
+          from causeway_concurrency_keys as o
+          where o.concurrency_group = ${g}.concurrency_group
+            and o.concurrency_key = ${g}.concurrency_key)`;
+}
 
 /**
  * Due keyed tasks of `queue`, at most `limit`, locked SKIP LOCKED: keys in the order of their
@@ -37,8 +49,8 @@ export function keyedCandidatesSql(options: {
   return sql`select k.id, k.workflow_id, k.step, k.claim_at, k.deadline_at,
         g.concurrency_group, g.concurrency_key, g.grant_version, g.head_version
       from (
-        select g.concurrency_group, g.concurrency_key, g.grant_version, g.head_version,
-          g.concurrency_limit
+        select g.concurrency_group, g.concurrency_key, ${grantVersionsSql(sql`g`)} as grant_version,
+          g.head_version, g.concurrency_limit
         from causeway_concurrency_keys as g
         where g.queue = ${queue} and ${queueNotPausedSql(queue)}
           and g.head_at <= ${now} + ${sql.lit(priorityLimits.max)} * interval '1 second'
@@ -95,13 +107,20 @@ export function keyGrantCtes(queue: string, wanted: RawBuilder<unknown>): RawBui
         group by concurrency_group, concurrency_key, grant_version, head_version
       ) as w
     ),
-    key_lock as materialized (
-      select g.concurrency_group, g.concurrency_key, g.grant_version
+    -- Every queue's row of each key, locked in order; then each key's versions as locked.
+    key_lock_rows as materialized (
+      select g.concurrency_group, g.concurrency_key, g.queue, g.grant_version
       from causeway_concurrency_keys as g
       where (g.concurrency_group, g.concurrency_key) in (
         select concurrency_group, concurrency_key from key_wanted)
-      order by g.concurrency_group, g.concurrency_key
+      order by g.concurrency_group, g.concurrency_key, g.queue
       for update
+    ),
+    key_lock as materialized (
+      select concurrency_group, concurrency_key,
+        string_agg(queue || ':' || grant_version, ',' order by queue) as grant_version
+      from key_lock_rows
+      group by concurrency_group, concurrency_key
     ),
     key_grant as (
       update causeway_concurrency_keys as g set
@@ -111,10 +130,10 @@ export function keyGrantCtes(queue: string, wanted: RawBuilder<unknown>): RawBui
       from key_lock as l
       join key_wanted as w
         on w.concurrency_group = l.concurrency_group and w.concurrency_key = l.concurrency_key
-      -- The lock returns the latest row: a version other than the snapshot's is a grant
-      -- this claim did not count.
+      -- The lock returns the latest rows: versions other than the snapshot's are a grant
+      -- this claim did not count, on this queue or another.
       where g.concurrency_group = l.concurrency_group and g.concurrency_key = l.concurrency_key
-        and l.grant_version = w.grant_version
+        and g.queue = ${queue} and l.grant_version = w.grant_version
       returning g.concurrency_group, g.concurrency_key
     )`;
 }
@@ -145,7 +164,7 @@ export async function concurrencyKeyGrant(
         ${arrayLiteral(candidates.map((c) => c.id))}::uuid[],
         ${arrayLiteral(candidates.map((c) => c.group))}::text[],
         ${arrayLiteral(candidates.map((c) => c.key))}::text[],
-        ${arrayLiteral(candidates.map((c) => c.grantVersion))}::bigint[],
+        ${arrayLiteral(candidates.map((c) => c.grantVersion))}::text[],
         ${arrayLiteral(candidates.map((c) => c.headVersion))}::bigint[]
       ) as w(id, concurrency_group, concurrency_key, grant_version, head_version)
     ),

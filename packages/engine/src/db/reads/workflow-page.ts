@@ -1,6 +1,6 @@
 import {
-  isTerminalWorkflowState,
   claimRule,
+  isTerminalWorkflowState,
   nonTerminalTaskStates,
   type WorkflowState,
 } from '@causeway/workflow/internal';
