@@ -105,7 +105,7 @@ export async function listConcurrencyGroups(
   definitions: ReadonlyMap<string, WorkflowDefinition>,
   request: ConcurrencyGroupsRequest = {},
 ): Promise<ConcurrencyGroupView[]> {
-  const keysShown = checkKeys(request?.keys);
+  const keysShown = checkKeys(request.keys);
   const loads = new Map(
     (await concurrencyGroupLoadList(db, { keysShown, holdersShown })).map((load) => [
       load.group,
