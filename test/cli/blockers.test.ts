@@ -106,6 +106,7 @@ describe('causeway workers', () => {
         { name: 'slow', steps: ['wait'] },
         { name: 'cli-stranded', steps: ['orphan'] },
         { name: 'cli-debounced', steps: ['publish'] },
+        { name: 'cli-keyed', steps: ['call'] },
       ],
       version: expect.any(String),
       startedAt: expect.any(String),
@@ -134,7 +135,7 @@ describe('causeway workers', () => {
     expect(rows[0]?.split(/ {2,}/).slice(2, 5)).toEqual([
       String(main?.pid),
       'default×4',
-      'cli-staged,doomed,slow,cli-stranded,cli-debounced',
+      'cli-staged,doomed,slow,cli-stranded,cli-debounced,cli-keyed',
     ]);
     expect(rows[0]?.endsWith('  yes')).toBe(true);
 

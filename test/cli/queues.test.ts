@@ -1,11 +1,13 @@
 /**
  * `causeway queues`, `queues pause` and `queues resume` (R53) as child processes against a
  * server in another process: the listing, the pause kept with the operator and reason, the
- * `--json` shapes, a repeat that changes nothing, and usage errors that write nothing.
+ * `--json` shapes, a repeat that changes nothing, and usage errors that write nothing. The
+ * listing also shows the concurrency groups (R50) with their busy keys.
  */
 import { describe, expect, it } from 'vitest';
 import { query } from '../helpers/engine';
-import { causeway, causewayJson, useCli } from './helpers';
+import { waitFor } from '../helpers/wait-for';
+import { causeway, causewayJson, submitted, useCli } from './helpers';
 
 const { url, db, asAlice } = useCli();
 
@@ -56,6 +58,52 @@ describe('causeway queues', () => {
       resumeQueue: { changed: true, queue: { name: 'cli-held', paused: null } },
     });
     expect(await pauseRows()).toEqual([]);
+  });
+
+  it('lists the concurrency groups with held slots, ready tasks and the busiest keys', async () => {
+    for (const label of ['acme', 'acme', 'acme', 'bolt']) {
+      await submitted(url(), 'cli-keyed', { label });
+    }
+    await waitFor(
+      async () =>
+        (
+          await query<{ n: number }>(
+            db(),
+            "select count(*)::int as n from causeway_tasks where step = 'call' and state = 'leased'",
+          )
+        )[0]?.n === 2,
+      { timeoutMs: 10_000, description: 'one call per label holds its slot' },
+    );
+    const listed = await causewayJson<{
+      concurrencyGroups: {
+        name: string;
+        limit: number;
+        defined: boolean;
+        keysBusy: number;
+        held: number;
+        queued: number;
+        keys: { key: string; held: number; queued: number }[];
+      }[];
+    }>(['queues', '--url', url()]);
+    expect(listed.code).toBe(0);
+    expect(listed.json.concurrencyGroups).toEqual([
+      {
+        name: 'cli-partner',
+        limit: 1,
+        defined: true,
+        keysBusy: 2,
+        held: 2,
+        queued: 2,
+        keys: [
+          { key: 'acme', limit: 1, held: 1, queued: 2 },
+          { key: 'bolt', limit: 1, held: 1, queued: 0 },
+        ],
+      },
+    ]);
+    const text = await causeway(['queues', '--url', url()]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/CONCURRENCY GROUP\s+LIMIT\s+KEYS BUSY\s+HELD\s+QUEUED/);
+    expect(text.stdout).toMatch(/cli-partner\s+1\s+2\s+2\s+2\s+acme 1\/1 \(\+2\), bolt 1\/1/);
   });
 
   it('refuses a missing reason, name or unknown action as usage errors and writes nothing', async () => {

@@ -1,7 +1,9 @@
 /**
  * The queues page (R53) in headless Chromium against a real server and engine: it lists the
  * queues with their pause; the operator pauses one through its dialog with a reason (who and
- * why show on the page and are kept), and resumes it.
+ * why show on the page and are kept), and resumes it. Its "Concurrency keys" section (R50)
+ * shows each group with its limit and busiest keys, held/limit, and the holders linking to
+ * their workflows.
  */
 import { defineWorkflow, step } from '@causeway/workflow';
 import { type Browser, chromium } from 'playwright-core';
@@ -11,6 +13,7 @@ import { chromium as debianChromium, requireTestProgram } from '../../scripts/te
 import { aliceToken, startApi } from '../api/helpers';
 import { useTestDatabase } from '../helpers/database';
 import { query } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
 import { collectErrors } from './fixtures/page-errors';
 
 const database = useTestDatabase();
@@ -20,6 +23,23 @@ const heldWork = defineWorkflow({
   name: 'dashboard-held',
   input: z.object({}),
   steps: { only: step({ queue: 'held', run: () => 'done' }) },
+});
+
+const tenant = z.object({ tenant: z.string() });
+const keyedWork = defineWorkflow({
+  name: 'dashboard-keyed',
+  input: tenant,
+  steps: {
+    call: step<z.output<typeof tenant>>({
+      queue: 'keyed',
+      concurrency: { key: (ctx) => ctx.input.tenant, limit: 1, group: 'partner <api>' },
+      // Holds its slot until its lease is taken from it (the worker stops).
+      run: (ctx) =>
+        new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+        }),
+    }),
+  },
 });
 
 let browser: Browser | null = null;
@@ -80,5 +100,53 @@ describe('the queues page', () => {
     await page.locator('#outcome', { hasText: 'Queue held resumed.' }).waitFor(shows);
     expect((await api.engine.queues()).find((queue) => queue.name === 'held')?.paused).toBeNull();
     expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('shows the concurrency groups, their busiest keys and the holders', async () => {
+    requireTestProgram(debianChromium);
+    const api = await startApi(database().url, { engine: { workflows: [keyedWork] } });
+    const origin = new URL(api.url).origin;
+    const ids: string[] = [];
+    for (const name of ['acme', 'acme', 'bolt']) {
+      ids.push((await api.engine.submit(keyedWork.name, { tenant: name })).workflow.id);
+    }
+    const worker = await api.engine.startWorker({ queues: ['keyed'], concurrency: 4 });
+    try {
+      await waitFor(
+        async () =>
+          (
+            await query<{ n: number }>(
+              database().url,
+              "select count(*)::int as n from causeway_tasks where state = 'leased'",
+            )
+          )[0]?.n === 2,
+        { description: 'one holder per key' },
+      );
+      const holders = await query<{ workflow_id: string; concurrency_key: string }>(
+        database().url,
+        "select workflow_id::text, concurrency_key from causeway_tasks where state = 'leased'",
+      );
+      browser = await chromium.launch({ executablePath: debianChromium.path, headless: true });
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const errors = collectErrors(page);
+      await page.goto(`${origin}/queues`);
+      const group = page.locator('[data-region="concurrency"] article[data-group="partner <api>"]');
+      await group.waitFor(shows);
+      await expect(group.locator('h3').textContent()).resolves.toBe('partner <api>');
+      await expect(group.locator('.group-summary').textContent()).resolves.toBe(
+        'limit 1 per key; 2 keys busy, 2 slots held, 1 ready task waiting. Steps: dashboard-keyed/call.',
+      );
+      const acme = group.locator('tr[data-key="acme"]');
+      await expect(acme.locator('.held').textContent()).resolves.toBe('1/1');
+      await expect(acme.locator('.queued').textContent()).resolves.toBe('1');
+      await expect(group.locator('tr[data-key="bolt"] .queued').textContent()).resolves.toBe('0');
+      const acmeHolder = holders.find((row) => row.concurrency_key === 'acme')?.workflow_id;
+      expect(acmeHolder).toBeDefined();
+      await acme.locator('ul.holders a').click();
+      await page.waitForURL(`${origin}/workflows/${acmeHolder}`);
+      expect(errors).toEqual([]);
+    } finally {
+      await worker.stop({ drainMs: 100 });
+    }
   }, 60_000);
 });

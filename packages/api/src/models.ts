@@ -1,4 +1,6 @@
 import type {
+  ConcurrencyGroupView,
+  ConcurrencyKeyLoad,
   DroppedPartition,
   HeldPartition,
   OutboxMessageRecord,
@@ -122,6 +124,10 @@ export interface Models extends ModelMap {
     readonly partitionsHeld: readonly Models['HeldPartition'][];
     readonly defaultPartitionRows: number;
   };
+  readonly ConcurrencyGroup: ConcurrencyGroupView;
+  readonly ConcurrencyKey: ConcurrencyKeyLoad;
+  readonly ConcurrencySlotHolder: ConcurrencyKeyLoad['holders'][number];
+  readonly TaskConcurrency: NonNullable<TaskRecord['concurrency']>;
   readonly Queue: QueueView;
   readonly QueuePause: QueuePause;
   readonly QueuePauseEvent: QueuePauseEvent;

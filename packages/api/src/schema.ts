@@ -4,6 +4,7 @@ import { createSchema } from 'graphql-yoga';
 import type { ApiContext } from './context';
 import type { ApiResolvers } from './models';
 import { blockerResolvers } from './resolvers/blockers';
+import { concurrencyResolvers } from './resolvers/concurrency';
 import { enumResolvers } from './resolvers/enums';
 import { eventResolvers } from './resolvers/events';
 import { mutationResolvers } from './resolvers/mutations';
@@ -28,6 +29,7 @@ export const resolvers: ApiResolvers = {
   ...mutationResolvers,
   ...scheduleResolvers,
   ...queueResolvers,
+  ...concurrencyResolvers,
   ...retentionResolvers,
   ...eventResolvers,
   ...blockerResolvers,

@@ -18,6 +18,10 @@ import { newHolderId } from './holder';
 import { defaultLogger, engineLogger, type Logger } from './logger';
 import { readBlockers } from './runtime/blockers/workflow-blockers';
 import { applyContextOf } from './runtime/children/child-starts';
+import {
+  type ConcurrencyOperations,
+  concurrencyOperationsOf,
+} from './runtime/concurrency/concurrency-groups';
 import type { EngineContext } from './runtime/context';
 import {
   type EventToSend,
@@ -130,8 +134,8 @@ export interface EngineOptions {
   readonly appVersion?: string;
 }
 
-/** The queues (R53): `queues`, `pauseQueue`, `resumeQueue`. */
-export interface Engine extends QueueOperations {
+/** The queues (R53) and concurrency groups (R50): `queues`, `concurrencyGroups`, … */
+export interface Engine extends QueueOperations, ConcurrencyOperations {
   /** Applies pending schema migrations (numbered SQL files, under an advisory lock). */
   migrate(): Promise<readonly string[]>;
   submit(
@@ -377,6 +381,7 @@ export function createEngine(options: EngineOptions): Engine {
     triggerSchedule: (name, request) => triggerSchedule(scheduling, name, request),
     runSchedules: () => runSchedulerPass(scheduling),
     ...queueOperationsOf(db, definitions),
+    ...concurrencyOperationsOf(db, definitions),
     purgeFinished: (request) => {
       assertOpen();
       return purgeFinished(db, logger, request);

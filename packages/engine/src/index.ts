@@ -19,6 +19,13 @@ export {
 export { EngineError, type EngineErrorCode, engineErrorCodes } from './errors';
 export type { Logger } from './logger';
 export * from './read-model';
+export {
+  type ConcurrencyGroupsRequest,
+  type ConcurrencyGroupView,
+  type ConcurrencyKeyLoad,
+  type DefinedConcurrencyGroup,
+  definedConcurrencyGroups,
+} from './runtime/concurrency/concurrency-groups';
 export type {
   DeliveredTask,
   EventToSend,

@@ -30,6 +30,7 @@ import { createTreeReads, type TreeReads } from './runtime/reads/tree-reads';
 import { listWorkers, type WorkerView } from './runtime/registry/worker-views';
 
 export type {
+  ConcurrencySlots,
   EventWait,
   LeaseHolder,
   MetricsSnapshot,

@@ -1,5 +1,13 @@
-/** `/queues`: every queue with its pause (who, why, since when), and pause or resume (R53). */
+/**
+ * `/queues`: every queue with its pause (who, why, since when), and pause or resume (R53);
+ * below them, the concurrency groups and their busiest keys (R50).
+ */
 import { actionButton, actionDialogs } from './action-dialogs';
+import {
+  type ConcurrencyGroupData,
+  concurrencyGroupsFields,
+  renderConcurrencySection,
+} from './concurrency-section';
 import { code, timeElement } from './format';
 import type { ReadResult } from './graphql-reads';
 import { html, type SafeHtml } from './html';
@@ -11,6 +19,7 @@ export const queuesQuery = `query DashboardQueues {
     paused { operator reason pausedAt }
     history { kind operator reason at }
   }
+  ${concurrencyGroupsFields}
 }`;
 
 interface QueueData {
@@ -30,6 +39,7 @@ interface QueueData {
 
 export interface QueuesData {
   readonly queues: readonly QueueData[];
+  readonly concurrencyGroups: readonly ConcurrencyGroupData[];
 }
 
 function historyOf(queue: QueueData, now: Date): SafeHtml {
@@ -68,5 +78,6 @@ export function renderQueuesPage(result: ReadResult<QueuesData>, now: Date): Saf
   }
   return html`<h1>Queues</h1>
 <section data-region="queues" aria-label="Queues">${content}</section>
+${result.ok ? renderConcurrencySection(result.data.concurrencyGroups, now) : ''}
 ${actionDialogs(['pause-queue', 'resume-queue'])}`;
 }

@@ -326,6 +326,10 @@ export interface QueryTaskArgs {
   readonly id: Scalars['ID'];
 }
 
+export interface QueryConcurrencyGroupsArgs {
+  readonly keys?: Scalars['Int'] | null;
+}
+
 export interface QueryWorkersArgs {
   readonly includeStale?: Scalars['Boolean'] | null;
 }
@@ -345,6 +349,9 @@ export interface WorkflowChildrenArgs {
 export type ObjectTypeName =
   | 'Blocker'
   | 'CancelWorkflowPayload'
+  | 'ConcurrencyGroup'
+  | 'ConcurrencyKey'
+  | 'ConcurrencySlotHolder'
   | 'DroppedPartition'
   | 'Event'
   | 'EventStepDefinition'
@@ -372,6 +379,7 @@ export type ObjectTypeName =
   | 'SubmitWorkflowPayload'
   | 'Subscription'
   | 'Task'
+  | 'TaskConcurrency'
   | 'TaskOperationPayload'
   | 'TaskOperationResult'
   | 'Transition'
@@ -406,6 +414,31 @@ export interface SchemaFields<M extends ModelMap> {
     state: { args: Record<string, never>; result: WorkflowState };
     changed: { args: Record<string, never>; result: Scalars['Boolean'] };
     workflow: { args: Record<string, never>; result: M['Workflow'] };
+  };
+  ConcurrencyGroup: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    limit: { args: Record<string, never>; result: Scalars['Int'] };
+    defined: { args: Record<string, never>; result: Scalars['Boolean'] };
+    steps: { args: Record<string, never>; result: readonly Scalars['String'][] };
+    keysBusy: { args: Record<string, never>; result: Scalars['Int'] };
+    held: { args: Record<string, never>; result: Scalars['Int'] };
+    queued: { args: Record<string, never>; result: Scalars['Int'] };
+    keys: { args: Record<string, never>; result: readonly M['ConcurrencyKey'][] };
+  };
+  ConcurrencyKey: {
+    key: { args: Record<string, never>; result: Scalars['String'] };
+    limit: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
+    held: { args: Record<string, never>; result: Scalars['Int'] };
+    queued: { args: Record<string, never>; result: Scalars['Int'] };
+    holders: { args: Record<string, never>; result: readonly M['ConcurrencySlotHolder'][] };
+  };
+  ConcurrencySlotHolder: {
+    taskId: { args: Record<string, never>; result: Scalars['ID'] };
+    workflowId: { args: Record<string, never>; result: Scalars['ID'] };
+    step: { args: Record<string, never>; result: Scalars['String'] };
+    state: { args: Record<string, never>; result: TaskState };
+    leaseHolder: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    since: { args: Record<string, never>; result: Scalars['DateTime'] };
   };
   DroppedPartition: {
     name: { args: Record<string, never>; result: Scalars['String'] };
@@ -484,6 +517,10 @@ export interface SchemaFields<M extends ModelMap> {
     definitions: { args: Record<string, never>; result: readonly M['WorkflowDefinition'][] };
     schedules: { args: Record<string, never>; result: readonly M['Schedule'][] };
     queues: { args: Record<string, never>; result: readonly M['Queue'][] };
+    concurrencyGroups: {
+      args: QueryConcurrencyGroupsArgs;
+      result: readonly M['ConcurrencyGroup'][];
+    };
     workers: { args: QueryWorkersArgs; result: readonly M['Worker'][] };
   };
   Queue: {
@@ -621,6 +658,12 @@ export interface SchemaFields<M extends ModelMap> {
     waitingFor: { args: Record<string, never>; result: Maybe<M['WaitingFor']> };
     events: { args: Record<string, never>; result: readonly M['Event'][] };
     blocker: { args: Record<string, never>; result: Maybe<M['Blocker']> };
+    concurrency: { args: Record<string, never>; result: Maybe<M['TaskConcurrency']> };
+  };
+  TaskConcurrency: {
+    group: { args: Record<string, never>; result: Scalars['String'] };
+    key: { args: Record<string, never>; result: Scalars['String'] };
+    limit: { args: Record<string, never>; result: Scalars['Int'] };
   };
   TaskOperationPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };

@@ -188,6 +188,20 @@ export const metricDefinitions = {
     labels: ['queue'],
     source: 'live',
   },
+  concurrencySlotsHeld: {
+    name: 'causeway_concurrency_slots_held',
+    type: 'gauge',
+    help: "Slots of the concurrency group (R50) held by tasks, summed over its keys (never by key): leased, awaiting a receipt, or asked to cancel while keeping their lease. 0 for a group this engine's definitions declare with none held.",
+    labels: ['group'],
+    source: 'live',
+  },
+  concurrencyLimit: {
+    name: 'causeway_concurrency_limit',
+    type: 'gauge',
+    help: "The limit of each key of the concurrency group (R50), for the groups this engine's definitions declare.",
+    labels: ['group'],
+    source: 'live',
+  },
   replicaLagBytes: {
     name: 'causeway_replica_lag_bytes',
     type: 'gauge',

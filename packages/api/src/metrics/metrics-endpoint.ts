@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  type DefinedConcurrencyGroup,
+  definedConcurrencyGroups,
   type Engine,
   isDatabaseUnavailableError,
   type Logger,
@@ -36,6 +38,8 @@ export class MetricsEndpoint {
   private readonly scraper: OperatorDirectory | null;
   private readonly stopObserving: () => void;
   private rendering: Promise<string> | null = null;
+  /** The engine's definitions are fixed, so their groups are read once. */
+  private readonly concurrencyGroups: readonly DefinedConcurrencyGroup[];
 
   constructor(
     private readonly options: {
@@ -51,6 +55,7 @@ export class MetricsEndpoint {
     },
   ) {
     this.path = options.metrics.path ?? '/metrics';
+    this.concurrencyGroups = definedConcurrencyGroups(options.engine.definitions);
     this.metrics = createMetricSet();
     this.tally = new TransitionTally(
       options.readModel.transitionEdgeReader(),
@@ -138,7 +143,11 @@ export class MetricsEndpoint {
   }
 
   private async render(): Promise<string> {
-    showSnapshot(this.metrics, await this.options.readModel.metricsSnapshot());
+    showSnapshot(
+      this.metrics,
+      await this.options.readModel.metricsSnapshot(),
+      this.concurrencyGroups,
+    );
     if (this.options.replicaLag !== undefined) await this.showReplicaLag(this.options.replicaLag);
     return this.metrics.registry.metrics();
   }

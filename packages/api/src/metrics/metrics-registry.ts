@@ -1,4 +1,4 @@
-import type { MetricsSnapshot } from '@causeway/engine';
+import type { DefinedConcurrencyGroup, MetricsSnapshot } from '@causeway/engine';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type MetricDefinition, metricDefinitions } from './metric-definitions';
 
@@ -41,6 +41,8 @@ export function createMetricSet() {
     queueWorkers: gauge(d.queueWorkers),
     queueSlots: gauge(d.queueSlots),
     queuePaused: gauge(d.queuePaused),
+    concurrencySlotsHeld: gauge(d.concurrencySlotsHeld),
+    concurrencyLimit: gauge(d.concurrencyLimit),
     replicaLagBytes: gauge(d.replicaLagBytes),
     replicaLagSeconds: gauge(d.replicaLagSeconds),
     handlerDuration: histogram(d.handlerDuration),
@@ -51,9 +53,14 @@ export type MetricSet = ReturnType<typeof createMetricSet>;
 
 /**
  * Shows a snapshot of the live rows in the gauges. Each gauge is reset first: a queue, holder
- * or event with no live rows left has no series, rather than its last value.
+ * or event with no live rows left has no series, rather than its last value. `groups` are the
+ * concurrency groups the engine's definitions declare: they have series even while idle.
  */
-export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): void {
+export function showSnapshot(
+  metrics: MetricSet,
+  snapshot: MetricsSnapshot,
+  groups: readonly DefinedConcurrencyGroup[],
+): void {
   const live = [
     metrics.tasks,
     metrics.taskOldestInState,
@@ -70,6 +77,8 @@ export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): voi
     metrics.queueWorkers,
     metrics.queueSlots,
     metrics.queuePaused,
+    metrics.concurrencySlotsHeld,
+    metrics.concurrencyLimit,
   ];
   for (const gauge of live) gauge.reset();
   const show = <Row extends { count: number; oldestSeconds: number }>(
@@ -112,5 +121,12 @@ export function showSnapshot(metrics: MetricSet, snapshot: MetricsSnapshot): voi
   const queues = [...snapshot.queueSlots, ...snapshot.readyQueues].map((row) => row.queue);
   for (const queue of new Set([...queues, ...paused])) {
     metrics.queuePaused.set({ queue }, paused.has(queue) ? 1 : 0);
+  }
+  for (const group of groups) {
+    metrics.concurrencyLimit.set({ group: group.group }, group.limit);
+    metrics.concurrencySlotsHeld.set({ group: group.group }, 0);
+  }
+  for (const row of snapshot.concurrencySlots) {
+    metrics.concurrencySlotsHeld.set({ group: row.group }, row.held);
   }
 }

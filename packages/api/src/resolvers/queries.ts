@@ -2,6 +2,7 @@ import type { TaskRecord } from '@causeway/engine';
 import { explain, type Transition } from '@causeway/workflow';
 import type { ApiResolvers, Models } from '../models';
 import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
+import { concurrencyQueryFields, taskConcurrencyFields } from './concurrency';
 import { stepEventFields, taskEventFields } from './events';
 import { queueQueryFields } from './queues';
 import { scheduleQueryFields } from './schedules';
@@ -27,6 +28,7 @@ export const queryResolvers: Pick<
   Query: {
     ...scheduleQueryFields,
     ...queueQueryFields,
+    ...concurrencyQueryFields,
     ...blockerQueryFields,
     workflow: (_root, { id }, context) => context.loaders.workflow.load(id),
     task: (_root, { id }, context) => context.loaders.task.load(id),
@@ -60,6 +62,7 @@ export const queryResolvers: Pick<
   Task: {
     ...taskEventFields,
     ...taskBlockerFields,
+    ...taskConcurrencyFields,
     workflow: async (task, _args, context) => {
       const workflow = await context.loaders.workflow.load(task.workflowId);
       if (workflow === null) throw new Error(`task ${task.id} has no workflow row`);

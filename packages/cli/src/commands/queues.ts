@@ -3,8 +3,17 @@ import { usageError } from '../exit-codes';
 import { instant } from '../format';
 import { graphqlRequest } from '../graphql-client';
 import { table } from '../table';
+import {
+  busiestKeysShown,
+  type ConcurrencyGroupView,
+  concurrencyGroupFields,
+  concurrencyGroupTable,
+} from './concurrency-groups';
 
-/** `queues`, and an operator's pause or resume of one (R53): `queues pause <name> --reason`. */
+/**
+ * `queues` with the concurrency groups (R50), and an operator's pause or resume of one (R53):
+ * `queues pause <name> --reason`.
+ */
 
 const queueFields = 'name paused { operator reason pausedAt }';
 
@@ -14,30 +23,41 @@ export interface QueueView {
 }
 
 async function list(invocation: Invocation): Promise<undefined> {
-  const data = await graphqlRequest<{ queues: QueueView[] }>(
+  const data = await graphqlRequest<{
+    queues: QueueView[];
+    concurrencyGroups: ConcurrencyGroupView[];
+  }>(
     invocation.endpoint,
-    `query CausewayQueues { queues { ${queueFields} } }`,
+    `query CausewayQueues {
+      queues { ${queueFields} }
+      concurrencyGroups(keys: ${busiestKeysShown}) { ${concurrencyGroupFields} }
+    }`,
   );
   const now = invocation.now();
-  invocation.output.result(data, () =>
-    data.queues.length === 0
-      ? 'no queues'
-      : table(
-          ['QUEUE', 'PAUSED', 'SINCE', 'BY', 'REASON'],
-          data.queues.map((queue) =>
-            queue.paused === null
-              ? [queue.name, 'no', '-', '-', '-']
-              : [
-                  queue.name,
-                  'yes',
-                  instant(queue.paused.pausedAt, now),
-                  queue.paused.operator,
-                  queue.paused.reason,
-                ],
-          ),
-        ),
+  invocation.output.result(
+    data,
+    () => `${queueTable(data.queues, now)}\n\n${concurrencyGroupTable(data.concurrencyGroups)}`,
   );
   return undefined;
+}
+
+function queueTable(queues: readonly QueueView[], now: Date): string {
+  return queues.length === 0
+    ? 'no queues'
+    : table(
+        ['QUEUE', 'PAUSED', 'SINCE', 'BY', 'REASON'],
+        queues.map((queue) =>
+          queue.paused === null
+            ? [queue.name, 'no', '-', '-', '-']
+            : [
+                queue.name,
+                'yes',
+                instant(queue.paused.pausedAt, now),
+                queue.paused.operator,
+                queue.paused.reason,
+              ],
+        ),
+      );
 }
 
 async function pauseOrResume(invocation: Invocation, pause: boolean): Promise<undefined> {
@@ -69,7 +89,7 @@ async function pauseOrResume(invocation: Invocation, pause: boolean): Promise<un
 const queues: CommandSpec = {
   name: 'queues',
   summary:
-    'every queue with its pause; `queues pause <name> --reason <text>` and `queues resume <name>` stop and restart claims from one',
+    'every queue with its pause and every concurrency group with its busiest keys; `queues pause <name> --reason <text>` and `queues resume <name>` stop and restart claims from one',
   args: [
     { name: 'action', required: false },
     { name: 'name', required: false },

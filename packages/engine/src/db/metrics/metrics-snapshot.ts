@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../database';
+import { type ConcurrencySlots, concurrencySlotsSql } from './concurrency-slots';
 import { countedGroupFromRow } from './counted-group';
 import { type EventWait, eventWaitsSql } from './event-waits';
 import { type LeaseHolder, leaseHolderFromRow, leaseHoldersSql } from './lease-holders';
@@ -23,6 +24,8 @@ export interface MetricsSnapshot {
   readonly queueSlots: readonly QueueSlots[];
   /** The names of the paused queues (R53). */
   readonly pausedQueues: readonly string[];
+  /** Slots held per concurrency group (R50), groups with a holder only. */
+  readonly concurrencySlots: readonly ConcurrencySlots[];
 }
 
 /** The rows of one query as a JSON array (one column of the snapshot's single row). */
@@ -47,6 +50,7 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
     workers: number;
     queue_slots: QueueSlots[];
     paused_queues: { queue: string }[];
+    concurrency_slots: ConcurrencySlots[];
   }>`
     select ${rowsOf(taskStateCountsSql)} as task_states,
            ${rowsOf(readyQueuesSql)} as ready_queues,
@@ -56,7 +60,8 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
            ${rowsOf(scheduleLagSql)} as schedule_lag,
            (${liveWorkersSql}) as workers,
            ${rowsOf(queueSlotsSql)} as queue_slots,
-           ${rowsOf(pausedQueuesSql)} as paused_queues`.execute(db);
+           ${rowsOf(pausedQueuesSql)} as paused_queues,
+           ${rowsOf(concurrencySlotsSql)} as concurrency_slots`.execute(db);
   const row = rows[0];
   if (row === undefined) throw new Error('the metrics snapshot returned no row');
   return {
@@ -69,10 +74,12 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
     workers: row.workers,
     queueSlots: row.queue_slots,
     pausedQueues: row.paused_queues.map((paused) => paused.queue),
+    concurrencySlots: row.concurrency_slots,
   };
 }
 
 export type {
+  ConcurrencySlots,
   EventWait,
   LeaseHolder,
   OutboxBacklog,
