@@ -91,8 +91,11 @@ export async function concurrencyGroupLoadList(
       r.group_queued::int as group_queued,
       coalesce(h.holders, '[]'::json) as holders
     from ranked as r
-    left join causeway_concurrency_keys as k
-      on k.concurrency_group = r.concurrency_group and k.concurrency_key = r.concurrency_key
+    -- A key has a row per queue its tasks were queued on: one limit for it.
+    left join lateral (
+      select min(k.concurrency_limit) as concurrency_limit from causeway_concurrency_keys as k
+      where k.concurrency_group = r.concurrency_group and k.concurrency_key = r.concurrency_key
+    ) as k on true
     left join lateral (
       select json_agg(json_build_object('id', o.id, 'workflow_id', o.workflow_id,
           'step', o.step, 'state', o.state, 'lease_holder', o.lease_holder,
