@@ -1,4 +1,5 @@
 import { query } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
 
 /**
  * The most tasks of each key of `group` that held a slot at once (R50), read from the log
@@ -39,4 +40,25 @@ export async function maxSlotOverlap(
     [group],
   );
   return new Map(rows.map((row) => [row.key, row.most]));
+}
+
+/** Waits until every workflow of `ids` succeeded (`description` says what for a timeout). */
+export async function waitAllSucceeded(
+  databaseUrl: string,
+  ids: readonly string[],
+  timeoutMs: number,
+  description: string,
+): Promise<void> {
+  await waitFor(
+    async () =>
+      (
+        await query<{ n: number }>(
+          databaseUrl,
+          `select count(*)::int as n from causeway_workflows
+           where id = any($1::uuid[]) and state = 'succeeded'`,
+          [ids],
+        )
+      )[0]?.n === ids.length,
+    { timeoutMs, description },
+  );
 }

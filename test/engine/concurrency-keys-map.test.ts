@@ -8,8 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
-import { waitFor } from '../helpers/wait-for';
-import { maxSlotOverlap } from './concurrency-key-log';
+import { maxSlotOverlap, waitAllSucceeded } from './concurrency-key-log';
 
 const database = useTestDatabase();
 const url = () => database().url;
@@ -53,18 +52,7 @@ describe('a map step with concurrency (R44, R50)', () => {
       (await (engines[1] as (typeof engines)[number]).submit('resize-upload', { images: 12 }))
         .workflow.id,
     ];
-    await waitFor(
-      async () =>
-        (
-          await query<{ n: number }>(
-            url(),
-            `select count(*)::int as n from causeway_workflows
-             where id = any($1::uuid[]) and state = 'succeeded'`,
-            [ids],
-          )
-        )[0]?.n === 2,
-      { timeoutMs: 60_000, description: 'both uploads succeeded' },
-    );
+    await waitAllSucceeded(url(), ids, 60_000, 'both uploads succeeded');
     const mapTasks = await query<{ id: string }>(
       url(),
       'select id from causeway_tasks where workflow_id = any($1::uuid[])',

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { chainedLeases, logMismatches, query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
-import { maxSlotOverlap } from './concurrency-key-log';
+import { maxSlotOverlap, waitAllSucceeded } from './concurrency-key-log';
 
 const database = useTestDatabase();
 const url = () => database().url;
@@ -49,19 +49,7 @@ describe('racing workers over shared keys', () => {
       const cw = engines[n % engines.length] as Engine;
       ids.push((await cw.submit('keyed-race', { tenant: `t${n % 5}`, n })).workflow.id);
     }
-    const succeeded = async () =>
-      (
-        await query<{ n: number }>(
-          url(),
-          `select count(*)::int as n from causeway_workflows
-           where id = any($1::uuid[]) and state = 'succeeded'`,
-          [ids],
-        )
-      )[0]?.n;
-    await waitFor(async () => (await succeeded()) === ids.length, {
-      timeoutMs: 60_000,
-      description: 'every keyed workflow succeeded',
-    });
+    await waitAllSucceeded(url(), ids, 60_000, 'every keyed workflow succeeded');
     const overlap = await maxSlotOverlap(url(), 'tenants');
     expect(overlap.size).toBe(5);
     for (const most of overlap.values()) expect(most).toBeLessThanOrEqual(2);
@@ -94,18 +82,7 @@ describe('the settle statement and keyed steps', () => {
     for (let n = 0; n < 12; n += 1) {
       ids.push((await cw.submit('keyed-second', { tenant: 'one', n })).workflow.id);
     }
-    await waitFor(
-      async () =>
-        (
-          await query<{ n: number }>(
-            url(),
-            `select count(*)::int as n from causeway_workflows
-             where id = any($1::uuid[]) and state = 'succeeded'`,
-            [ids],
-          )
-        )[0]?.n === ids.length,
-      { timeoutMs: 30_000, description: 'every two-step workflow succeeded' },
-    );
+    await waitAllSucceeded(url(), ids, 30_000, 'every two-step workflow succeeded');
     const chained = await chainedLeases(url(), ids);
     expect(chained.filter((row) => row.step === 'second')).toEqual([]);
     const overlap = await maxSlotOverlap(url(), 'keyed-second/second');
@@ -132,18 +109,7 @@ describe('a freed slot wakes the claimers (R50)', () => {
     for (let n = 0; n < 6; n += 1) {
       ids.push((await cw.submit('keyed-serial', { tenant: 'solo', n })).workflow.id);
     }
-    await waitFor(
-      async () =>
-        (
-          await query<{ n: number }>(
-            url(),
-            `select count(*)::int as n from causeway_workflows
-             where id = any($1::uuid[]) and state = 'succeeded'`,
-            [ids],
-          )
-        )[0]?.n === ids.length,
-      { timeoutMs: 20_000, description: 'the key’s six tasks ran one after another' },
-    );
+    await waitAllSucceeded(url(), ids, 20_000, 'the key’s six tasks ran one after another');
   }, 30_000);
 });
 
