@@ -8,11 +8,10 @@
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { arrayLiteral } from '../../packages/engine/src/db/array-literal';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { claimInFull } from '../../packages/engine/src/runtime/claim/claim-in-full';
 import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
@@ -62,55 +61,10 @@ const apply = () => ({
 
 const engine = (): Engine => testEngine(url(), { workflows });
 
-/** A parameter written into a statement's text as a literal. */
-function literal(client: pg.Client, value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'number' || typeof value === 'bigint') return `(${value})`;
-  if (typeof value === 'boolean') return String(value);
-  if (value instanceof Date) return client.escapeLiteral(value.toISOString());
-  if (Array.isArray(value)) return client.escapeLiteral(arrayLiteral(value));
-  if (typeof value === 'object') return client.escapeLiteral(JSON.stringify(value));
-  return client.escapeLiteral(String(value));
-}
-
-/**
- * A Kysely instance whose statements that read the claim's clock go to the server as simple
- * queries, their parameters written in as literals (the statements are the engine's own). A
- * simple query is one message: its time, statement_timestamp(), is when the server received
- * it, which pg_stat_activity shows as query_start while it waits. With the extended protocol
- * (what pg uses for a statement with parameters) the server takes the time again at each of
- * Parse, Bind and Execute, so a wait in an earlier one would leave the two apart.
- */
-let simple: Kysely<CausewayDatabase> | null = null;
-const simpleProtocol = () => simple as Kysely<CausewayDatabase>;
-
-function simpleProtocolKysely(databaseUrl: string): Kysely<CausewayDatabase> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  pool.on('connect', (client) => {
-    const send = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as { query: unknown }).query = (...args: unknown[]) => {
-      const [text, values] = args;
-      if (
-        typeof text === 'string' &&
-        text.includes('causeway_statement_now') &&
-        Array.isArray(values) &&
-        values.length > 0
-      ) {
-        return send(
-          text.replace(/\$(\d+)/g, (_, n: string) => literal(client, values[Number(n) - 1])),
-        );
-      }
-      return send(...args);
-    };
-  });
-  return new Kysely({ dialect: new PostgresDialect({ pool }) });
-}
-
 beforeAll(async () => {
   const setup = engine();
   await setup.migrate();
   await setup.close();
-  simple = simpleProtocolKysely(url());
 });
 
 afterEach(async () => {
@@ -118,7 +72,6 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await simple?.destroy();
   await setDatabaseClockOffset(url(), 0);
 });
 
@@ -281,71 +234,127 @@ describe.each(plans.map((plan, index) => [plan, index] as const))(
   },
 );
 
+/** Tasks laid out one microsecond apart, and how many a claim took with its time. */
+interface Boundary {
+  /** Task ids in run_at order, one microsecond apart. */
+  readonly ids: readonly string[];
+  readonly runAt: ReadonlyMap<string, string>;
+  readonly claimed: ReadonlySet<string>;
+  /** The claim's time: its lease edges' `at` (null: it took none). */
+  readonly at: string | null;
+  /** Microseconds from the first task's run_at to the claim's time. */
+  readonly lateUs: number;
+}
+
 /**
- * Makes one task's run_at exactly the claim's database time, and another's one millisecond
- * later. The test holds causeway_clock locked, so a claim started meanwhile has fixed its
- * statement time (its query_start) and waits to read the clock's offset. While it waits, both
- * run_at values are written from that query_start and the offset; once they commit, the claim
- * reads the new rows (a row changed since its snapshot is read again where it locks it) and
- * judges them by `run_at <= now` with the time it fixed.
+ * Where tasks' run_at go, in microseconds after a whole millisecond a little ahead. The claim
+ * in one statement has its time to the microsecond: 4 ms of tasks, one microsecond apart,
+ * from the moment the claim is let go. The full claim's time is a whole millisecond: tasks
+ * a microsecond either side of each of the next 100.
+ */
+const boundaryLayouts: Record<ClaimPath, readonly number[]> = {
+  'one statement': Array.from({ length: 4_000 }, (_, n) => n),
+  'in full': Array.from({ length: 100 }, (_, k) =>
+    [-1, 0, 1].map((d) => (k + 1) * 1_000 + d),
+  ).flat(),
+};
+
+/**
+ * Lays due tasks' run_at (`boundaryLayouts`) from a moment a little ahead, while a claim that
+ * saw them due waits, then lets it go at the first. The claim reads its
+ * clock (causeway_clock_now) once it runs, after its snapshot; the test holds causeway_clock
+ * locked, so a claim started meanwhile waits to read it. Another connection writes the run_at
+ * values and commits; the claim reads the new rows (a row changed since its snapshot is read
+ * again where it locks it) and judges them by `run_at <= now`. The lock is let go when the
+ * database's clock is `leadUs` before the first run_at: the claim's time falls among the
+ * tasks unless it woke sooner or later than that.
  */
 async function claimAtTheBoundary(
   cw: Engine,
   queue: string,
   claim: Claim,
-): Promise<{ claimed: string[]; exact: string; later: string; now: string }> {
-  const submitted = async (label: string) => {
-    const { workflow } = await cw.submit(`order-${queue}`, { label });
-    const [task] = await query<{ id: string }>(
-      url(),
-      'select id from causeway_tasks where workflow_id = $1',
-      [workflow.id],
-    );
-    return task?.id as string;
-  };
-  const exact = await submitted('exact');
-  const later = await submitted('later');
-  // A connection to claim on, opened before the lock (a backend starting up waits for it).
-  await sql`select 1`.execute(simpleProtocol());
+  layout: readonly number[],
+  leadUs: number,
+): Promise<Boundary> {
+  const submitted = await cw.submitMany(
+    layout.map((_, n) => ({
+      name: `order-${queue}`,
+      input: { label: `b${n}` },
+    })),
+  );
+  const workflowIds = submitted.map((result) => result.workflow.id);
   const locker = new pg.Client({ connectionString: url() });
   await locker.connect();
   try {
     await locker.query('begin');
     await locker.query('lock table causeway_clock in access exclusive mode');
-    const claiming = claim(simpleProtocol(), 10);
-    const blocked = await waitFor(
+    const { rows: clock } = await locker.query<{ offset_ms: number }>(
+      'select offset_ms from causeway_clock',
+    );
+    const offsetMs = clock[0]?.offset_ms ?? 0;
+    const claiming = claim(cw.db, 2 * layout.length);
+    await waitFor(
       async () => {
         // Within a transaction pg_stat_activity is read once and kept, unless cleared.
         await locker.query('select pg_stat_clear_snapshot()');
-        const { rows } = await locker.query<{ pid: number }>(
+        const { rows } = await locker.query(
           `select pid from pg_stat_activity
-            where pg_backend_pid() = any(pg_blocking_pids(pid)) and query like '%causeway_statement_now%'`,
+            where pg_backend_pid() = any(pg_blocking_pids(pid)) and query like '%causeway_clock_now%'`,
         );
-        return rows.length === 1 ? rows[0] : undefined;
+        return rows.length === 1;
       },
       { description: 'the claim to wait for the clock' },
     );
-    const { rows } = await locker.query<{ now: string; moved: string }>(
-      `with moment as (
-         select a.query_start + c.offset_ms * interval '1 millisecond' as now
-         from pg_stat_activity as a, causeway_clock as c where a.pid = $1
-       ), moved as (
-         update causeway_tasks as t
-         set run_at = m.now + case when t.id = $3 then interval '1 millisecond' else interval '0' end
-         from moment as m where t.id in ($2, $3)
-         returning t.id
+    // What the claim judges them by (it clears run_at when it leases a task), from 300 ms on:
+    // time enough for this to commit.
+    const placed = await query<{ id: string; n: string; run_at: string }>(
+      url(),
+      `with base as materialized (
+         select date_trunc('milliseconds',
+           clock_timestamp() + ($2::integer + 300) * interval '1 millisecond') as at
+       ),
+       placed as (
+         select t.id, row_number() over (order by t.id) - 1 as n
+         from causeway_tasks as t where t.workflow_id = any($1::uuid[])
        )
-       select (select now from moment)::text as now, (select count(*) from moved) as moved`,
-      [blocked.pid, exact, later],
+       update causeway_tasks as t
+       set run_at = b.at + ($3::integer[])[p.n + 1] * interval '1 microsecond'
+       from placed as p, base as b where t.id = p.id
+       returning t.id, p.n, t.run_at::text as run_at`,
+      [workflowIds, offsetMs, layout],
     );
-    expect(rows[0]?.moved).toBe('2');
+    expect(placed).toHaveLength(layout.length);
+    const first = placed.find((row) => Number(row.n) === 0)?.run_at;
+    const [waited] = await query<{ late: boolean }>(
+      url(),
+      `select clock_timestamp() + $2::integer * interval '1 millisecond' > $1::timestamptz as late`,
+      [first, offsetMs],
+    );
+    expect(waited?.late, 'the run_at values written before their time').toBe(false);
+    await locker.query(
+      `select pg_sleep(extract(epoch from $1::timestamptz - $3::integer * interval '1 microsecond'
+         - (clock_timestamp() + $2::integer * interval '1 millisecond')))`,
+      [first, offsetMs, Math.round(leadUs)],
+    );
     await locker.query('commit');
     const result = await claiming;
+    const leases = await query<{ at: string; late_us: number }>(
+      url(),
+      `select distinct l.at::text as at,
+         extract(epoch from l.at - $2::timestamptz)::float8 * 1e6 as late_us
+       from causeway_transitions as l
+       join causeway_tasks as t on t.id = l.task_id
+       where t.workflow_id = any($1::uuid[]) and l.reason = 'lease_acquired'`,
+      [workflowIds, first],
+    );
+    expect(leases.length, 'one claim, one time').toBeLessThanOrEqual(1);
+    const ids = [...placed].sort((a, b) => Number(a.n) - Number(b.n)).map((row) => row.id);
     return {
-      claimed: result.claimed.map((c) => c.task.id),
-      exact,
-      later,
-      now: rows[0]?.now as string,
+      ids,
+      runAt: new Map(placed.map((row) => [row.id, row.run_at])),
+      claimed: new Set(result.claimed.map((c) => c.task.id)),
+      at: leases[0]?.at ?? null,
+      lateUs: leases[0]?.late_us ?? Number.NEGATIVE_INFINITY,
     };
   } finally {
     await locker.end();
@@ -357,35 +366,61 @@ describe('a task is due when run_at <= the claim time (R4)', () => {
     ['one statement', 'q-edge-one'],
     ['in full', 'q-edge-full'],
   ] as const)(
-    'a claim %s takes run_at = now and leaves run_at = now + 1 ms',
+    'a claim %s takes every task with run_at <= its time, and none a microsecond later',
     async (path, queue) => {
       const cw = engine();
       const claim = claimOf(path, cw, queue);
-      const { claimed, exact, later, now } = await claimAtTheBoundary(cw, queue, claim);
-      expect(claimed).toEqual([exact]);
-      const rows = await query<{ id: string; state: string; run_at: string | null; at: string }>(
+      // A claim may wake sooner or later than the test guessed, and its time fall before or
+      // after every task: then the boundary is laid again, let go as early as the last claim
+      // was late past the layout's middle.
+      const layout = boundaryLayouts[path];
+      const middleUs = ((layout.at(-1) as number) - (layout[0] as number)) / 2;
+      let boundary: Boundary | undefined;
+      let leadUs = 0;
+      const tried: string[] = [];
+      for (let round = 0; round < 8; round += 1) {
+        const laid = await claimAtTheBoundary(cw, queue, claim, layout, leadUs);
+        tried.push(`${laid.claimed.size} of ${laid.ids.length} at ${laid.at}, lead ${leadUs} µs`);
+        if (laid.at !== null) {
+          const due = await query<{ id: string }>(
+            url(),
+            `select id from unnest($1::uuid[], $2::timestamptz[]) as p(id, run_at)
+             where p.run_at <= $3::timestamptz`,
+            [laid.ids, laid.ids.map((id) => laid.runAt.get(id)), laid.at],
+          );
+          // Taken exactly when due by the claim's logged time, among the tasks or not.
+          expect([...laid.claimed].sort()).toEqual(due.map((row) => row.id).sort());
+        }
+        if (laid.claimed.size > 0 && laid.claimed.size < laid.ids.length) {
+          boundary = laid;
+          break;
+        }
+        leadUs =
+          laid.at === null ? leadUs / 2 : Math.max(0, Math.round(leadUs + laid.lateUs - middleUs));
+        // Not due again: the next round's claim sees only its own tasks.
+        await query(
+          url(),
+          `update causeway_tasks set run_at = run_at + interval '1 day' where id = any($1::uuid[])`,
+          [laid.ids],
+        );
+      }
+      expect(
+        boundary,
+        `a claim time among the tasks in 8 rounds: ${tried.join('; ')}`,
+      ).toBeDefined();
+      const { ids, runAt, claimed, at } = boundary as Boundary;
+      // The last task taken is due exactly at the claim's time (in full, the millisecond it
+      // rounds up to), the next one a microsecond later.
+      const last = ids[claimed.size - 1] as string;
+      const next = ids[claimed.size] as string;
+      expect(claimed.has(last) && !claimed.has(next)).toBe(true);
+      const [gaps] = await query<{ last: string; next: string }>(
         url(),
-        `select t.id, t.state, t.run_at::text as run_at, l.at::text as at
-         from causeway_tasks as t
-         left join causeway_transitions as l on l.task_id = t.id and l.reason = 'lease_acquired'
-        where t.id in ($1, $2)`,
-        [exact, later],
+        `select ($2::timestamptz - $1::timestamptz)::text as last,
+           ($3::timestamptz - $1::timestamptz)::text as next`,
+        [at, runAt.get(last), runAt.get(next)],
       );
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      // The later task is still queued, due one millisecond after the claim's time.
-      expect(byId.get(later)).toMatchObject({ state: 'queued', at: null });
-      expect(byId.get(exact)?.state).toBe('leased');
-      // The claim ran at the time the test read: it logged its edge then (the full claim at
-      // that time in milliseconds, as it carries it in a JavaScript Date).
-      const [check] = await query<{ gap: string; logged: string }>(
-        url(),
-        `select ($1::timestamptz - $2::timestamptz)::text as gap,
-           (case when $4 then $2::timestamptz else date_trunc('milliseconds', $2::timestamptz)
-            end)::text as logged, $3::text as at`,
-        [byId.get(later)?.run_at, now, byId.get(exact)?.at, path === 'one statement'],
-      );
-      expect(check?.gap).toBe('00:00:00.001');
-      expect(byId.get(exact)?.at).toBe(check?.logged);
+      expect(gaps).toEqual({ last: '00:00:00', next: '00:00:00.000001' });
     },
   );
 });

@@ -39,7 +39,7 @@ export async function taskClaimLoad(
     readonly skipped: number;
   }
 > {
-  const now = sql`(select causeway_statement_now())`;
+  const now = sql`(select now from clock)`;
   const plain = sql`
       select id, workflow_id, ${claimAtSql(sql`t`)} as claim_at, ${plainCandidateKeyColumns}
       from causeway_tasks as t
@@ -62,7 +62,16 @@ export async function taskClaimLoad(
     }
   >`
     ${preparedSql}
-    with candidates as materialized (
+    -- The claim's time, for R4 and the lease: read after the statement's snapshot (see
+    -- causeway_clock_now), and rounded up to the millisecond the decision carries it in (a
+    -- JavaScript Date), so that it stays later than every edge the snapshot saw.
+    with clock as materialized (
+      select date_trunc('milliseconds', c.now) + case
+          when date_trunc('milliseconds', c.now) < c.now then interval '1 millisecond'
+          else interval '0' end as now
+      from (select causeway_clock_now() as now) as c
+    ),
+    candidates as materialized (
       ${
         keyed
           ? sql`select * from (
@@ -84,8 +93,7 @@ export async function taskClaimLoad(
       for update skip locked
     )
     select ${taskColumns}, ${workflowColumns},
-      -- The claim's time is its statement's (see causeway_statement_now), for R4 and the lease.
-      (select causeway_statement_now()) as db_now,
+      (select now from clock) as db_now,
       c.id is not null as is_candidate, ${claimAtSql(sql`t`)} as claim_at,
       (select count(*) from candidates) as candidate_count, c.concurrency_group,
       c.concurrency_key, c.grant_version, c.head_version
@@ -145,7 +153,7 @@ export async function taskClaimCandidates(
   const { rows } = await sql<{ id: string; workflow_id: string }>`
     select id, workflow_id from causeway_tasks as t
     where state = ${readyStateSql} and queue = ${queue}
-      and ${dueSql(sql`t`, sql`(select causeway_statement_now())`)}
+      and ${dueSql(sql`t`, sql`(select causeway_clock_now())`)}
       and ${queueNotPausedSql(queue)}
     order by ${claimAtSql(sql`t`)}
     limit ${limit}

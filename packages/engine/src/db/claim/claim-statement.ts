@@ -138,7 +138,8 @@ export function claimStatement(plan: ClaimStatementPlan) {
     }
   >`
     ${preparedSql}
-    with clock as materialized (select causeway_statement_now() as now),
+    -- Read after the statement's snapshot (causeway_clock_now): later than every edge it saw.
+    with clock as materialized (select causeway_clock_now() as now),
     ${
       plan.keyed
         ? sql`plain_candidates as materialized (${plainCandidates}),
