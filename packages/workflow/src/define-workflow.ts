@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { type ConcurrencyKey, concurrencyProblems } from './concurrency-key';
 import { type Debounce, debounceProblems } from './debounce';
 import { namedMapChild } from './one-step-child';
+import { rateLimitProblems, type StepRateLimit } from './rate-limit';
 import {
   type BackoffPolicy,
   defaultBackoff,
@@ -49,6 +50,12 @@ export interface StepOptions<TInput, TOutput> {
    * workflow (R50); the key is derived from the workflow's input at admission.
    */
   readonly concurrency?: ConcurrencyKey<TInput>;
+  /**
+   * Each claim of its tasks spends `cost` (default 1) of the engine's rate limit `name`, in
+   * the bucket of `key` (derived from the workflow's input at admission), or of the name's one
+   * bucket without it (R51).
+   */
+  readonly rateLimit?: StepRateLimit<TInput>;
   readonly run: (
     context: StepContext<TInput>,
   ) => Promise<StepReturn<TOutput>> | StepReturn<TOutput>;
@@ -108,6 +115,7 @@ export function step<TInput = unknown, TOutput = unknown>(
     if (problem !== null) problems.push(problem);
   }
   if (options.concurrency !== undefined) problems.push(...concurrencyProblems(options.concurrency));
+  if (options.rateLimit !== undefined) problems.push(...rateLimitProblems(options.rateLimit));
   if (typeof options.run !== 'function') problems.push('run must be a function');
   if (problems.length > 0) throw new DefinitionError('invalid step', problems);
   return Object.freeze({
@@ -118,6 +126,9 @@ export function step<TInput = unknown, TOutput = unknown>(
     ...(options.concurrency === undefined
       ? {}
       : { concurrency: Object.freeze({ ...options.concurrency }) }),
+    ...(options.rateLimit === undefined
+      ? {}
+      : { rateLimit: Object.freeze({ ...options.rateLimit }) }),
     run: options.run,
   });
 }

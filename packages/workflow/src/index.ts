@@ -57,6 +57,8 @@ export {
 } from './machine-table';
 export { map } from './map-step';
 export { type PayloadReference, payloadRef, payloadReference } from './payload-reference';
+export type { RateLimit, StepRateLimit, TaskRate } from './rate-limit';
+export { rateLimit } from './rate-limit-declarations';
 export type { BackoffPolicy, RetryPolicy } from './retry-policy';
 export {
   type CatchUp,

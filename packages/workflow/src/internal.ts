@@ -46,6 +46,8 @@ export * from './map-step-options';
 export * from './one-statement-derivation';
 export * from './one-step-child';
 export * from './payload-reference';
+export * from './rate-limit';
+export * from './rate-limit-declarations';
 export * from './retry-policy';
 export * from './schedule';
 export * from './schedule-origin';

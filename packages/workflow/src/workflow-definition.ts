@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type { ConcurrencyKey } from './concurrency-key';
 import type { Debounce } from './debounce';
 import type { EventWait } from './event-wait';
+import type { StepRateLimit } from './rate-limit';
 import type { RetryPolicy } from './retry-policy';
 import type { StepContext } from './step-context';
 import type { AwaitReceipt, SendRequest, SnoozeRequest } from './step-results';
@@ -33,6 +34,8 @@ export interface StepDefinition<TInput = unknown, TOutput = unknown> {
   readonly priority?: number;
   /** Its tasks' concurrency key (R50); absent: no limit but the queue's. */
   readonly concurrency?: ConcurrencyKey<TInput>;
+  /** The engine-declared rate limit its tasks spend when claimed (R51); absent: none. */
+  readonly rateLimit?: StepRateLimit<TInput>;
   /** An event step's wait (`event(...)`, R37); absent for a step that runs code. */
   readonly event?: EventWait;
   /** A map step's list and child workflow (`map(...)`, R44); absent for a step that runs code. */
