@@ -24,6 +24,7 @@ describe('checkAdmission (R30, R34)', () => {
       idempotencyKey: 'note:n1:v3',
       debounceKey: null,
       concurrency: [null],
+      rate: [null],
     });
   });
 

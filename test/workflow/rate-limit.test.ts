@@ -5,6 +5,7 @@
  */
 import { rateLimit, type StepRateLimit, workflow } from '@causeway/workflow';
 import {
+  checkAdmission,
   DefinitionError,
   defineWorkflow,
   rateLimitDeclarationProblems,
@@ -326,5 +327,61 @@ describe("rateLimitDeclarationProblems: an engine's limits against its workflows
       .step('again', { after: ['send'], rateLimit: { name: 'mail-api', cost: 5 }, run: noop })
       .build();
     expect(rateLimitDeclarationProblems([mailApi], [mailer, other])).toEqual([]);
+  });
+});
+
+describe('checkAdmission: each step’s spend, fixed at admission (R51, R58)', () => {
+  const keyed = workflow({ name: 'mail', input: tenantInput })
+    .step('render', { run: noop })
+    .step('send', {
+      after: ['render'],
+      rateLimit: { name: 'mail-api', key: (ctx) => `${ctx.workflowName}:${ctx.input.tenant}` },
+      run: noop,
+    })
+    .step('archive', { after: ['send'], rateLimit: { name: 'storage', cost: 3 }, run: noop })
+    .build();
+
+  it('returns the spend of every step in definition order, null for a step without a limit', () => {
+    const admitted = checkAdmission(keyed, { tenant: 'acme' }, undefined);
+    expect(admitted).toMatchObject({
+      ok: true,
+      concurrency: [null, null, null],
+      rate: [
+        null,
+        { name: 'mail-api', key: 'mail:acme', cost: 1 },
+        { name: 'storage', key: null, cost: 3 },
+      ],
+    });
+  });
+
+  it('refuses invalid_rate_limit_key when a key function throws or gives no storable key', () => {
+    const refusing = (key: (ctx: { input: Tenant }) => unknown) =>
+      defineWorkflow({
+        name: 'mail',
+        input: tenantInput,
+        steps: {
+          send: step<Tenant>({ rateLimit: { name: 'mail-api', key: key as never }, run: noop }),
+        },
+      });
+    const cases: [(ctx: { input: Tenant }) => unknown, string][] = [
+      [(ctx) => ctx.input.tenant, 'the rate limit key of step "send" is empty'],
+      [
+        () => {
+          throw new RangeError('no tenant');
+        },
+        'the rate limit key function of step "send" threw: RangeError: no tenant',
+      ],
+      [
+        () => 'k'.repeat(201),
+        'the rate limit key of step "send" is 201 characters, over the limit of 200',
+      ],
+      [() => null, 'the rate limit key of step "send" must be a string'],
+    ];
+    for (const [key, message] of cases) {
+      expect(checkAdmission(refusing(key), { tenant: '' }, undefined)).toEqual({
+        ok: false,
+        error: { code: 'invalid_rate_limit_key', message },
+      });
+    }
   });
 });

@@ -2,6 +2,7 @@ import { type ConcurrencyKey, concurrencyOf, type TaskConcurrency } from './conc
 import type { Debounce } from './debounce';
 import type { WorkflowDefinition } from './define-workflow';
 import { keyTextProblem, textStorageProblem } from './key-text';
+import { rateOf, type TaskRate } from './rate-limit';
 import { utf8Length } from './utf8-length';
 
 export { textStorageProblem } from './key-text';
@@ -21,6 +22,8 @@ export const admissionErrorCodes = [
   'invalid_debounce_key',
   /** A step's concurrency key function threw or gave no storable, non-empty string (R50, R58). */
   'invalid_concurrency_key',
+  /** A step's rate limit key function threw or gave no storable, non-empty string (R51, R58). */
+  'invalid_rate_limit_key',
 ] as const;
 export type AdmissionErrorCode = (typeof admissionErrorCodes)[number];
 
@@ -53,6 +56,8 @@ export type Admission =
       readonly debounceKey: string | null;
       /** Each step's concurrency slot (R50), in the definition's step order; null: none. */
       readonly concurrency: readonly (TaskConcurrency | null)[];
+      /** What each step's task spends of its rate limit (R51), in step order; null: none. */
+      readonly rate: readonly (TaskRate | null)[];
     }
   | { readonly ok: false; readonly error: AdmissionError };
 
@@ -131,6 +136,20 @@ export function checkAdmission(
     if (!found.ok) return refuse('invalid_concurrency_key', found.problem);
     concurrency.push(found.slot);
   }
+  const rate: (TaskRate | null)[] = [];
+  for (const step of definition.steps) {
+    if (step.rateLimit === undefined) {
+      rate.push(null);
+      continue;
+    }
+    const found = rateOf(step.rateLimit, {
+      input: parsed.data,
+      workflowName: definition.name,
+      step: step.name,
+    });
+    if (!found.ok) return refuse('invalid_rate_limit_key', found.problem);
+    rate.push(found.rate);
+  }
   return {
     ok: true,
     input: parsed.data,
@@ -138,6 +157,7 @@ export function checkAdmission(
     idempotencyKey: key,
     debounceKey,
     concurrency,
+    rate,
   };
 }
 
