@@ -46,6 +46,7 @@ const engineCodes: Readonly<Record<EngineErrorCode, ApiErrorCode>> = Object.free
   invalid_idempotency_key: 'BAD_USER_INPUT',
   invalid_debounce_key: 'BAD_USER_INPUT',
   invalid_concurrency_key: 'BAD_USER_INPUT',
+  invalid_rate_limit_key: 'BAD_USER_INPUT',
   invalid_delay: 'BAD_USER_INPUT',
   invalid_priority: 'BAD_USER_INPUT',
   unknown_event: 'BAD_USER_INPUT',

@@ -60,17 +60,22 @@ export function concurrencyProblems(option: unknown): string[] {
   const { key, limit, group } = option as Record<string, unknown>;
   const problems: string[] = [];
   if (typeof key !== 'function') problems.push('concurrency.key must be a function');
-  const { min, max } = concurrencyLimits.limit;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < min || limit > max) {
-    problems.push(
-      `concurrency.limit must be an integer from ${min} to ${max}, got ${String(limit)}`,
-    );
-  }
+  const limitProblem = concurrencyLimitProblem('concurrency.limit', limit);
+  if (limitProblem !== null) problems.push(limitProblem);
   if (group !== undefined) {
     const problem = keyTextProblem('concurrency.group', group, concurrencyLimits.maxGroupLength);
     if (problem !== null) problems.push(problem);
   }
   return problems;
+}
+
+/** What is wrong with a concurrency limit (`label`: where it was given), or null. */
+export function concurrencyLimitProblem(label: string, value: unknown): string | null {
+  const { min, max } = concurrencyLimits.limit;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) {
+    return null;
+  }
+  return `${label} must be an integer from ${min} to ${max}, got ${String(value)}`;
 }
 
 /** The default group of a step's key: its workflow and step. */

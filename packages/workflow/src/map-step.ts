@@ -7,7 +7,7 @@ import {
   type Tolerance,
   toleranceProblem,
 } from './child-workflows';
-import { concurrencyLimits } from './concurrency-key';
+import { concurrencyLimitProblem } from './concurrency-key';
 import { DefinitionError, defaultQueue, type StepDefinition, step } from './define-workflow';
 import type {
   MapChildResult,
@@ -133,11 +133,8 @@ function mapProblems(options: Record<string, unknown>): string[] {
   const maxChildren = maxChildrenProblem(options.maxChildren ?? null);
   if (maxChildren !== null) problems.push(maxChildren);
   if (options.concurrency !== undefined) {
-    const { min, max } = concurrencyLimits.limit;
-    const value = options.concurrency;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      problems.push(`concurrency must be an integer from ${min} to ${max}, got ${String(value)}`);
-    }
+    const problem = concurrencyLimitProblem('concurrency', options.concurrency);
+    if (problem !== null) problems.push(problem);
   }
   return problems;
 }

@@ -68,8 +68,8 @@ export const taskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.
   t.receipt_deadline_at, t.last_error_category, t.last_error, t.cancel_asked_at,
   t.cancel_asked_by, t.event_name, t.event_key, t.wait_since, t.wait_timeout_at,
   t.children_total, t.children_succeeded, t.children_failed, t.children_allowed_failures,
-  t.children_output, t.concurrency_group, t.concurrency_key, t.concurrency_limit, t.created_at,
-  t.updated_at`;
+  t.children_output, t.concurrency_group, t.concurrency_key, t.concurrency_limit, t.rate_name,
+  t.rate_key, t.rate_cost, t.created_at, t.updated_at`;
 
 /** The task columns an attempt reads (`LeasedTask`). */
 export const leasedTaskColumns = sql`t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt,

@@ -2,6 +2,7 @@ import type {
   ErrorCategory,
   ReasonCode,
   TaskConcurrency,
+  TaskRate,
   TaskSnapshot,
   TaskState,
   Transition,
@@ -18,6 +19,8 @@ export interface TaskRecord {
   readonly queue: string;
   /** Its concurrency slot (R50), where the read selected it; null or absent: none. */
   readonly concurrency?: TaskConcurrency | null;
+  /** What its claims spend of a rate limit (R51), where the read selected it; key null: the name's one bucket. */
+  readonly rate?: TaskRate | null;
   readonly state: TaskState;
   readonly attempt: number;
   readonly maxAttempts: number;
@@ -139,6 +142,14 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
             group: row.concurrency_group as string,
             key: row.concurrency_key,
             limit: row.concurrency_limit as number,
+          },
+    rate:
+      row.rate_name === null || row.rate_name === undefined
+        ? null
+        : {
+            name: row.rate_name,
+            key: row.rate_key === '' ? null : (row.rate_key as string),
+            cost: row.rate_cost as number,
           },
     maxAttempts: row.max_attempts,
     replayCount: row.replay_count,

@@ -65,6 +65,10 @@ export interface TaskTable {
   concurrency_group: ColumnType<string | null, string | null | undefined, never>;
   concurrency_key: ColumnType<string | null, string | null | undefined, never>;
   concurrency_limit: ColumnType<number | null, number | null | undefined, never>;
+  /** What its claim spends of a rate limit (R51): set at admission, all three or none. */
+  rate_name: ColumnType<string | null, string | null | undefined, never>;
+  rate_key: ColumnType<string | null, string | null | undefined, never>;
+  rate_cost: ColumnType<number | null, number | null | undefined, never>;
   deadline_at: Timestamp | null;
   lease_holder: string | null;
   lease_epoch: ColumnType<string, number | string | undefined, number | string>;

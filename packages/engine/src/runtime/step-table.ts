@@ -1,4 +1,5 @@
-import type { WorkflowDefinition } from '@causeway/workflow';
+import type { RateLimit, WorkflowDefinition } from '@causeway/workflow/internal';
+import type { RateLimitPlan } from '../db/claim/rate-claim';
 
 /**
  * The engine's workflow steps as parallel arrays, the shape the one-statement claim and settle
@@ -21,6 +22,8 @@ export interface StepTable {
   readonly stepOrder: readonly number[];
   /** Queues with a step that has a concurrency key (R50): only their claims look for keys. */
   readonly keyedQueues: ReadonlySet<string>;
+  /** Queues with a step that spends a rate limit (R51): only their claims read the windows. */
+  readonly ratedQueues: ReadonlySet<string>;
 }
 
 const tables = new WeakMap<ReadonlyMap<string, WorkflowDefinition>, StepTable>();
@@ -49,6 +52,9 @@ export function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>
             ? []
             : (step.map?.workflow.steps.map((child) => child.queue) ?? [])),
         ]),
+      ),
+      ratedQueues: new Set(
+        steps.flatMap(({ step }) => (step.rateLimit === undefined ? [] : [step.queue])),
       ),
     };
     tables.set(definitions, table);
@@ -141,4 +147,22 @@ export function promotesStepDecidedInFull(definition: WorkflowDefinition, name: 
     decidedDownstream.set(definition, steps);
   }
   return steps.has(name);
+}
+
+const noRateLimits: RateLimitPlan = Object.freeze({ names: [], limits: [], periodsMs: [] });
+const ratePlans = new WeakMap<readonly RateLimit[], RateLimitPlan>();
+
+/** The engine's rate limits (R51) as the claim takes them, built once per set. */
+export function rateLimitPlanOf(limits: readonly RateLimit[] | undefined): RateLimitPlan {
+  if (limits === undefined || limits.length === 0) return noRateLimits;
+  let plan = ratePlans.get(limits);
+  if (plan === undefined) {
+    plan = {
+      names: limits.map((limit) => limit.name),
+      limits: limits.map((limit) => limit.limit),
+      periodsMs: limits.map((limit) => limit.periodMs),
+    };
+    ratePlans.set(limits, plan);
+  }
+  return plan;
 }

@@ -11,12 +11,10 @@ import { queueNotPausedSql } from '../queues/queue-pauses';
 import type { CausewayDatabase } from '../schema';
 import { readyStateSql } from '../task-states';
 import { claimAtSql, dueSql } from './claim-order';
-import {
-  type KeyedCandidate,
-  keyedCandidatesSql,
-  plainCandidateKeyColumns,
-} from './concurrency-claim';
+import { keyedCandidatesSql, plainCandidateKeyColumns } from './concurrency-claim';
 import { definedWorkflowStep } from './defined-workflow-step';
+import type { FlowCandidate } from './flow-grant';
+import { rateCandidateColumns, rateOpenSql } from './rate-claim';
 
 /**
  * A claim's read, in one round trip (R4, R8): ready rows of one queue in claim order
@@ -30,23 +28,35 @@ export async function taskClaimLoad(
   queue: string,
   limit: number,
   stepKeys: readonly string[],
-  /** Some step of the queue has a concurrency key (R50): keyed tasks are candidates too. */
-  keyed = false,
+  flow: {
+    /** Some step of the queue has a concurrency key (R50): keyed tasks are candidates too. */
+    readonly keyed: boolean;
+    /** Some step of the queue spends a rate limit (R51): pass keys with no room. */
+    readonly rated: boolean;
+  } = { keyed: false, rated: false },
 ): Promise<
   LoadedRuns & {
     readonly candidateIds: readonly string[];
-    readonly keyedCandidates: readonly KeyedCandidate[];
+    /** Candidates a key or a rate limit may hold back, in claim order (`flowGrant`). */
+    readonly flowCandidates: readonly FlowCandidate[];
     readonly skipped: number;
   }
 > {
+  const { keyed, rated } = flow;
   const now = sql`(select now from clock)`;
   const plain = sql`
-      select id, workflow_id, ${claimAtSql(sql`t`)} as claim_at, ${plainCandidateKeyColumns}
+      select id, workflow_id, ${claimAtSql(sql`t`)} as claim_at, ${rateCandidateColumns(sql`t`)},
+        ${plainCandidateKeyColumns}
       from causeway_tasks as t
       where state = ${readyStateSql} and queue = ${queue} and concurrency_key is null
         and ${dueSql(sql`t`, now)}
         and ${definedWorkflowStep(sql`t`, stepKeys)}
-        and ${queueNotPausedSql(queue)}
+        and ${queueNotPausedSql(queue)}${
+          rated
+            ? sql`
+        and ${rateOpenSql(sql`t`, now)}`
+            : sql``
+        }
       order by ${claimAtSql(sql`t`)}
       limit ${limit}
       for update skip locked`;
@@ -59,6 +69,9 @@ export async function taskClaimLoad(
       concurrency_key: string | null;
       grant_version: string | null;
       head_version: string | null;
+      rate_name: string | null;
+      rate_key: string | null;
+      rate_cost: number | null;
     }
   >`
     ${preparedSql}
@@ -77,9 +90,9 @@ export async function taskClaimLoad(
           ? sql`select * from (
         select * from (${plain}) as plain
         union all
-        select id, workflow_id, claim_at, concurrency_group, concurrency_key, grant_version,
-          head_version
-        from (${keyedCandidatesSql({ queue, limit, now, stepKeys })}) as keyed
+        select id, workflow_id, claim_at, rate_name, rate_key, rate_cost, concurrency_group,
+          concurrency_key, grant_version, head_version
+        from (${keyedCandidatesSql({ queue, limit, now, stepKeys, rated })}) as keyed
       ) as merged
       order by claim_at
       limit ${limit}`
@@ -96,7 +109,7 @@ export async function taskClaimLoad(
       (select now from clock) as db_now,
       c.id is not null as is_candidate, ${claimAtSql(sql`t`)} as claim_at,
       (select count(*) from candidates) as candidate_count, c.concurrency_group,
-      c.concurrency_key, c.grant_version, c.head_version
+      c.concurrency_key, c.grant_version, c.head_version, c.rate_name, c.rate_key, c.rate_cost
     from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
     left join candidates as c on c.id = t.id
@@ -112,32 +125,45 @@ export async function taskClaimLoad(
       tasks: [],
       now: new Date(0),
       candidateIds: [],
-      keyedCandidates: [],
+      flowCandidates: [],
       skipped: 0,
     };
   }
   const loaded = loadedFromRows(rows, (rows[0] as TaskWithWorkflowRow).db_now);
   // Claims go in claim order, like the candidates were picked.
-  const candidateIds = rows
+  const candidates = rows
     .filter((row) => row.is_candidate)
-    .sort((a, b) => (a.claim_at?.getTime() ?? 0) - (b.claim_at?.getTime() ?? 0))
-    .map((row) => row.id);
+    .sort((a, b) => (a.claim_at?.getTime() ?? 0) - (b.claim_at?.getTime() ?? 0));
+  const candidateIds = candidates.map((row) => row.id);
   const skipped =
     Number((rows[0] as { candidate_count: string }).candidate_count) - candidateIds.length;
-  const keyedCandidates = rows.flatMap((row) =>
-    row.is_candidate && row.concurrency_key !== null
-      ? [
+  const flowCandidates = candidates.flatMap((row): FlowCandidate[] =>
+    row.concurrency_key === null && row.rate_name === null
+      ? []
+      : [
           {
             id: row.id,
-            group: row.concurrency_group as string,
-            key: row.concurrency_key,
-            grantVersion: row.grant_version as string,
-            headVersion: row.head_version as string,
+            concurrency:
+              row.concurrency_key === null
+                ? null
+                : {
+                    group: row.concurrency_group as string,
+                    key: row.concurrency_key,
+                    grantVersion: row.grant_version as string,
+                    headVersion: row.head_version as string,
+                  },
+            rate:
+              row.rate_name === null
+                ? null
+                : {
+                    name: row.rate_name,
+                    key: row.rate_key as string,
+                    cost: row.rate_cost as number,
+                  },
           },
-        ]
-      : [],
+        ],
   );
-  return { ...loaded, candidateIds, keyedCandidates, skipped };
+  return { ...loaded, candidateIds, flowCandidates, skipped };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { constantArrayLiteral } from '../array-literal';
 import { type Db, preparedSql } from '../database';
 import { executeDirect } from '../direct';
@@ -11,6 +11,13 @@ import { type LeasedTask, leasedTaskFromRow } from '../rows';
 import { claimAtSql, dueSql } from './claim-order';
 import { keyedCandidatesSql, keyGrantCtes, plainCandidateKeyColumns } from './concurrency-claim';
 import { definedWorkflowStep } from './defined-workflow-step';
+import {
+  type RateLimitPlan,
+  rateCandidateColumns,
+  rateFitCtes,
+  rateOpenSql,
+  rateSpendCte,
+} from './rate-claim';
 
 /**
  * What a one-statement claim may do, read off the pure machine and the edge table
@@ -34,6 +41,10 @@ export interface ClaimStatementPlan extends ClaimEdgePlan {
   readonly stepUpstream: readonly string[];
   /** Some step of the queue this engine defines has a concurrency key (R50). */
   readonly keyed: boolean;
+  /** Some step of the queue this engine defines spends a rate limit (R51). */
+  readonly rated: boolean;
+  /** The engine's rate limits (R51). */
+  readonly rateLimits: RateLimitPlan;
 }
 
 /** A task a one-statement claim leased, with what its attempt needs to start. */
@@ -108,15 +119,22 @@ export function claimStatement(plan: ClaimStatementPlan) {
   // (instead of planning this statement on every call) probes indexes as a custom plan would,
   // and a connection holds a handful of such plans, not one per limit. The outer limit takes
   // exactly the rows wanted; rows are locked only as they are taken.
+  const now = sql`(select now from clock)`;
   const plainCandidates = sql`
       select *, ${plainCandidateKeyColumns} from (
-        select id, workflow_id, step, ${claimAtSql(sql`t`)} as claim_at, deadline_at
+        select id, workflow_id, step, ${claimAtSql(sql`t`)} as claim_at, deadline_at,
+          ${rateCandidateColumns(sql`t`)}
         from causeway_tasks as t
         where state = ${sql.lit(plan.from)} and queue = ${plan.queue}
           and concurrency_key is null
-          and ${dueSql(sql`t`, sql`(select now from clock)`)}
+          and ${dueSql(sql`t`, now)}
           and ${definedWorkflowStep(sql`t`, plan.stepKeys)}
-          and ${queueNotPausedSql(plan.queue)}
+          and ${queueNotPausedSql(plan.queue)}${
+            plan.rated
+              ? sql`
+          and ${rateOpenSql(sql`t`, now)}`
+              : sql``
+          }
         order by ${claimAtSql(sql`t`)}
         limit ${sql.lit(limitBound(plan.limit))}
         for update skip locked
@@ -152,8 +170,9 @@ export function claimStatement(plan: ClaimStatementPlan) {
         select * from (${keyedCandidatesSql({
           queue: plan.queue,
           limit: plan.limit,
-          now: sql`(select now from clock)`,
+          now,
           stepKeys: plan.stepKeys,
+          rated: plan.rated,
         })}) as keyed
       ) as merged
       order by claim_at
@@ -175,7 +194,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
         l.input, l.awaited_child, row_number() over (order by c.claim_at, c.id) as position,
         n.name is not null as name_defined, s.name is not null as step_defined,
         s.upstream, m.after_state, c.concurrency_group, c.concurrency_key, c.grant_version,
-        c.head_version
+        c.head_version, c.rate_name, c.rate_key, c.rate_cost
       from candidates as c
       join locked as l on l.id = c.workflow_id
       left join unnest(${constantArrayLiteral(plan.definedNames)}::text[]) as n(name)
@@ -197,24 +216,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
           or ready.deadline_at <= clock.now)
       ) as decided
     ),
-    ${
-      plan.keyed
-        ? sql`decided_ready as materialized (
-      select ready.* from ready, decision where decision.decided and ready.name_defined
-    ),
-    ${keyGrantCtes(plan.queue, sql`decided_ready`)},
-    -- A keyed task only if its key was granted: a claim that lost the race for a key's
-    -- version takes none of its tasks.
-    claimable as materialized (
-      select r.* from decided_ready as r
-      where r.concurrency_key is null or exists (
-        select 1 from key_grant as k
-        where k.concurrency_group = r.concurrency_group and k.concurrency_key = r.concurrency_key)
-    ),`
-        : sql`claimable as materialized (
-      select ready.* from ready, decision where decision.decided and ready.name_defined
-    ),`
-    }
+    ${grantCtes(plan)}
     task_update as (
       update causeway_tasks as t set
         state = ${sql.lit(plan.to)},
@@ -275,7 +277,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
         (select count(*) from ready) as ready_count,
         (select decided from decision) as decided,
         ${
-          plan.keyed
+          plan.keyed || plan.rated
             ? sql`(select count(*) from decided_ready) - (select count(*) from claimable)`
             : sql`0`
         } as lost_count,
@@ -302,4 +304,30 @@ export function claimStatement(plan: ClaimStatementPlan) {
     left join summary as first
       on tu.position is null or tu.position = (select min(position) from task_update)
     order by tu.position`;
+}
+
+/**
+ * The CTEs from `ready` to `claimable`, the tasks the claim leases: all the decided ones, or,
+ * for a queue with keyed (R50) or rate-limited (R51) steps, those whose rate limits have room
+ * (`rateFitCtes`) and whose keys are granted (`keyGrantCtes`; a claim that lost the race for a
+ * key's version takes none of its tasks), then the rate spent by what is leased.
+ */
+function grantCtes(plan: ClaimStatementPlan): RawBuilder<unknown> {
+  const decided = sql`select ready.* from ready, decision where decision.decided and ready.name_defined`;
+  if (!plan.keyed && !plan.rated) return sql`claimable as materialized (${decided}),`;
+  const now = sql`(select now from clock)`;
+  const passed = plan.rated ? sql`rate_passed` : sql`decided_ready`;
+  const keyed = plan.keyed
+    ? sql`${keyGrantCtes(plan.queue, passed)},
+    claimable as materialized (
+      select r.* from ${passed} as r
+      where r.concurrency_key is null or exists (
+        select 1 from key_grant as k
+        where k.concurrency_group = r.concurrency_group and k.concurrency_key = r.concurrency_key)
+    ),`
+    : sql`claimable as materialized (select * from ${passed}),`;
+  return sql`decided_ready as materialized (${decided}),
+    ${plan.rated ? rateFitCtes(plan.rateLimits, sql`decided_ready`, now) : sql``}
+    ${keyed}
+    ${plan.rated ? sql`${rateSpendCte(sql`claimable`, now)},` : sql``}`;
 }

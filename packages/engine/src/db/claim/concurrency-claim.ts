@@ -1,12 +1,10 @@
 import { priorityLimits } from '@causeway/workflow/internal';
-import { type RawBuilder, sql, type Transaction } from 'kysely';
-import { arrayLiteral } from '../array-literal';
-import { preparedSql } from '../database';
+import { type RawBuilder, sql } from 'kysely';
 import { queueNotPausedSql } from '../queues/queue-pauses';
-import type { CausewayDatabase } from '../schema';
 import { readyStateSql, slotHoldingSql } from '../task-states';
 import { claimAtSql, dueSql } from './claim-order';
 import { definedWorkflowStep } from './defined-workflow-step';
+import { rateCandidateColumns, rateOpenSql } from './rate-claim';
 
 // Claims of tasks with a concurrency key (R50). Who holds a slot is never stored: a claim
 // counts the key's tasks in the holding states in its snapshot. Two racing claims could both
@@ -44,10 +42,12 @@ export function keyedCandidatesSql(options: {
   readonly limit: number;
   readonly now: RawBuilder<unknown>;
   readonly stepKeys: readonly string[];
+  /** Some step of the queue spends a rate limit (R51): pass tasks whose key has no room. */
+  readonly rated: boolean;
 }): RawBuilder<unknown> {
-  const { queue, limit, now, stepKeys } = options;
-  return sql`select k.id, k.workflow_id, k.step, k.claim_at, k.deadline_at,
-        g.concurrency_group, g.concurrency_key, g.grant_version, g.head_version
+  const { queue, limit, now, stepKeys, rated } = options;
+  return sql`select k.id, k.workflow_id, k.step, k.claim_at, k.deadline_at, k.rate_name,
+        k.rate_key, k.rate_cost, g.concurrency_group, g.concurrency_key, g.grant_version, g.head_version
       from (
         select g.concurrency_group, g.concurrency_key, ${grantVersionsSql(sql`g`)} as grant_version,
           g.head_version, g.concurrency_limit
@@ -64,13 +64,19 @@ export function keyedCandidatesSql(options: {
           and h.concurrency_key = g.concurrency_key and ${slotHoldingSql(sql`h`)}
       ) as f
       cross join lateral (
-        select t.id, t.workflow_id, t.step, ${claimAtSql(sql`t`)} as claim_at, t.deadline_at
+        select t.id, t.workflow_id, t.step, ${claimAtSql(sql`t`)} as claim_at, t.deadline_at,
+          ${rateCandidateColumns(sql`t`)}
         from causeway_tasks as t
         where t.state = ${readyStateSql} and t.concurrency_key is not null
           and t.queue = ${queue} and t.concurrency_group = g.concurrency_group
           and t.concurrency_key = g.concurrency_key
           and ${dueSql(sql`t`, now)}
-          and ${definedWorkflowStep(sql`t`, stepKeys)}
+          and ${definedWorkflowStep(sql`t`, stepKeys)}${
+            rated
+              ? sql`
+          and ${rateOpenSql(sql`t`, now)}`
+              : sql``
+          }
         order by ${claimAtSql(sql`t`)}
         limit greatest(f.free, 0)
         for update of t skip locked
@@ -136,43 +142,4 @@ export function keyGrantCtes(queue: string, wanted: RawBuilder<unknown>): RawBui
         and g.queue = ${queue} and l.grant_version = w.grant_version
       returning g.concurrency_group, g.concurrency_key
     )`;
-}
-
-/** A keyed candidate of a claim, with the key row's versions its snapshot read. */
-export interface KeyedCandidate {
-  readonly id: string;
-  readonly group: string;
-  readonly key: string;
-  readonly grantVersion: string;
-  readonly headVersion: string;
-}
-
-/**
- * Grants the keys of the keyed tasks a claim decided in full would lease (`keyGrantCtes`),
- * in its transaction; returns the ids of the tasks whose key was granted.
- */
-export async function concurrencyKeyGrant(
-  tx: Transaction<CausewayDatabase>,
-  queue: string,
-  candidates: readonly KeyedCandidate[],
-): Promise<ReadonlySet<string>> {
-  if (candidates.length === 0) return new Set();
-  const { rows } = await sql<{ id: string }>`
-    ${preparedSql}
-    with wanted as materialized (
-      select * from unnest(
-        ${arrayLiteral(candidates.map((c) => c.id))}::uuid[],
-        ${arrayLiteral(candidates.map((c) => c.group))}::text[],
-        ${arrayLiteral(candidates.map((c) => c.key))}::text[],
-        ${arrayLiteral(candidates.map((c) => c.grantVersion))}::text[],
-        ${arrayLiteral(candidates.map((c) => c.headVersion))}::bigint[]
-      ) as w(id, concurrency_group, concurrency_key, grant_version, head_version)
-    ),
-    ${keyGrantCtes(queue, sql`wanted`)}
-    select w.id from wanted as w
-    join key_grant as k
-      on k.concurrency_group = w.concurrency_group and k.concurrency_key = w.concurrency_key`.execute(
-    tx,
-  );
-  return new Set(rows.map((row) => row.id));
 }

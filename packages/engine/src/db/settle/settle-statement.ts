@@ -108,7 +108,7 @@ export async function taskSettleInOneStatement(
     ),
     locked_task as materialized (
       select id, workflow_id, step, queue, state, attempt, lease_holder, lease_epoch,
-        lease_expires_at, deadline_at, output, concurrency_key
+        lease_expires_at, deadline_at, output, concurrency_key, rate_name
       from causeway_tasks
       -- An array, not a semi-join, as for the workflows: with a semi-join the planner scans
       -- the whole table whenever it thinks the table small.
@@ -147,7 +147,7 @@ export async function taskSettleInOneStatement(
     }
     after_cause as materialized (
       select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.deadline_at, t.concurrency_key,
-        c.name, case when t.id = c.task_id then c.to_state else t.state end as state
+        t.rate_name, c.name, case when t.id = c.task_id then c.to_state else t.state end as state
       from locked_task as t
       join cause as c on c.workflow_id = t.workflow_id
     ),
@@ -155,7 +155,7 @@ export async function taskSettleInOneStatement(
     -- joins (linear in the batch) rather than a correlated subquery per pending step.
     promoted as materialized (
       select a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, a.concurrency_key,
-        s.ord, s.upstream
+        a.rate_name, s.ord, s.upstream
       from after_cause as a
       join step as s on s.name = a.name and s.step = a.step
       left join lateral jsonb_array_elements_text(s.after) as u(step) on true
@@ -164,7 +164,7 @@ export async function taskSettleInOneStatement(
           and done.state = ${sql.lit(plan.upstreamState)}
       where a.state = ${sql.lit(plan.promoteFrom)}
       group by a.id, a.workflow_id, a.step, a.queue, a.attempt, a.deadline_at, a.concurrency_key,
-        s.ord, s.upstream
+        a.rate_name, s.ord, s.upstream
       having count(u.step) = count(done.id)
     ),
     parent as materialized (
@@ -200,9 +200,10 @@ export async function taskSettleInOneStatement(
           ${constantArrayLiteral(chain.parentTo)}::text[]
         ) as m(from_state, to_state)
           on m.from_state = pa.parent_after and m.to_state = pa.parent_after
-        -- A keyed step (R50) is claimed only by a claim that counts its key's slots.
+        -- A keyed step (R50) is claimed only by a claim that counts its key's slots, and one
+        -- that spends a rate limit (R51) only by a claim that spends it.
         where (p.deadline_at is null or p.deadline_at > (select now from clock))
-          and p.concurrency_key is null
+          and p.concurrency_key is null and p.rate_name is null
       ) as r
       join unnest(${chain.queues}::text[], ${chain.limits}::integer[]) as q(queue, most)
         on q.queue = r.queue

@@ -1,4 +1,8 @@
-import { submitDelayLimits, type TaskConcurrency } from '@causeway/workflow/internal';
+import {
+  submitDelayLimits,
+  type TaskConcurrency,
+  type TaskRate,
+} from '@causeway/workflow/internal';
 import { type RawBuilder, sql } from 'kysely';
 import { type ArrayElement, arrayLiteral } from '../array-literal';
 import { type Db, preparedSql } from '../database';
@@ -41,6 +45,8 @@ export interface NewSubmittedTask {
   readonly priority: number;
   /** Its concurrency slot (R50): group, key and limit, or null. */
   readonly concurrency: TaskConcurrency | null;
+  /** What its claims spend of a rate limit (R51), or null. */
+  readonly rate: TaskRate | null;
   /**
    * Queued roots run this long after `runFrom` (the acceptance when null); pending tasks
    * (null) have no run_at yet.
@@ -208,6 +214,18 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
           (${slotOf((slot) => slot.key)}::text[])[v.position] as concurrency_key,
           (${slotOf((slot) => slot.limit)}::integer[])[v.position] as concurrency_limit`
     : sql``;
+  // Likewise the rate columns (R51); a key of '' is the name's one bucket.
+  const rated = tasks.some((task) => task.rate !== null);
+  const rateOf = (pick: (rate: TaskRate) => ArrayElement) =>
+    arrayLiteral(tasks.map((task) => (task.rate === null ? null : pick(task.rate))));
+  const rateColumns = rated ? sql`, rate_name, rate_key, rate_cost` : sql``;
+  const rateValues = rated ? sql`, t.rate_name, t.rate_key, t.rate_cost` : sql``;
+  const rateFields = rated
+    ? sql`,
+          (${rateOf((rate) => rate.name)}::text[])[v.position] as rate_name,
+          (${rateOf((rate) => rate.key ?? '')}::text[])[v.position] as rate_key,
+          (${rateOf((rate) => rate.cost)}::integer[])[v.position] as rate_cost`
+    : sql``;
   return sql<{ skipped: string[] | null; refused_at_ms?: string | null }>`
     ${preparedSql}
     with clock as materialized (
@@ -242,14 +260,14 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
     ),
     task_insert as (
       insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
-        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at${errorColumns}${priorityColumn}${keyColumns})
+        deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at${errorColumns}${priorityColumn}${keyColumns}${rateColumns})
       select t.id, t.workflow_id, t.step, t.queue, t.state, t.max_attempts,
         coalesce(t.run_from, (select at from clock)) + t.run_ms * interval '1 millisecond',
         (select at from clock) + t.deadline_ms * interval '1 millisecond',
         t.event_name, t.event_key,
         case when t.event_name is not null then (select at from clock) end,
         (select at from clock) + t.wait_ms * interval '1 millisecond',
-        (select at from clock), (select at from clock)${errorValues}${priorityValue}${keyValues}
+        (select at from clock), (select at from clock)${errorValues}${priorityValue}${keyValues}${rateValues}
       from (
         select (select task from id)[v.position] as id,
           (select workflow from id)[v.workflow] as workflow_id, v.position,
@@ -262,7 +280,7 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
           (${column(taskKinds, (task) => task.deadlineInMs)}::bigint[])[v.kind] as deadline_ms,
           (${column(taskKinds, (task) => task.wait?.eventName ?? null)}::text[])[v.kind] as event_name,
           (${column(taskKinds, (task) => task.wait?.timeoutMs ?? null)}::bigint[])[v.kind] as wait_ms,
-          (${eventKeys})[v.position] as event_key${errorFields}${priorityField}${keyFields}
+          (${eventKeys})[v.position] as event_key${errorFields}${priorityField}${keyFields}${rateFields}
         from unnest(
           ${arrayLiteral(tasks.map((task) => positionOf(workflowPosition, task.workflowId)))}::integer[],
           ${arrayLiteral(taskKinds.positions)}::integer[]

@@ -117,6 +117,7 @@ export function admitChildren(
       inputJson: admission.inputJson,
       idempotencyKey: admission.idempotencyKey,
       concurrency: mapSlot === null ? admission.concurrency : definition.steps.map(() => mapSlot),
+      rate: admission.rate,
       deadlineCapMs,
       origin: {
         actor: { kind: 'parent', name: parent.task.id },

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '@causeway/workflow/internal';
+import type { RateLimit, WorkflowDefinition } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import { childTallyWrite } from '../../db/children/child-tally-write';
 import type { CausewayDatabase } from '../../db/schema';
@@ -56,10 +56,12 @@ export async function childStartsWrite(
 export function applyContextOf(
   definitions: ReadonlyMap<string, WorkflowDefinition>,
   leaseMs: number,
+  rateLimits: readonly RateLimit[] = [],
 ): ApplyContext {
   const apply: ApplyContext = {
     definitions,
     leaseMs,
+    rateLimits,
     random: Math.random,
     writeChildren: (tx, starts) => childStartsWrite(tx, apply, starts),
   };

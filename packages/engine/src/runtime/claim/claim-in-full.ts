@@ -1,11 +1,11 @@
 import { claimRule, type TaskEvent } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import { taskClaimLoad } from '../../db/claim/claim-load';
-import { concurrencyKeyGrant } from '../../db/claim/concurrency-claim';
+import { flowGrant } from '../../db/claim/flow-grant';
 import type { CausewayDatabase } from '../../db/schema';
 import { decideAndWrite } from '../decision/apply-events';
 import type { ApplyContext, ApplyResult } from '../decision/event-request';
-import { stepTableOf } from '../step-table';
+import { rateLimitPlanOf, stepTableOf } from '../step-table';
 import {
   type ClaimedTask,
   type ClaimRequest,
@@ -24,17 +24,20 @@ export async function claimTasks(
   claim: { readonly queue: string; readonly limit: number; readonly holder: string },
 ): Promise<ApplyResult & { readonly skipped: number }> {
   const steps = stepTableOf(context.definitions);
-  const loaded = await taskClaimLoad(
+  const loaded = await taskClaimLoad(tx, claim.queue, claim.limit, steps.stepKeys, {
+    keyed: steps.keyedQueues.has(claim.queue),
+    rated: steps.ratedQueues.has(claim.queue),
+  });
+  // Candidates a key (R50) or a rate limit (R51) holds back only if granted; the others wait.
+  const granted = await flowGrant(
     tx,
     claim.queue,
-    claim.limit,
-    steps.stepKeys,
-    steps.keyedQueues.has(claim.queue),
+    loaded.flowCandidates,
+    rateLimitPlanOf(context.rateLimits),
+    loaded.now,
   );
-  // Keyed candidates only with their key's slots granted (R50); the others wait a round.
-  const granted = await concurrencyKeyGrant(tx, claim.queue, loaded.keyedCandidates);
-  const keyed = new Set(loaded.keyedCandidates.map((candidate) => candidate.id));
-  const candidateIds = loaded.candidateIds.filter((id) => !keyed.has(id) || granted.has(id));
+  const held = new Set(loaded.flowCandidates.map((candidate) => candidate.id));
+  const candidateIds = loaded.candidateIds.filter((id) => !held.has(id) || granted.has(id));
   const actor = { kind: 'worker', name: claim.holder } as const;
   const requests = candidateIds.map((taskId) => ({
     taskId,

@@ -4,7 +4,7 @@ import { type ClaimStatementPlan, taskClaimInOneStatement } from '../../db/claim
 import type { CausewayDatabase } from '../../db/schema';
 import type { ApplyContext } from '../decision/event-request';
 import { oneStatementPaths } from '../one-statement-paths';
-import { stepTableOf } from '../step-table';
+import { rateLimitPlanOf, stepTableOf } from '../step-table';
 import { claimInFull } from './claim-in-full';
 import type { ClaimRequest, ClaimResult } from './claimed-task';
 import { claimedFromStatement } from './claimed-task';
@@ -26,6 +26,8 @@ export function claimStatementPlan(
     stepKeys: steps.stepKeys,
     stepUpstream: steps.stepUpstream,
     keyed: steps.keyedQueues.has(request.queue),
+    rated: steps.ratedQueues.has(request.queue),
+    rateLimits: rateLimitPlanOf(context.rateLimits),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { WorkflowState } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import type { LoadedRuns } from '../../db/locked-runs';
+import { ratePauseWrite } from '../../db/rate/rate-pause-write';
 import { taskWorkflowIds } from '../../db/reads/record-reads';
 import type { CausewayDatabase } from '../../db/schema';
 import { runChangesWrite } from '../../db/settle/run-changes-write';
@@ -14,6 +15,7 @@ import type {
   EventOutcome,
   EventRequest,
 } from './event-request';
+import { ratePausesOf } from './rate-pauses';
 import { RunState } from './run-state';
 import { completeWaitsWithStoredEvents, deliveriesOf } from './stored-events';
 
@@ -144,6 +146,7 @@ async function decideOnce(
         `conditional update matched ${written.tasks} of ${writes.length} tasks and ${written.workflows} of ${workflowChanges} workflows`,
       );
     }
+    await ratePauseWrite(tx, ratePausesOf(state.transitions, state.currentTasks()), now);
   }
   const result: ApplyResult = {
     outcomes,

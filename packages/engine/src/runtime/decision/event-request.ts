@@ -1,5 +1,6 @@
 import type {
   Actor,
+  RateLimit,
   Refusal,
   TaskEdge,
   TaskEvent,
@@ -101,6 +102,8 @@ export interface ApplyContext {
   readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
   readonly leaseMs: number;
   readonly random: () => number;
+  /** The engine's rate limits (R51); absent: none. */
+  readonly rateLimits?: readonly RateLimit[];
   /**
    * Writes the children steps start (R43), given by the engine: the submission it uses decides
    * events itself, so the decision cannot import it. Without it, no step may start children.

@@ -360,17 +360,14 @@ export class RunState {
         this.wake.add(before.queue);
       }
       // A slot of its concurrency key freed (R50): a task of the key may be claimable now.
+      const after = this.tasks.get(row.taskId) as TaskRecord;
       if (
         before.concurrency != null &&
-        holdsSlot(before) &&
-        !holdsSlot(this.tasks.get(row.taskId) as TaskRecord)
+        holdsConcurrencySlot(before.state, before.leaseHolder) &&
+        !holdsConcurrencySlot(after.state, after.leaseHolder)
       ) {
         this.wake.add(before.queue);
       }
     }
   }
-}
-
-function holdsSlot(task: TaskRecord): boolean {
-  return holdsConcurrencySlot(task.state, task.leaseHolder);
 }

@@ -1,4 +1,4 @@
-import type { TaskConcurrency, WorkflowDefinition } from '@causeway/workflow/internal';
+import type { TaskConcurrency, TaskRate, WorkflowDefinition } from '@causeway/workflow/internal';
 import type { NewChildLink } from '../../db/submission/submission-insert';
 import type { SubmitOrigin } from '../schedules/submit-origin';
 
@@ -12,6 +12,8 @@ export interface Prepared {
   readonly debounceKey?: string | null;
   /** Each step's concurrency slot (R50), in the definition's step order; absent: none. */
   readonly concurrency?: readonly (TaskConcurrency | null)[];
+  /** What each step's claims spend of a rate limit (R51), in step order; absent: none. */
+  readonly rate?: readonly (TaskRate | null)[];
   readonly origin?: SubmitOrigin | undefined;
   /** A child workflow's place in its tree (R43), with its id chosen before the insert. */
   readonly child?: { readonly id: string; readonly link: NewChildLink };

@@ -148,6 +148,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
     idempotencyKey: admission.idempotencyKey,
     debounceKey: admission.debounceKey,
     concurrency: admission.concurrency,
+    rate: admission.rate,
   };
 }
 
@@ -254,6 +255,7 @@ export function planSubmission(
         maxAttempts: step.policy.maxAttempts,
         priority: start.priority ?? step.priority ?? 0,
         concurrency: item.concurrency?.[index] ?? null,
+        rate: item.rate?.[index] ?? null,
         runInMs,
         runFrom: runInMs === null ? null : start.runAt,
         deadlineInMs: cappedDeadline(task.snapshot.deadlineAt?.getTime() ?? null, item),
