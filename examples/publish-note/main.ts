@@ -21,7 +21,7 @@ import { type Approval, sendApproval } from './approvals';
 import { digestEveryMinute, noteDigest } from './digest';
 import { recordPlatformReceipts } from './platform-receipts';
 import { serveApi } from './serve';
-import { platformChannel, publishNoteWithPlatform } from './with-platform';
+import { platformChannel, publishNoteRateLimits, publishNoteWithPlatform } from './with-platform';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const dataFolder = process.env.CAUSEWAY_DATA_DIR || `${repoRoot}.data`; // also holds the engine log
@@ -59,6 +59,7 @@ engine = createEngine({
   workflows: [publishNote, noteDigest],
   schedules: [digestEveryMinute],
   channels: [platformChannel({ url: platform.url })],
+  rateLimits: publishNoteRateLimits,
   logger,
   pollIntervalMs: 500,
   signal: service.signal,

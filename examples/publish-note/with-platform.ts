@@ -9,7 +9,8 @@
 import { type Channel, httpChannel } from '@causeway/engine';
 import { awaitReceipt, StepError, send, workflow } from '@causeway/workflow';
 import { z } from 'zod';
-import { publishToPlatform } from './syndicate';
+import { retryAfterOf } from './retry-after';
+import { platformApiLimit, publishToPlatform } from './syndicate';
 import { escapeHtml, publishNoteInput } from './workflow';
 
 /** An editor's answer, the payload of `note.approved`. */
@@ -42,15 +43,8 @@ export function platformChannel(platform: PlatformConnection): Channel {
   });
 }
 
-/**
- * A Retry-After in seconds as the wait a StepError takes (1 ms to 24 h), or undefined when the
- * platform gave none (or a date, which would compare clocks of two machines).
- */
-function retryAfterOf(header: string | null): number | undefined {
-  const seconds = header === null || header.trim() === '' ? Number.NaN : Number(header);
-  if (!Number.isFinite(seconds) || seconds < 0) return undefined;
-  return Math.min(Math.max(Math.round(seconds * 1_000), 1), 86_400_000);
-}
+/** The rate limits an engine running publish-note declares (R51): its steps spend them. */
+export const publishNoteRateLimits = [platformApiLimit];
 
 export function publishNoteWithPlatform(platform: PlatformConnection) {
   const call = async (path: string, body: unknown, idempotencyKey: string, signal: AbortSignal) => {

@@ -69,6 +69,8 @@ export interface ClaimStatementResult {
   /** Candidates left because another transaction held their workflow. */
   readonly skipped: number;
   readonly now: Date;
+  /** Milliseconds to the earliest next slot of a rate limit key this claim spent (R51). */
+  readonly nextSlotInMs: number | null;
 }
 
 /**
@@ -104,6 +106,7 @@ export async function taskClaimInOneStatement(
     skipped:
       Number(summary.candidate_count) - Number(summary.ready_count) + Number(summary.lost_count),
     now: summary.summary_now,
+    nextSlotInMs: summary.next_slot_in_ms,
   };
 }
 
@@ -153,6 +156,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
       readonly lost_count: string;
       readonly decided: boolean;
       readonly summary_now: Date;
+      readonly next_slot_in_ms: number | null;
     }
   >`
     ${preparedSql}
@@ -282,6 +286,12 @@ export function claimStatement(plan: ClaimStatementPlan) {
             : sql`0`
         } as lost_count,
         (select now from clock) as summary_now,
+        ${
+          plan.rated
+            ? sql`extract(epoch from (select min(blocked_until) from rate_spend)
+                - (select now from clock))::float8 * 1000`
+            : sql`null::float8`
+        } as next_slot_in_ms,
         (select count(*) from log_insert) as log_count,
         (select count(*) from announce) as announce_count,
         (select count(*) from claimable) + (select count(*) from parent_change)
@@ -291,7 +301,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
     )
     -- The summary once, on the first row (pg parses every column of every row it is sent).
     select tu.*, first.candidate_count, first.ready_count, first.lost_count, first.decided,
-      first.summary_now,
+      first.summary_now, first.next_slot_in_ms,
       -- Each upstream step's row by the unique (workflow_id, step) index, whatever the
       -- statistics say about workflow_id alone.
       case when jsonb_array_length(tu.upstream) > 0 then (

@@ -89,7 +89,8 @@ export function rateFitCtes(
  * The update that spends what `claimable` (the tasks the claim leases) cost, on each key
  * `rate_room` read: the grants within the period before `now`, then this claim's (its time,
  * its tasks' cost), and when the next grant could fit. A key whose tasks did not fit is
- * written too (nothing spent), so the next claims pass it until its next slot.
+ * written too (nothing spent), so the next claims pass it until its next slot. Returns each
+ * key's next slot, so the claimer can come back then rather than at its next poll.
  */
 export function rateSpendCte(claimable: RawBuilder<unknown>, now: RawBuilder<unknown>) {
   return sql`rate_spend as (
@@ -115,6 +116,6 @@ export function rateSpendCte(claimable: RawBuilder<unknown>, now: RawBuilder<unk
         where k.at > ${now} - r.period_ms * interval '1 millisecond'
       ) as n
       where w.name = r.name and w.key = r.key
-      returning 1
+      returning w.blocked_until
     )`;
 }

@@ -48,6 +48,7 @@ export async function claimReadyTasks(
     return {
       claimed: inOne.claimed.map((row) => claimedFromStatement(context, row, inOne.now)),
       skipped: inOne.skipped,
+      nextSlotInMs: inOne.nextSlotInMs,
     };
   }
   const full = (tx: Transaction<CausewayDatabase>) => claimInFull(tx, context, request);

@@ -12,6 +12,8 @@ import { upstreamSteps } from '../step-table';
 export interface ClaimResult {
   readonly claimed: readonly ClaimedTask[];
   readonly skipped: number;
+  /** Milliseconds until a rate limit key the claim spent has room again (R51), if known. */
+  readonly nextSlotInMs?: number | null;
 }
 
 export interface ClaimRequest {

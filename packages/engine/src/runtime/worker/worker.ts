@@ -3,7 +3,7 @@ import type { WorkflowDefinition } from '@causeway/workflow';
 import { outboxWakeup } from '../../db/notify-channels';
 import { isRetryableDatabaseError } from '../../db/pg-errors';
 import { claimReadyTasks } from '../claim/claim-ready-tasks';
-import type { ClaimedTask } from '../claim/claimed-task';
+import type { ClaimedTask, ClaimResult } from '../claim/claimed-task';
 import type { EngineContext } from '../context';
 import type { EventRequest } from '../decision/event-request';
 import { OutboxDispatcher } from '../outbox/outbox-dispatcher';
@@ -190,7 +190,7 @@ export class Worker implements WorkerHandle, RegistryMember {
       const announced = pool.announced;
       pool.reserve(wanted);
       try {
-        const { claimed, skipped } = await this.claim(queue, wanted).finally(() =>
+        const { claimed, skipped, nextSlotInMs } = await this.claim(queue, wanted).finally(() =>
           pool.reserve(-wanted),
         );
         if (backoff.failing > 0) {
@@ -203,8 +203,12 @@ export class Worker implements WorkerHandle, RegistryMember {
         // Work announced while this claim ran may have missed it: look again at once.
         if (pool.announced !== announced) continue;
         if (skipped === 0) pool.drained = true;
-        // Rows skipped because their workflow was busy become claimable in a moment.
-        await wakeup.wait(skipped > 0 ? 5 : this.context.pollIntervalMs);
+        // Rows skipped because their workflow was busy become claimable in a moment; a rate
+        // limit key this claim filled has room again at its next slot (database time).
+        const slotInMs = nextSlotInMs ?? Number.POSITIVE_INFINITY;
+        await wakeup.wait(
+          skipped > 0 ? 5 : Math.max(1, Math.min(this.context.pollIntervalMs, slotInMs)),
+        );
       } catch (error) {
         const retryInMs = backoff.failed();
         const failures = backoff.failing;
@@ -290,10 +294,7 @@ export class Worker implements WorkerHandle, RegistryMember {
   }
 
   /** One claim for a queue (the one-statement claim commits on its own). */
-  private claim(
-    queue: string,
-    limit: number,
-  ): Promise<{ claimed: readonly ClaimedTask[]; skipped: number }> {
+  private claim(queue: string, limit: number): Promise<ClaimResult> {
     return claimReadyTasks(this.context.db, this.context.apply, {
       queue,
       limit,
