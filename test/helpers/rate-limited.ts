@@ -1,62 +1,23 @@
 /**
- * Rate-limited work for the R51 surfaces' tests: a keyed limit of 3 a minute that claims
- * through `claimReadyTasks` fill (acme spends all 3, bolt 1), a step that hears "HTTP 429"
- * and pauses its key (zed) for 30 s, and a declared limit nothing spends.
+ * Rate-limited work for the R51 surfaces' tests, done for real: claims through
+ * `claimReadyTasks` fill a keyed limit of 3 a minute (acme spends all 3, bolt 1), and a
+ * worker's step that hears "HTTP 429" pauses its key (zed) for 30 s.
  */
 import type { Engine } from '@causeway/engine';
-import { defineWorkflow, rateLimit, StepError, step } from '@causeway/workflow';
-import { z } from 'zod';
 import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
 import { query } from './engine';
+import { posting, rateLimits, rateQueue, throttled, throttleQueue } from './rate-limited-workflows';
 import { waitFor } from './wait-for';
 
-const input = z.object({ account: z.string(), n: z.number().int() });
-type Input = z.output<typeof input>;
-
-export const rateQueue = 'q-rate-surface';
-export const throttleQueue = 'q-rate-surface-429';
-
-export const rateLimits = [
-  rateLimit({ name: 'posts', limit: 3, periodMs: 60_000 }),
-  rateLimit({ name: 'exports', limit: 100, periodMs: 3_600_000 }),
-];
-
-export const posting = defineWorkflow({
-  name: 'rate-surface-post',
-  input,
-  steps: {
-    post: step<Input>({
-      queue: rateQueue,
-      rateLimit: { name: 'posts', key: (ctx) => ctx.input.account },
-      run: () => null,
-    }),
-  },
-});
-
-export const throttled = defineWorkflow({
-  name: 'rate-surface-429',
-  input,
-  steps: {
-    post: step<Input>({
-      queue: throttleQueue,
-      maxAttempts: 3,
-      rateLimit: { name: 'posts', key: (ctx) => ctx.input.account },
-      run: () => {
-        throw new StepError('throttled', 'HTTP 429', { retryAfterMs: 30_000 });
-      },
-    }),
-  },
-});
-
-export const exporting = defineWorkflow({
-  name: 'rate-surface-export',
-  input,
-  steps: {
-    run: step<Input>({ queue: 'q-rate-export', rateLimit: { name: 'exports' }, run: () => null }),
-  },
-});
-
-export const rateWorkflows = [posting, throttled, exporting];
+export {
+  exporting,
+  posting,
+  rateLimits,
+  rateQueue,
+  rateWorkflows,
+  throttled,
+  throttleQueue,
+} from './rate-limited-workflows';
 
 /**
  * Five posts of acme and one of bolt claimed (acme spends its 3, bolt 1), and zed paused by
