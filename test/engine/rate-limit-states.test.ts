@@ -117,11 +117,17 @@ describe('engine.rateLimits (R51)', () => {
     }
   });
 
-  it.each([0, 101, 2.5, '3'])('refuses keysPerLimit %s with invalid_request', async (keys) => {
+  it.each([
+    { keysPerLimit: 0 },
+    { keysPerLimit: 101 },
+    { keysPerLimit: 2.5 },
+    { keysPerLimit: '3' },
+    { name: 5 },
+  ])('refuses %o with invalid_request', async (request) => {
     const cw = engine();
     try {
       const error = await cw
-        .rateLimits({ keysPerLimit: keys as number })
+        .rateLimits(request as Parameters<typeof cw.rateLimits>[0])
         .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(EngineError);
       expect((error as EngineError).code).toBe('invalid_request');
