@@ -2,10 +2,12 @@
  * `causeway queues`, `queues pause` and `queues resume` (R53) as child processes against a
  * server in another process: the listing, the pause kept with the operator and reason, the
  * `--json` shapes, a repeat that changes nothing, and usage errors that write nothing. The
- * listing also shows the concurrency groups (R50) with their busy keys.
+ * listing also shows the concurrency groups (R50) with their busy keys, and the rate limits
+ * (R51) with their spend and busiest keys after real claims and a throttled step.
  */
 import { describe, expect, it } from 'vitest';
-import { query } from '../helpers/engine';
+import { query, testEngine } from '../helpers/engine';
+import { fillRateLimits, rateLimits, rateWorkflows } from '../helpers/rate-limited';
 import { waitFor } from '../helpers/wait-for';
 import { causeway, causewayJson, submitted, useCli } from './helpers';
 
@@ -104,6 +106,37 @@ describe('causeway queues', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/CONCURRENCY GROUP\s+LIMIT\s+KEYS BUSY\s+HELD\s+QUEUED/);
     expect(text.stdout).toMatch(/cli-partner\s+1\s+2\s+2\s+2\s+acme 1\/1 \(\+2\), bolt 1\/1/);
+  });
+
+  it('lists the rate limits with their spend, limited keys and busiest keys', async () => {
+    const engine = testEngine(db(), { workflows: rateWorkflows, rateLimits });
+    const { pausedTask } = await fillRateLimits(engine, db()).finally(() => engine.close());
+    const listed = await causewayJson<{
+      rateLimits: { name: string; spent: number; limitedKeys: number; busiest: unknown[] }[];
+    }>(['queues', '--url', url()]);
+    expect(listed.code).toBe(0);
+    expect(
+      listed.json.rateLimits.map(({ name, spent, limitedKeys, busiest }) => ({
+        name,
+        spent,
+        limitedKeys,
+        busiest: busiest.length,
+      })),
+    ).toEqual([
+      { name: 'posts', spent: 5, limitedKeys: 2, busiest: 3 },
+      { name: 'exports', spent: 0, limitedKeys: 0, busiest: 0 },
+    ]);
+    const text = await causeway(['queues', '--url', url()]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/RATE LIMIT\s+LIMIT\/PERIOD\s+SPENT NOW\s+LIMITED KEYS\s+BUSIEST/);
+    const time = '\\d\\d:\\d\\d:\\d\\d';
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `posts\\s+3 per 1 min\\s+5\\s+2\\s+acme 3 \\(next slot ${time}\\), ` +
+          `zed 1 \\(paused until ${time} by task ${pausedTask}: HTTP 429\\), bolt 1\\n`,
+      ),
+    );
+    expect(text.stdout).toMatch(/exports\s+100 per 1 h\s+0\s+0\s+-/);
   });
 
   it('refuses a missing reason, name or unknown action as usage errors and writes nothing', async () => {

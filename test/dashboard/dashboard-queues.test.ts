@@ -3,7 +3,9 @@
  * queues with their pause; the operator pauses one through its dialog with a reason (who and
  * why show on the page and are kept), and resumes it. Its "Concurrency keys" section (R50)
  * shows each group with its limit and busiest keys, held/limit, and the holders linking to
- * their workflows.
+ * their workflows. Its "Rate limits" section (R51) shows each declared limit with its spend
+ * after real claims, its busiest keys with their next slot, and a key paused by a throttled
+ * step linking to that step's workflow.
  */
 import { defineWorkflow, step } from '@causeway/workflow';
 import { type Browser, chromium } from 'playwright-core';
@@ -12,7 +14,8 @@ import { z } from 'zod';
 import { chromium as debianChromium, requireTestProgram } from '../../scripts/test-programs';
 import { aliceToken, startApi } from '../api/helpers';
 import { useTestDatabase } from '../helpers/database';
-import { query } from '../helpers/engine';
+import { query, testEngine } from '../helpers/engine';
+import { fillRateLimits, rateLimits, rateWorkflows } from '../helpers/rate-limited';
 import { waitFor } from '../helpers/wait-for';
 import { collectErrors } from './fixtures/page-errors';
 
@@ -148,5 +151,45 @@ describe('the queues page', () => {
     } finally {
       await worker.stop({ drainMs: 100 });
     }
+  }, 60_000);
+
+  it('shows the rate limits, their busiest keys and the pause, linked to its workflow', async () => {
+    requireTestProgram(debianChromium);
+    const engine = testEngine(database().url, { workflows: rateWorkflows, rateLimits });
+    const api = await startApi(database().url, { engineInstance: engine });
+    const origin = new URL(api.url).origin;
+    const { pausedWorkflow } = await fillRateLimits(engine, database().url);
+    browser = await chromium.launch({ executablePath: debianChromium.path, headless: true });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = collectErrors(page);
+    await page.goto(`${origin}/queues`);
+    const section = page.locator('[data-region="rate-limits"]');
+    const posts = section.locator('article[data-rate-limit="posts"]');
+    await posts.waitFor(shows);
+    await expect(section.locator('h2').textContent()).resolves.toBe('Rate limits');
+    await expect(posts.locator('.rate-summary').textContent()).resolves.toBe(
+      '3 per 1 min per key; 5 spent within the period over 3 keys, 2 limited now.',
+    );
+    await expect(
+      posts
+        .locator('tbody tr')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-key'))),
+    ).resolves.toEqual(['acme', 'zed', 'bolt']);
+    const acme = posts.locator('tr[data-key="acme"]');
+    await expect(acme.locator('.spent').textContent()).resolves.toBe('3/3');
+    await expect(acme.locator('.next-slot time').count()).resolves.toBe(1);
+    await expect(posts.locator('tr[data-key="bolt"] .next-slot').textContent()).resolves.toBe(
+      'now',
+    );
+    const zed = posts.locator('tr[data-key="zed"]');
+    await expect(zed.locator('.paused').textContent()).resolves.toMatch(
+      /^until .+ UTC by a step of workflow \S{8}: HTTP 429$/,
+    );
+    await expect(
+      section.locator('article[data-rate-limit="exports"] .rate-summary').textContent(),
+    ).resolves.toBe('100 per 1 h per key; 0 spent within the period over 0 keys, 0 limited now.');
+    await zed.locator('.paused a').click();
+    await page.waitForURL(`${origin}/workflows/${pausedWorkflow}`);
+    expect(errors).toEqual([]);
   }, 60_000);
 });

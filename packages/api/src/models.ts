@@ -9,6 +9,8 @@ import type {
   QueuePause,
   QueuePauseEvent,
   QueueView,
+  RateKeyState,
+  RateLimitState,
   ScheduleEventRecord,
   SchedulePause,
   ScheduleView,
@@ -128,6 +130,8 @@ export interface Models extends ModelMap {
   readonly ConcurrencyKey: ConcurrencyKeyLoad;
   readonly ConcurrencySlotHolder: ConcurrencyKeyLoad['holders'][number];
   readonly TaskConcurrency: NonNullable<TaskRecord['concurrency']>;
+  readonly RateLimitState: RateLimitState;
+  readonly RateKeyState: RateKeyState;
   readonly Queue: QueueView;
   readonly QueuePause: QueuePause;
   readonly QueuePauseEvent: QueuePauseEvent;

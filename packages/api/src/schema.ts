@@ -10,6 +10,7 @@ import { eventResolvers } from './resolvers/events';
 import { mutationResolvers } from './resolvers/mutations';
 import { queryResolvers } from './resolvers/queries';
 import { queueResolvers } from './resolvers/queues';
+import { rateLimitResolvers } from './resolvers/rate-limits';
 import { retentionResolvers } from './resolvers/retention';
 import { scheduleResolvers } from './resolvers/schedules';
 import { subscriptionResolvers } from './resolvers/subscriptions';
@@ -30,6 +31,7 @@ export const resolvers: ApiResolvers = {
   ...scheduleResolvers,
   ...queueResolvers,
   ...concurrencyResolvers,
+  ...rateLimitResolvers,
   ...retentionResolvers,
   ...eventResolvers,
   ...blockerResolvers,

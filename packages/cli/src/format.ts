@@ -39,6 +39,23 @@ export function duration(ms: number): string {
   return `${Math.floor(hours / 24)}d${pad(hours % 24)}h`;
 }
 
+/**
+ * A period in the largest whole unit that fits (`1 min`, `24 h`, `1.5 s`): the phrase the
+ * engine's sentences use (packages/workflow/src/time-phrases.ts `duration`, which the CLI
+ * does not depend on).
+ */
+export function period(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1_000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  return ms >= 1_000 ? `${ms / 1_000} s` : `${ms} ms`;
+}
+
 /** Text shortened to `max` characters on one line (errors can be long and multi-line). */
 export function oneLine(value: string | null | undefined, max = 80): string {
   if (value === null || value === undefined || value === '') return '-';

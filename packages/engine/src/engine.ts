@@ -53,6 +53,7 @@ import {
   submitMany,
 } from './runtime/operations/submit';
 import { type QueueOperations, queueOperationsOf } from './runtime/queues/queue-operations';
+import { type RateLimitOperations, rateLimitOperationsOf } from './runtime/rate/rate-limit-states';
 import {
   type ChildrenRequest,
   type ChildWorkflowPage,
@@ -88,8 +89,8 @@ import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker/
 export type { EngineOptions } from './engine-options';
 export type { OutboxView, TaskView, WorkflowView } from './runtime/reads/workflow-reads';
 
-/** The queues (R53) and concurrency groups (R50): `queues`, `concurrencyGroups`, … */
-export interface Engine extends QueueOperations, ConcurrencyOperations {
+/** The queues (R53), concurrency groups (R50), rate limits (R51): `queues`, `rateLimits`, … */
+export interface Engine extends QueueOperations, ConcurrencyOperations, RateLimitOperations {
   /** Applies pending schema migrations (numbered SQL files, under an advisory lock). */
   migrate(): Promise<readonly string[]>;
   submit(
@@ -340,6 +341,7 @@ export function createEngine(options: EngineOptions): Engine {
     runSchedules: () => runSchedulerPass(scheduling),
     ...queueOperationsOf(db, definitions),
     ...concurrencyOperationsOf(db, definitions),
+    ...rateLimitOperationsOf(db, rateLimits),
     purgeFinished: (request) => {
       assertOpen();
       return purgeFinished(db, logger, request);

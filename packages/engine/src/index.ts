@@ -54,6 +54,12 @@ export type {
   QueueResumeRequest,
   QueueView,
 } from './runtime/queues/queue-operations';
+export type {
+  RateKeyState,
+  RateLimitOperations,
+  RateLimitState,
+  RateLimitsRequest,
+} from './runtime/rate/rate-limit-states';
 export type { WorkerView } from './runtime/registry/worker-views';
 export type {
   DroppedPartition,

@@ -1,4 +1,10 @@
-import type { Blocker, Transition, WorkflowDefinition, WorkflowState } from '@causeway/workflow';
+import type {
+  Blocker,
+  RateLimit,
+  Transition,
+  WorkflowDefinition,
+  WorkflowState,
+} from '@causeway/workflow';
 import type { TaskPriorityPlace } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
@@ -36,6 +42,7 @@ export type {
   MetricsSnapshot,
   OutboxBacklog,
   QueueSlots,
+  RateLimitSpend,
   ReadyQueue,
   ScheduleLag,
   TaskStateCount,
@@ -122,8 +129,11 @@ export interface ReadModel extends TreeReads {
   transitionLogReader(): TransitionLogReader;
   /** The same reader, whose rows are edges with the time spent in the state they leave. */
   transitionEdgeReader(): TransitionLogReader<TransitionEdge>;
-  /** The live gauges of the metrics, read through partial indexes only (one snapshot). */
-  metricsSnapshot(): Promise<MetricsSnapshot>;
+  /**
+   * The live gauges of the metrics, read through partial indexes only (one snapshot), with the
+   * spend of `rateLimits` (the engine's declared limits, R51).
+   */
+  metricsSnapshot(rateLimits?: readonly RateLimit[]): Promise<MetricsSnapshot>;
   /**
    * Each workflow's blockers (`engine.blockers`), decided with the step policies of
    * `definitions`: a few indexed statements in one snapshot for any number of workflows.
@@ -197,7 +207,7 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
       transitionListRange(db, { ...range, limit: positiveLimit(range.limit) }),
     transitionLogReader: () => new TransitionLogReader(db, transitionListRange),
     transitionEdgeReader: () => new TransitionLogReader(db, transitionEdgesRange),
-    metricsSnapshot: () => metricsSnapshotRead(db),
+    metricsSnapshot: (rateLimits) => metricsSnapshotRead(db, rateLimits),
     blockersByWorkflowIds: (ids, definitions) => readBlockers(db, definitions, onlyUuids(ids)),
     priorityPlacesByWorkflowIds: (ids) => priorityPlacesByWorkflows(db, onlyUuids(ids)),
     workers: (options) => listWorkers(db, options),

@@ -1,6 +1,6 @@
 /**
  * `/queues`: every queue with its pause (who, why, since when), and pause or resume (R53);
- * below them, the concurrency groups and their busiest keys (R50).
+ * below them, the concurrency groups and their busiest keys (R50), and the rate limits (R51).
  */
 import { actionButton, actionDialogs } from './action-dialogs';
 import {
@@ -12,6 +12,7 @@ import { code, timeElement } from './format';
 import type { ReadResult } from './graphql-reads';
 import { html, type SafeHtml } from './html';
 import { renderProblem } from './layout';
+import { type RateLimitData, rateLimitsFields, renderRateLimitSection } from './rate-limit-section';
 
 export const queuesQuery = `query DashboardQueues {
   queues {
@@ -20,6 +21,7 @@ export const queuesQuery = `query DashboardQueues {
     history { kind operator reason at }
   }
   ${concurrencyGroupsFields}
+  ${rateLimitsFields}
 }`;
 
 interface QueueData {
@@ -40,6 +42,7 @@ interface QueueData {
 export interface QueuesData {
   readonly queues: readonly QueueData[];
   readonly concurrencyGroups: readonly ConcurrencyGroupData[];
+  readonly rateLimits: readonly RateLimitData[];
 }
 
 function historyOf(queue: QueueData, now: Date): SafeHtml {
@@ -79,5 +82,6 @@ export function renderQueuesPage(result: ReadResult<QueuesData>, now: Date): Saf
   return html`<h1>Queues</h1>
 <section data-region="queues" aria-label="Queues">${content}</section>
 ${result.ok ? renderConcurrencySection(result.data.concurrencyGroups, now) : ''}
+${result.ok ? renderRateLimitSection(result.data.rateLimits, now) : ''}
 ${actionDialogs(['pause-queue', 'resume-queue'])}`;
 }

@@ -330,6 +330,11 @@ export interface QueryConcurrencyGroupsArgs {
   readonly keys?: Scalars['Int'] | null;
 }
 
+export interface QueryRateLimitsArgs {
+  readonly name?: Scalars['String'] | null;
+  readonly keysPerLimit?: Scalars['Int'] | null;
+}
+
 export interface QueryWorkersArgs {
   readonly includeStale?: Scalars['Boolean'] | null;
 }
@@ -365,6 +370,8 @@ export type ObjectTypeName =
   | 'QueuePause'
   | 'QueuePauseEvent'
   | 'QueuePayload'
+  | 'RateKeyState'
+  | 'RateLimitState'
   | 'RequeueDeadPayload'
   | 'RetryPolicy'
   | 'Schedule'
@@ -521,6 +528,7 @@ export interface SchemaFields<M extends ModelMap> {
       args: QueryConcurrencyGroupsArgs;
       result: readonly M['ConcurrencyGroup'][];
     };
+    rateLimits: { args: QueryRateLimitsArgs; result: readonly M['RateLimitState'][] };
     workers: { args: QueryWorkersArgs; result: readonly M['Worker'][] };
   };
   Queue: {
@@ -543,6 +551,24 @@ export interface SchemaFields<M extends ModelMap> {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };
     queue: { args: Record<string, never>; result: M['Queue'] };
     changed: { args: Record<string, never>; result: Scalars['Boolean'] };
+  };
+  RateKeyState: {
+    key: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    spent: { args: Record<string, never>; result: Scalars['Int'] };
+    nextSlotAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+    pausedUntil: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+    pausedByTask: { args: Record<string, never>; result: Maybe<Scalars['ID']> };
+    pausedByWorkflow: { args: Record<string, never>; result: Maybe<Scalars['ID']> };
+    pausedReason: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+  };
+  RateLimitState: {
+    name: { args: Record<string, never>; result: Scalars['String'] };
+    limit: { args: Record<string, never>; result: Scalars['Int'] };
+    periodMs: { args: Record<string, never>; result: Scalars['Int'] };
+    keys: { args: Record<string, never>; result: Scalars['Int'] };
+    spent: { args: Record<string, never>; result: Scalars['Int'] };
+    limitedKeys: { args: Record<string, never>; result: Scalars['Int'] };
+    busiest: { args: Record<string, never>; result: readonly M['RateKeyState'][] };
   };
   RequeueDeadPayload: {
     clientMutationId: { args: Record<string, never>; result: Maybe<Scalars['String']> };

@@ -202,6 +202,27 @@ export const metricDefinitions = {
     labels: ['group'],
     source: 'live',
   },
+  rateLimitSpent: {
+    name: 'causeway_rate_limit_spent',
+    type: 'gauge',
+    help: 'The cost the rate limit (R51) granted within its period before now (database time), summed over its keys (never by key). 0 for a declared limit nothing spent.',
+    labels: ['name'],
+    source: 'live',
+  },
+  rateLimit: {
+    name: 'causeway_rate_limit',
+    type: 'gauge',
+    help: 'The cost each key of the rate limit (R51) may spend in any window of its period, for the limits this engine declares.',
+    labels: ['name'],
+    source: 'live',
+  },
+  rateLimitedKeys: {
+    name: 'causeway_rate_limited_keys',
+    type: 'gauge',
+    help: 'Keys of the rate limit (R51) that no grant fits now: spent until later in the period, or paused by a step that heard "too busy".',
+    labels: ['name'],
+    source: 'live',
+  },
   replicaLagBytes: {
     name: 'causeway_replica_lag_bytes',
     type: 'gauge',

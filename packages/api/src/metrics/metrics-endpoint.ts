@@ -143,10 +143,12 @@ export class MetricsEndpoint {
   }
 
   private async render(): Promise<string> {
+    const rateLimits = this.options.engine.declaredRateLimits;
     showSnapshot(
       this.metrics,
-      await this.options.readModel.metricsSnapshot(),
+      await this.options.readModel.metricsSnapshot(rateLimits),
       this.concurrencyGroups,
+      rateLimits,
     );
     if (this.options.replicaLag !== undefined) await this.showReplicaLag(this.options.replicaLag);
     return this.metrics.registry.metrics();

@@ -1,4 +1,5 @@
 import type { DefinedConcurrencyGroup, MetricsSnapshot } from '@causeway/engine';
+import type { RateLimit } from '@causeway/workflow';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type MetricDefinition, metricDefinitions } from './metric-definitions';
 
@@ -43,6 +44,9 @@ export function createMetricSet() {
     queuePaused: gauge(d.queuePaused),
     concurrencySlotsHeld: gauge(d.concurrencySlotsHeld),
     concurrencyLimit: gauge(d.concurrencyLimit),
+    rateLimitSpent: gauge(d.rateLimitSpent),
+    rateLimit: gauge(d.rateLimit),
+    rateLimitedKeys: gauge(d.rateLimitedKeys),
     replicaLagBytes: gauge(d.replicaLagBytes),
     replicaLagSeconds: gauge(d.replicaLagSeconds),
     handlerDuration: histogram(d.handlerDuration),
@@ -54,12 +58,14 @@ export type MetricSet = ReturnType<typeof createMetricSet>;
 /**
  * Shows a snapshot of the live rows in the gauges. Each gauge is reset first: a queue, holder
  * or event with no live rows left has no series, rather than its last value. `groups` are the
- * concurrency groups the engine's definitions declare: they have series even while idle.
+ * concurrency groups the engine's definitions declare, `rateLimits` the rate limits it declares:
+ * they have series even while idle.
  */
 export function showSnapshot(
   metrics: MetricSet,
   snapshot: MetricsSnapshot,
   groups: readonly DefinedConcurrencyGroup[],
+  rateLimits: readonly RateLimit[] = [],
 ): void {
   const live = [
     metrics.tasks,
@@ -79,6 +85,9 @@ export function showSnapshot(
     metrics.queuePaused,
     metrics.concurrencySlotsHeld,
     metrics.concurrencyLimit,
+    metrics.rateLimitSpent,
+    metrics.rateLimit,
+    metrics.rateLimitedKeys,
   ];
   for (const gauge of live) gauge.reset();
   const show = <Row extends { count: number; oldestSeconds: number }>(
@@ -128,5 +137,10 @@ export function showSnapshot(
   }
   for (const row of snapshot.concurrencySlots) {
     metrics.concurrencySlotsHeld.set({ group: row.group }, row.held);
+  }
+  for (const limit of rateLimits) metrics.rateLimit.set({ name: limit.name }, limit.limit);
+  for (const row of snapshot.rateLimits) {
+    metrics.rateLimitSpent.set({ name: row.name }, row.spent);
+    metrics.rateLimitedKeys.set({ name: row.name }, row.limitedKeys);
   }
 }

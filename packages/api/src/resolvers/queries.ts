@@ -5,6 +5,7 @@ import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './
 import { concurrencyQueryFields, taskConcurrencyFields } from './concurrency';
 import { stepEventFields, taskEventFields } from './events';
 import { queueQueryFields } from './queues';
+import { rateLimitQueryFields } from './rate-limits';
 import { scheduleQueryFields } from './schedules';
 import { workflowTreeFields } from './tree';
 import { workflowConnection } from './workflow-connection';
@@ -29,6 +30,7 @@ export const queryResolvers: Pick<
     ...scheduleQueryFields,
     ...queueQueryFields,
     ...concurrencyQueryFields,
+    ...rateLimitQueryFields,
     ...blockerQueryFields,
     workflow: (_root, { id }, context) => context.loaders.workflow.load(id),
     task: (_root, { id }, context) => context.loaders.task.load(id),

@@ -9,9 +9,15 @@ import {
   concurrencyGroupFields,
   concurrencyGroupTable,
 } from './concurrency-groups';
+import {
+  busiestRateKeysShown,
+  type RateLimitView,
+  rateLimitFields,
+  rateLimitTable,
+} from './rate-limits';
 
 /**
- * `queues` with the concurrency groups (R50), and an operator's pause or resume of one (R53):
+ * `queues` with the concurrency groups (R50) and rate limits (R51), and an operator's pause or resume of one (R53):
  * `queues pause <name> --reason`.
  */
 
@@ -26,17 +32,21 @@ async function list(invocation: Invocation): Promise<undefined> {
   const data = await graphqlRequest<{
     queues: QueueView[];
     concurrencyGroups: ConcurrencyGroupView[];
+    rateLimits: RateLimitView[];
   }>(
     invocation.endpoint,
     `query CausewayQueues {
       queues { ${queueFields} }
       concurrencyGroups(keys: ${busiestKeysShown}) { ${concurrencyGroupFields} }
+      rateLimits(keysPerLimit: ${busiestRateKeysShown}) { ${rateLimitFields} }
     }`,
   );
   const now = invocation.now();
   invocation.output.result(
     data,
-    () => `${queueTable(data.queues, now)}\n\n${concurrencyGroupTable(data.concurrencyGroups)}`,
+    () =>
+      `${queueTable(data.queues, now)}\n\n${concurrencyGroupTable(data.concurrencyGroups)}` +
+      `\n\n${rateLimitTable(data.rateLimits)}`,
   );
   return undefined;
 }
@@ -89,7 +99,7 @@ async function pauseOrResume(invocation: Invocation, pause: boolean): Promise<un
 const queues: CommandSpec = {
   name: 'queues',
   summary:
-    'every queue with its pause and every concurrency group with its busiest keys; `queues pause <name> --reason <text>` and `queues resume <name>` stop and restart claims from one',
+    'every queue with its pause, every concurrency group and rate limit with its busiest keys; `queues pause <name> --reason <text>` and `queues resume <name>` stop and restart claims from one',
   args: [
     { name: 'action', required: false },
     { name: 'name', required: false },

@@ -1,3 +1,4 @@
+import type { RateLimit } from '@causeway/workflow';
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../database';
 import { type ConcurrencySlots, concurrencySlotsSql } from './concurrency-slots';
@@ -8,6 +9,7 @@ import { type TaskStateCount, taskStateCountsSql } from './live-task-states';
 import { liveWorkersSql, type QueueSlots, queueSlotsSql } from './live-workers';
 import { type OutboxBacklog, outboxBacklogSql } from './outbox-backlog';
 import { pausedQueuesSql } from './paused-queues';
+import { type RateLimitSpend, rateLimitSpendSql } from './rate-limit-spend';
 import { type ReadyQueue, readyQueuesSql } from './ready-queues';
 import { type ScheduleLag, scheduleLagFromRow, scheduleLagSql } from './schedule-lag';
 
@@ -26,6 +28,8 @@ export interface MetricsSnapshot {
   readonly pausedQueues: readonly string[];
   /** Slots held per concurrency group (R50), groups with a holder only. */
   readonly concurrencySlots: readonly ConcurrencySlots[];
+  /** The spend of each rate limit asked about (R51), idle ones too. */
+  readonly rateLimits: readonly RateLimitSpend[];
 }
 
 /** The rows of one query as a JSON array (one column of the snapshot's single row). */
@@ -37,7 +41,10 @@ const rowsOf = (query: RawBuilder<unknown>) =>
  * other (the ready tasks are among the queued ones). Each query reads live rows through a
  * partial index only (the files beside this one).
  */
-export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
+export async function metricsSnapshotRead(
+  db: Db,
+  rateLimits: readonly RateLimit[] = [],
+): Promise<MetricsSnapshot> {
   // Column names as the queries give them; the JSON arrays come back as rows of them.
   type Grouped<Labels> = (Labels & { count: number; oldest_seconds: number })[];
   const { rows } = await sql<{
@@ -51,6 +58,7 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
     queue_slots: QueueSlots[];
     paused_queues: { queue: string }[];
     concurrency_slots: ConcurrencySlots[];
+    rate_limits: RateLimitSpend[];
   }>`
     select ${rowsOf(taskStateCountsSql)} as task_states,
            ${rowsOf(readyQueuesSql)} as ready_queues,
@@ -61,7 +69,9 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
            (${liveWorkersSql}) as workers,
            ${rowsOf(queueSlotsSql)} as queue_slots,
            ${rowsOf(pausedQueuesSql)} as paused_queues,
-           ${rowsOf(concurrencySlotsSql)} as concurrency_slots`.execute(db);
+           ${rowsOf(concurrencySlotsSql)} as concurrency_slots,
+           ${rateLimits.length === 0 ? sql`'[]'::json` : rowsOf(rateLimitSpendSql(rateLimits))}
+             as rate_limits`.execute(db);
   const row = rows[0];
   if (row === undefined) throw new Error('the metrics snapshot returned no row');
   return {
@@ -75,6 +85,7 @@ export async function metricsSnapshotRead(db: Db): Promise<MetricsSnapshot> {
     queueSlots: row.queue_slots,
     pausedQueues: row.paused_queues.map((paused) => paused.queue),
     concurrencySlots: row.concurrency_slots,
+    rateLimits: row.rate_limits,
   };
 }
 
@@ -84,6 +95,7 @@ export type {
   LeaseHolder,
   OutboxBacklog,
   QueueSlots,
+  RateLimitSpend,
   ReadyQueue,
   ScheduleLag,
   TaskStateCount,
