@@ -17,6 +17,8 @@ export type {
   OutboxSending,
   QueueLoad,
   QueuePause,
+  RateFacts,
+  RateKeyPause,
   RegisteredWorker,
 } from './blocker-input';
 export type { SweeperThen } from './blocker-outcomes';
