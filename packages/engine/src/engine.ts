@@ -303,9 +303,9 @@ export function createEngine(options: EngineOptions): Engine {
     children: (workflowId, request) => readChildren(db, workflowId, request),
     async blockers(workflowId) {
       assertUuid(workflowId, 'workflow');
-      return (await readBlockers(db, definitions, [workflowId])).get(workflowId);
+      return (await readBlockers(db, definitions, [workflowId], rateLimits)).get(workflowId);
     },
-    blockersOf: (workflowIds) => readBlockers(db, definitions, workflowIds),
+    blockersOf: (workflowIds) => readBlockers(db, definitions, workflowIds, rateLimits),
     workers: (workersOptions) => listWorkers(db, workersOptions),
     async startWorker(workerOptions) {
       assertOpen();
