@@ -4,6 +4,7 @@
  * grant on the database clock; a key paused by a step that heard "too busy" names the task
  * that paused it, its workflow and why; a key with room is no rate blocker. A reader that does
  * not declare the limit (the API's) still says until when the last claim left the key blocked.
+ * `explain` tells the same: the throttled retry paused the key; the held task's note.
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, rateLimit, StepError, step } from '@causeway/workflow';
@@ -105,6 +106,9 @@ describe('the blocker rate_limited (R51)', () => {
           `^post: due since \\d\\d:\\d\\d:\\d\\d, but rate limit platform \\(2 per 1 min\\) for key "acme" is spent: 2 in the last 1 min; next slot ${nextSlot.toISOString().slice(11, 19)}$`,
         ),
       );
+      expect((await cw.explain(third)).text).toContain(
+        `post: held: rate limit platform (2 per 1 min) for key "acme" is spent: 2 in the last 1 min; next slot ${nextSlot.toISOString().slice(11, 19)}`,
+      );
       // A reader that does not declare the limit says how long the last claim blocked the key.
       const [unlimited] = (await readBlockers(cw.db, definitions, [third])).get(third) ?? [];
       expect(unlimited?.code).toBe('rate_limited');
@@ -157,6 +161,15 @@ describe('the blocker rate_limited (R51)', () => {
       const [own] = (await cw.blockers(pausing as string)) ?? [];
       expect(own?.code).toBe('not_due');
       expect(own?.until).toEqual(paused.until);
+      // explain: the throttled retry says it paused the key for everyone; the held task says
+      // what holds it, in its blocker's words.
+      const until = paused.until.toISOString().slice(11, 19);
+      expect((await cw.explain(pausing as string)).text).toContain(
+        `retry at ${until}: throttled, the step asked to wait 30 s; rate limit platform for key "initech" paused for every task until ${until}`,
+      );
+      expect((await cw.explain(waiting as string)).text).toContain(
+        `post: held: rate limit platform for key "initech" is paused until ${until} by task ${paused.by} of workflow ${pausing}: HTTP 429 from the platform`,
+      );
     } finally {
       await cw.close();
     }

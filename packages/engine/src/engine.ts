@@ -299,7 +299,7 @@ export function createEngine(options: EngineOptions): Engine {
       return sendEvents(context, events, sendOptions);
     },
     getWorkflow: (workflowId) => readWorkflowView(db, definitions, workflowId),
-    explain: (workflowId) => explainWorkflow(db, workflowId),
+    explain: (workflowId) => explainWorkflow(db, workflowId, rateLimits),
     children: (workflowId, request) => readChildren(db, workflowId, request),
     async blockers(workflowId) {
       assertUuid(workflowId, 'workflow');

@@ -19,10 +19,40 @@ export function rateBlocker(input: BlockerInput, facts: RateFacts, dueSince: Dat
   const { now } = input;
   const pause = facts.pause !== null && later(facts.pause.until, now) ? facts.pause : null;
   const slot = later(facts.nextSlotAt, now) ? facts.nextSlotAt : null;
+  const until = pause === null ? slot : latest(pause.until, slot);
+  return blockerOf(
+    input,
+    'rate_limited',
+    `due since ${moment(dueSince, now)}, but ${rateHoldPhrase(facts, now)}`,
+    until,
+    {
+      name: facts.name,
+      key: facts.key,
+      cost: facts.cost,
+      limit: facts.limit,
+      periodMs: facts.periodMs,
+      spent: facts.spent,
+      nextSlotAt: isoOf(facts.nextSlotAt),
+      pausedUntil: isoOf(facts.pause?.until ?? null),
+      pausedByTask: facts.pause?.byTask ?? null,
+      pausedByWorkflow: facts.pause?.byWorkflow ?? null,
+      pausedReason: facts.pause?.reason ?? null,
+      runAt: isoOf(dueSince),
+    },
+  );
+}
+
+/**
+ * What holds a task of a rate limit's key at `now` (the blocker's sentence and `explain`'s
+ * note share it): 'rate limit platform for key "acme" is paused until 10:02:07 by task … of
+ * workflow …: HTTP 429 from the platform', or 'rate limit platform (100 per 1 min) for key
+ * "acme" is spent: 100 in the last 1 min; next slot 10:02:07'.
+ */
+export function rateHoldPhrase(facts: RateFacts, now: Date): string {
+  const pause = facts.pause !== null && later(facts.pause.until, now) ? facts.pause : null;
+  const slot = later(facts.nextSlotAt, now) ? facts.nextSlotAt : null;
   const forKey = facts.key === null ? '' : ` for key ${JSON.stringify(facts.key)}`;
-  const cost = facts.cost === 1 ? '' : `, and it costs ${facts.cost}`;
-  const period = facts.periodMs === null ? null : duration(facts.periodMs);
-  let why: string;
+  const next = `next slot ${slot === null ? 'now' : moment(slot, now)}`;
   if (pause !== null) {
     const by =
       pause.byTask === null
@@ -33,27 +63,14 @@ export function rateBlocker(input: BlockerInput, facts: RateFacts, dueSince: Dat
       slot !== null && slot.getTime() > pause.until.getTime()
         ? `; then its next slot is ${moment(slot, now)}`
         : '';
-    why = `rate limit ${facts.name}${forKey} is paused until ${moment(pause.until, now)}${by}${reason}${after}`;
-  } else if (facts.limit !== null && period !== null) {
-    why = `rate limit ${facts.name} (${facts.limit} per ${period})${forKey} is spent: ${facts.spent ?? '?'} in the last ${period}${cost}; next slot ${slot === null ? 'now' : moment(slot, now)}`;
-  } else {
-    why = `rate limit ${facts.name}${forKey} is spent; next slot ${slot === null ? 'now' : moment(slot, now)} (as the last claim of the key left it: this process does not declare the limit)`;
+    return `rate limit ${facts.name}${forKey} is paused until ${moment(pause.until, now)}${by}${reason}${after}`;
   }
-  const until = pause === null ? slot : latest(pause.until, slot);
-  return blockerOf(input, 'rate_limited', `due since ${moment(dueSince, now)}, but ${why}`, until, {
-    name: facts.name,
-    key: facts.key,
-    cost: facts.cost,
-    limit: facts.limit,
-    periodMs: facts.periodMs,
-    spent: facts.spent,
-    nextSlotAt: isoOf(facts.nextSlotAt),
-    pausedUntil: isoOf(facts.pause?.until ?? null),
-    pausedByTask: facts.pause?.byTask ?? null,
-    pausedByWorkflow: facts.pause?.byWorkflow ?? null,
-    pausedReason: facts.pause?.reason ?? null,
-    runAt: isoOf(dueSince),
-  });
+  if (facts.limit !== null && facts.periodMs !== null) {
+    const period = duration(facts.periodMs);
+    const cost = facts.cost === 1 ? '' : `, and it costs ${facts.cost}`;
+    return `rate limit ${facts.name} (${facts.limit} per ${period})${forKey} is spent: ${facts.spent ?? '?'} in the last ${period}${cost}; ${next}`;
+  }
+  return `rate limit ${facts.name}${forKey} is spent; ${next} (as the last claim of the key left it: this process does not declare the limit)`;
 }
 
 function later(at: Date | null, now: Date): boolean {

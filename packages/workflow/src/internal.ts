@@ -41,6 +41,7 @@ export * from './event-outcomes';
 export * from './event-step';
 export * from './explain';
 export * from './explain-pause';
+export * from './explain-rate';
 export * from './machine-choice';
 export * from './machine-table';
 export * from './map-step';
