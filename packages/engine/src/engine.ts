@@ -300,13 +300,13 @@ export function createEngine(options: EngineOptions): Engine {
       return sendEvents(context, events, sendOptions);
     },
     getWorkflow: (workflowId) => readWorkflowView(db, definitions, workflowId),
-    explain: (workflowId) => explainWorkflow(db, workflowId),
+    explain: (workflowId) => explainWorkflow(db, workflowId, rateLimits),
     children: (workflowId, request) => readChildren(db, workflowId, request),
     async blockers(workflowId) {
       assertUuid(workflowId, 'workflow');
-      return (await readBlockers(db, definitions, [workflowId])).get(workflowId);
+      return (await readBlockers(db, definitions, [workflowId], rateLimits)).get(workflowId);
     },
-    blockersOf: (workflowIds) => readBlockers(db, definitions, workflowIds),
+    blockersOf: (workflowIds) => readBlockers(db, definitions, workflowIds, rateLimits),
     workers: (workersOptions) => listWorkers(db, workersOptions),
     async startWorker(workerOptions) {
       assertOpen();

@@ -18,6 +18,7 @@ export const blockerCodes = [
   'children_pending',
   'queue_paused',
   'concurrency_limited',
+  'rate_limited',
 ] as const;
 export type BlockerCode = (typeof blockerCodes)[number];
 
@@ -209,5 +210,29 @@ export const blockerCodeMeanings: Readonly<Record<BlockerCode, BlockerCodeMeanin
       runAt: 'when it became due',
     },
     until: 'null: it moves when a holder ends (its lease expiry bounds that)',
+  },
+  rate_limited: {
+    meaning:
+      'due, but its rate limit\'s name and key has no room (R51): the grants of the last period leave no room for its cost, or a step of the key heard "too busy" and paused it for every task',
+    facts: {
+      name: 'the rate limit',
+      key: "the key; null for the name's one bucket",
+      cost: 'what a claim of it spends',
+      limit:
+        'the cost the limit grants per period; null when the reading process does not declare the limit',
+      periodMs: 'the period; null when the reading process does not declare the limit',
+      spent:
+        'the cost granted within the last period, on the database clock; null when the limit is not declared there',
+      nextSlotAt:
+        'when a grant of its cost next fits the window (without a declared limit: when the last claim left the key blocked until); null: now',
+      pausedUntil:
+        'until when the key is (or was) paused; null when no step of it ever asked for a pause',
+      pausedByTask: "the task whose step threw `StepError('throttled', …, { retryAfterMs })`",
+      pausedByWorkflow: "that task's workflow; null when it is gone",
+      pausedReason: 'the error message that paused it',
+      runAt: 'when it became due',
+    },
+    until:
+      'the later of the pause and `nextSlotAt`: a claim grants it then if nothing else took the room',
   },
 } satisfies Record<BlockerCode, BlockerCodeMeaning>);

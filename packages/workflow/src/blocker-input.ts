@@ -85,6 +85,43 @@ export interface BlockerInput {
   readonly children?: ChildrenFacts | null;
   /** For a queued task with a concurrency key (R50): its key and the tasks holding it. */
   readonly concurrency?: ConcurrencyFacts | null;
+  /** For a queued task that spends a rate limit (R51): its (name, key)'s window and pause. */
+  readonly rate?: RateFacts | null;
+}
+
+/**
+ * A rate limit's (name, key) as a blocker read it (R51), at the read's database time: what
+ * the grants of the last period spent, when a grant of the task's cost next fits, and the
+ * pause a step of the key asked for.
+ */
+export interface RateFacts {
+  readonly name: string;
+  /** Null: the name's one bucket. */
+  readonly key: string | null;
+  /** What a claim of the task spends. */
+  readonly cost: number;
+  /** The limit and its period; null when this process does not declare the limit. */
+  readonly limit: number | null;
+  readonly periodMs: number | null;
+  /** The cost granted within the last period; null when the limit is not declared here. */
+  readonly spent: number | null;
+  /**
+   * When a grant of `cost` next fits (null: now). Without a declared limit: when the last
+   * claim of the key left it blocked until.
+   */
+  readonly nextSlotAt: Date | null;
+  /** The pause a `throttled` step of the key asked for, while it runs; null: none. */
+  readonly pause: RateKeyPause | null;
+}
+
+/** Who paused a rate limit's key, why, and until when (R51). */
+export interface RateKeyPause {
+  readonly until: Date;
+  /** The task whose step heard "too busy"; null if the row does not say. */
+  readonly byTask: string | null;
+  /** That task's workflow; null when the task is gone (retention) or unknown. */
+  readonly byWorkflow: string | null;
+  readonly reason: string | null;
 }
 
 /** A concurrency key as a blocker read it (R50): the tasks that hold its slots. */

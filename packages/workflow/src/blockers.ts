@@ -11,6 +11,7 @@ import {
 } from './blocker-input';
 import { leaseBlocker } from './blocker-leases';
 import { pausedBlocker } from './blocker-pause';
+import { rateBlocker, rateHolds } from './blocker-rate';
 import { eventBlocker, notDueBlocker, receiptBlocker, upstreamBlocker } from './blocker-waits';
 import { isTerminalTaskState } from './edge-lookup';
 import { elapsed, moment } from './time-phrases';
@@ -50,6 +51,9 @@ export function decideBlocker(input: BlockerInput): Blocker | null {
       if (key != null && key.holders.length >= key.limit) {
         return concurrencyBlocker(input, key, dueSince);
       }
+      // A free concurrency slot first: a claim takes a task's slot and its rate grant at once.
+      const rate = input.rate;
+      if (rate != null && rateHolds(rate, now)) return rateBlocker(input, rate, dueSince);
       return dueBlocker(input, dueSince);
     }
   }

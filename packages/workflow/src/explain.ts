@@ -1,6 +1,7 @@
 import { parseActor } from './actors';
 import { childrenLine, type StepChildrenCounts } from './explain-children';
 import { priorityLine, type TaskPriorityPlace } from './explain-priority';
+import { ratePausePhrase, type StepRateKey } from './explain-rate';
 import type { ReasonCode, TaskState } from './machine-table';
 import { scheduleOriginPhrase } from './schedule-origin';
 import { clock, duration, moment } from './time-phrases';
@@ -8,6 +9,7 @@ import type { Transition } from './transition';
 
 export type { StepChildrenCounts } from './explain-children';
 export type { TaskPriorityPlace } from './explain-priority';
+export type { StepRateKey } from './explain-rate';
 
 /** Something that happened to a task without being an edge (e.g. a cancel that came too late, R14). */
 export interface ExplanationNote {
@@ -43,13 +45,15 @@ export interface Explanation {
  * narrative: "render: leased by host/41/ab12 (attempt 1)", "render: failed (timeout: …),
  * retry at 10:00:07", …, and a one-line summary. `children` are the counts of the steps that
  * started child workflows: a step still waiting for them gets a line with them. `priorities`
- * are the queued tasks with a priority (R49) and what they jump: a line each.
+ * are the queued tasks with a priority (R49) and what they jump: a line each. `rates` are
+ * the rate limits its steps spend (R51): a throttled retry of one says it paused the key.
  */
 export function explain(
   transitions: readonly Transition[],
   notes: readonly ExplanationNote[] = [],
   children: readonly StepChildrenCounts[] = [],
   priorities: readonly TaskPriorityPlace[] = [],
+  rates: readonly StepRateKey[] = [],
 ): Explanation {
   // Database time first; rows of one transaction share it, so their log id breaks the tie.
   const ordered = [...transitions].sort(
@@ -58,7 +62,7 @@ export function explain(
   const entries = [
     ...ordered.map((row) => ({
       at: row.at,
-      line: `${clock(row.at)} ${row.step ?? 'workflow'}: ${describe(row)}`,
+      line: `${clock(row.at)} ${row.step ?? 'workflow'}: ${describe(row)}${ratePausePhrase(row, rates)}`,
     })),
     ...notes.map((note) => ({ at: note.at, line: `${clock(note.at)} ${note.step}: ${note.text}` })),
   ];

@@ -17,6 +17,8 @@ export type {
   OutboxSending,
   QueueLoad,
   QueuePause,
+  RateFacts,
+  RateKeyPause,
   RegisteredWorker,
 } from './blocker-input';
 export type { SweeperThen } from './blocker-outcomes';
@@ -39,6 +41,7 @@ export * from './event-outcomes';
 export * from './event-step';
 export * from './explain';
 export * from './explain-pause';
+export * from './explain-rate';
 export * from './machine-choice';
 export * from './machine-table';
 export * from './map-step';

@@ -29,7 +29,8 @@ export type BlockerCode =
   | 'cancel_pending'
   | 'children_pending'
   | 'queue_paused'
-  | 'concurrency_limited';
+  | 'concurrency_limited'
+  | 'rate_limited';
 export const blockerCodeGraphQLValues = [
   'UPSTREAM_PENDING',
   'NOT_DUE',
@@ -44,6 +45,7 @@ export const blockerCodeGraphQLValues = [
   'CHILDREN_PENDING',
   'QUEUE_PAUSED',
   'CONCURRENCY_LIMITED',
+  'RATE_LIMITED',
 ] as const;
 
 /** GraphQL enum CatchUp, as the domain's lowercase codes. */

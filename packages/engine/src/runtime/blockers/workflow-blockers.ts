@@ -9,6 +9,8 @@ import {
   isTerminalTaskState,
   leaseHoldingStates,
   type QueueLoad,
+  type RateFacts,
+  type RateLimit,
   type RegisteredWorker,
   receiptAwaitingState,
   type TaskState,
@@ -22,6 +24,7 @@ import {
 } from '../../db/blockers/blocker-tasks';
 import { firstOpenChildList, type OpenChild } from '../../db/blockers/first-open-children';
 import { queueLoadList } from '../../db/blockers/queue-loads';
+import { rateSpendKey, rateWindowList } from '../../db/blockers/rate-windows';
 import { slotHolderList, slotKey } from '../../db/blockers/slot-holders';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
 import { inOneSnapshot } from '../../db/read-snapshot';
@@ -37,7 +40,9 @@ const noLoad: QueueLoad = Object.freeze({ leasedByHolder: {}, oldestReadyAt: nul
  * latest edges, the live workers (and the registry rows of lease holders), the load of every
  * queue a due task waits in, and the outbox of tasks awaiting a receipt. Each read goes
  * through an index, so the cost does not grow with finished workflows. The decision is the
- * domain's (`decideBlocker`), with the step policies of `definitions`.
+ * domain's (`decideBlocker`), with the step policies of `definitions`; a queued task that
+ * spends a rate limit (R51) gets its key's window, with the limits of `rateLimits` (the
+ * engine's; a reader without them still sees a key's pause).
  *
  * A step waiting for its child workflows (R48) gets its tally and its first unfinished child
  * with that child's own blocker, decided the same way one level down, and so on to the leaf
@@ -48,17 +53,25 @@ export async function readBlockers(
   db: Kysely<CausewayDatabase>,
   definitions: ReadonlyMap<string, WorkflowDefinition>,
   ids: readonly string[],
+  rateLimits: readonly RateLimit[] = [],
 ): Promise<Map<string, Blocker[]>> {
   if (ids.length === 0) return new Map();
-  return inOneSnapshot(db, (tx) => blockersAtLevel(tx, definitions, ids, 0));
+  return inOneSnapshot(db, (tx) => blockersAtLevel(tx, { definitions, rateLimits }, ids, 0));
+}
+
+/** What the engine declares that the blockers read: step policies and order, rate limits. */
+interface Declared {
+  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly rateLimits: readonly RateLimit[];
 }
 
 async function blockersAtLevel(
   tx: Transaction<CausewayDatabase>,
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  declared: Declared,
   ids: readonly string[],
   level: number,
 ): Promise<Map<string, Blocker[]>> {
+  const { definitions } = declared;
   const { workflows, tasks, now } = await blockerTaskRead(tx, ids);
   if (now === null) return new Map();
   const open = tasks.filter(({ task }) => !isTerminalTaskState(task.state));
@@ -77,6 +90,16 @@ async function blockersAtLevel(
       task.state === 'queued' && task.concurrency != null ? [task.concurrency] : [],
     ),
   );
+  const rates = await rateWindowList(
+    tx,
+    open.flatMap(({ task }) =>
+      task.state === 'queued' && task.rate != null
+        ? [{ name: task.rate.name, key: task.rate.key ?? '', cost: task.rate.cost }]
+        : [],
+    ),
+    declared.rateLimits,
+    now,
+  );
   const workers = open.length === 0 ? [] : await workerList(tx, { includeStale: false, holders });
   const outbox = await outboxListByTasks(
     tx,
@@ -92,11 +115,11 @@ async function blockersAtLevel(
       ? new Map<string, Blocker[]>()
       : await blockersAtLevel(
           tx,
-          definitions,
+          declared,
           [...firstOpen.values()].map((child) => child.workflowId),
           level + 1,
         );
-  const read = { now, loads, outbox, firstOpen, below, slots };
+  const read = { now, loads, outbox, firstOpen, below, slots, rates };
   const registered: RegisteredWorker[] = workers.map((worker) => ({
     holder: worker.holder,
     queues: worker.queues,
@@ -180,6 +203,7 @@ function blockerInput(
     readonly now: Date;
     readonly loads: ReadonlyMap<string, QueueLoad>;
     readonly slots: ReadonlyMap<string, ConcurrencyFacts['holders']>;
+    readonly rates: ReadonlyMap<string, RateFacts>;
     readonly outbox: readonly {
       taskId: string;
       channel: string;
@@ -227,6 +251,12 @@ function blockerInput(
             ...task.concurrency,
             holders: read.slots.get(slotKey(task.concurrency.group, task.concurrency.key)) ?? [],
           }
+        : null,
+    rate:
+      task.state === 'queued' && task.rate != null
+        ? (read.rates.get(
+            rateSpendKey({ name: task.rate.name, key: task.rate.key ?? '', cost: task.rate.cost }),
+          ) ?? null)
         : null,
   };
 }

@@ -2,11 +2,15 @@ import {
   type Explanation,
   explain,
   queuePausedNote,
+  type RateLimit,
+  rateLimitedNote,
   receiptAwaitingState,
   type Transition,
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
+import { rateSpendKey, rateWindowList } from '../../db/blockers/rate-windows';
+import { databaseNow } from '../../db/clock';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
 import { queuePauseList } from '../../db/queues/queue-pauses';
 import { inOneSnapshot } from '../../db/read-snapshot';
@@ -119,12 +123,14 @@ export async function readWorkflowView(
 }
 
 /**
- * The workflow's history as a narrative (R27), with the cancels that came too late (R14) and
- * what its queued tasks with a priority jump (R49).
+ * The workflow's history as a narrative (R27), with the cancels that came too late (R14),
+ * what its queued tasks with a priority jump (R49), and what holds a due task whose rate
+ * limit's key is spent or paused (R51, with the engine's `rateLimits`).
  */
 export async function explainWorkflow(
   db: Kysely<CausewayDatabase>,
   workflowId: string,
+  rateLimits: readonly RateLimit[] = [],
 ): Promise<Explanation> {
   assertUuid(workflowId, 'workflow');
   const read = await inOneSnapshot(db, async (tx) => {
@@ -134,12 +140,17 @@ export async function explainWorkflow(
     const childCounts = await childCountList(tx, [workflowId]);
     const priorities = await priorityPlaceList(tx, workflowId);
     const pauses = tasks.some((task) => task.state === 'queued') ? await queuePauseList(tx) : null;
-    return { transitions, tasks, childCounts, priorities, pauses };
+    const rated = tasks.flatMap((task) =>
+      task.state === 'queued' && task.rate != null ? [spendOf(task.rate)] : [],
+    );
+    const now = rated.length === 0 ? null : await databaseNow(tx);
+    const windows = now === null ? null : await rateWindowList(tx, rated, rateLimits, now);
+    return { transitions, tasks, childCounts, priorities, pauses, now, windows };
   });
   if (read === undefined) {
     throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
   }
-  const { transitions, tasks, childCounts, priorities, pauses } = read;
+  const { transitions, tasks, childCounts, priorities, pauses, now, windows } = read;
   // A queued step of a paused queue (R53): who paused it and why.
   const paused = tasks.flatMap((task) => {
     const pause = task.state === 'queued' ? pauses?.get(task.queue) : undefined;
@@ -156,7 +167,30 @@ export async function explainWorkflow(
           },
         ],
   );
-  return explain(transitions, [...notes, ...paused], childCounts, priorities);
+  // A due queued step whose rate limit's key is spent or paused (R51): what holds it.
+  const rateHeld = tasks.flatMap((task) => {
+    const facts =
+      task.state === 'queued' && task.rate != null && now !== null
+        ? windows?.get(rateSpendKey(spendOf(task.rate)))
+        : undefined;
+    const due = task.runAt === null || (now !== null && task.runAt.getTime() <= now.getTime());
+    const note =
+      facts === undefined || now === null || !due ? null : rateLimitedNote(task.step, facts, now);
+    return note === null ? [] : [note];
+  });
+  const rates = tasks.flatMap((task) =>
+    task.rate == null ? [] : [{ step: task.step, name: task.rate.name, key: task.rate.key }],
+  );
+  return explain(transitions, [...notes, ...paused, ...rateHeld], childCounts, priorities, rates);
+}
+
+/** A task's rate spend as the windows' read takes it (key '' for the name's one bucket). */
+function spendOf(rate: {
+  readonly name: string;
+  readonly key: string | null;
+  readonly cost: number;
+}) {
+  return { name: rate.name, key: rate.key ?? '', cost: rate.cost };
 }
 
 /** The parent's name and the step that started the child; null for a root. */
