@@ -6,7 +6,7 @@ import type {
   TaskRecord,
   WorkflowRecord,
 } from '@causeway/engine';
-import type { Blocker, Transition, WorkflowDefinition } from '@causeway/workflow';
+import type { Blocker, RateLimit, Transition, WorkflowDefinition } from '@causeway/workflow';
 import type { TaskPriorityPlace } from '@causeway/workflow/internal';
 import DataLoader from 'dataloader';
 
@@ -34,6 +34,8 @@ const maxBatchSize = 1_000;
 export function createLoaders(
   readModel: ReadModel,
   definitions: ReadonlyMap<string, WorkflowDefinition>,
+  /** The engine's rate limits (R51), which blockers of a spent key name. */
+  rateLimits: readonly RateLimit[] = [],
 ): Loaders {
   return {
     workflow: new DataLoader(
@@ -80,7 +82,7 @@ export function createLoaders(
     ),
     blockersByWorkflow: new DataLoader(
       async (ids) => {
-        const found = await readModel.blockersByWorkflowIds(ids, definitions);
+        const found = await readModel.blockersByWorkflowIds(ids, definitions, rateLimits);
         return ids.map((id) => found.get(id) ?? []);
       },
       { maxBatchSize },

@@ -169,7 +169,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       return {
         operator,
         reads: readModel,
-        loaders: createLoaders(readModel, services.definitions),
+        loaders: createLoaders(readModel, services.definitions, services.engine.declaredRateLimits),
         services,
         signal: fromSocket !== undefined ? undefined : initial.request.signal,
       };

@@ -141,6 +141,8 @@ export interface ReadModel extends TreeReads {
   blockersByWorkflowIds(
     ids: readonly string[],
     definitions: ReadonlyMap<string, WorkflowDefinition>,
+    /** The engine's declared rate limits (R51): without them a spent key's limit is unknown. */
+    rateLimits?: readonly RateLimit[],
   ): Promise<ReadonlyMap<string, readonly Blocker[]>>;
   /**
    * Where each workflow's queued tasks with a priority stand in their queues (R49), for
@@ -208,7 +210,8 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     transitionLogReader: () => new TransitionLogReader(db, transitionListRange),
     transitionEdgeReader: () => new TransitionLogReader(db, transitionEdgesRange),
     metricsSnapshot: (rateLimits) => metricsSnapshotRead(db, rateLimits),
-    blockersByWorkflowIds: (ids, definitions) => readBlockers(db, definitions, onlyUuids(ids)),
+    blockersByWorkflowIds: (ids, definitions, rateLimits) =>
+      readBlockers(db, definitions, onlyUuids(ids), rateLimits),
     priorityPlacesByWorkflowIds: (ids) => priorityPlacesByWorkflows(db, onlyUuids(ids)),
     workers: (options) => listWorkers(db, options),
     walPosition: () => walPositionRead(db),

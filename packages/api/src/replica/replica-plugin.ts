@@ -76,7 +76,11 @@ export function replicaPlugin(
             contextValue: {
               ...context,
               reads: route.readModel,
-              loaders: createLoaders(route.readModel, definitions),
+              loaders: createLoaders(
+                route.readModel,
+                definitions,
+                context.services.engine.declaredRateLimits,
+              ),
             } satisfies ApiContext,
           });
         });
