@@ -97,10 +97,14 @@ async function main(): Promise<void> {
     await pool.query('analyze');
     await checkpoint(pool);
     const children: ChildProcess[] = Array.from({ length: workers }, () =>
-      fork(new URL(import.meta.url).pathname, ['--worker', url], {
-        execArgv: ['--import', 'tsx'],
-        stdio: 'inherit',
-      }),
+      fork(
+        new URL(import.meta.url).pathname,
+        ['--worker', url, '--limit', String(limit), '--period', String(periodMs)],
+        {
+          execArgv: ['--import', 'tsx'],
+          stdio: 'inherit',
+        },
+      ),
     );
     await Promise.all(
       children.map((child) => new Promise((resolve) => child.once('message', resolve))),

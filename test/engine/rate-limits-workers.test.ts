@@ -94,6 +94,25 @@ describe('rate limits under racing workers (R51)', () => {
     expect(await logMismatches(url())).toEqual([]);
   }, 60_000);
 
+  it('claims a spent key again when it has room, not at the next poll', async () => {
+    // Polls a minute apart: only the claim's own word on the key's next slot brings the
+    // worker back in time.
+    const cw = testEngine(url(), { workflows, rateLimits, pollIntervalMs: 60_000 });
+    await cw.startWorker({ queues: ['q-rate-race'], concurrency: 8 });
+    const submitted = await cw.submitMany(
+      Array.from({ length: 12 }, (_, n) => ({ name: 'rate-race', input: { account: 'slow', n } })),
+    );
+    // Three periods of 300 ms after the first burst of 4.
+    await waitAllSucceeded(
+      url(),
+      submitted.map((result) => result.workflow.id),
+      5_000,
+      'a spent key claimed again at its next slots',
+    );
+    await cw.close();
+    expect(await rateWindowOverflows(url(), rateLimits)).toEqual([]);
+  });
+
   it('pauses a key for every task when a step of it hears "too busy", until the wait passes', async () => {
     const cw = testEngine(url(), { workflows, rateLimits });
     const [first] = await cw.submitMany([{ name: 'rate-429', input: { account: 'acme', n: 0 } }]);
