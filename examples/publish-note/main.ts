@@ -207,6 +207,16 @@ for (const { workflow: child, key } of tree.rows) {
     `  ${key.step}[${key.index}] ${child.name} ${(child.input as { platform?: string }).platform} ${child.id}: ${child.state}${why}`,
   );
 }
+// Mastodon answered its first post 429: the retry came at its Retry-After, and the account's
+// rate limit was paused for every post until then (R51).
+const mastodon = tree.rows.find(
+  (row) => (row.workflow.input as { platform?: string }).platform === 'mastodon',
+);
+const throttled = mastodon === undefined ? undefined : await engine.explain(mastodon.workflow.id);
+const pausedLine = throttled?.text
+  .split('\n')
+  .find((line) => line.includes('paused for every task'));
+if (pausedLine !== undefined) console.log(`mastodon: ${pausedLine.trim()}`);
 const effects = platform.stats();
 console.log(
   `platform effects: ${effects.assetsUploaded} assets uploaded, ${effects.reviewsRequested} reviews, ${effects.postsPublished} posts published`,
