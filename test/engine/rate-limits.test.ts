@@ -6,12 +6,14 @@
  */
 import { type Engine, EngineError } from '@causeway/engine';
 import { DefinitionError, defineWorkflow, rateLimit, step } from '@causeway/workflow';
+import { sql } from 'kysely';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { claimInFull } from '../../packages/engine/src/runtime/claim/claim-in-full';
 import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
+import { waitFor } from '../helpers/wait-for';
 import { rateWindowOverflows } from './rate-limit-log';
 
 const database = useTestDatabase();
@@ -138,6 +140,69 @@ describe.each(paths)('a claim %s spends a rate limit (R51)', (path) => {
     }
   });
 });
+
+describe.each(paths)(
+  'a claim %s that read its clock before a grant it waited for (R51)',
+  (path) => {
+    it('takes none of that key this round, so grants stay in time order', async () => {
+      const cw = engine();
+      const account = `guard-${path.replace(' ', '-')}`;
+      await submitPosts(cw, 'rate-post', [account, account, account, account]);
+      // A stand-in holds the key's row, so the second claim reads its clock, locks two tasks
+      // and waits; then the first claim, later by the clock, grants one task and commits.
+      let releaseFirst: () => void = () => {};
+      const firstMayRun = new Promise<void>((resolve) => {
+        releaseFirst = resolve;
+      });
+      let firstClaimed = -1;
+      let locked: () => void = () => {};
+      const rowLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const first = cw.db.transaction().execute(async (tx) => {
+        await sql`select 1 from causeway_rate_windows where name = 'platform' and key = ${account}
+        for update`.execute(tx);
+        locked();
+        await firstMayRun;
+        firstClaimed = (
+          await (path === 'one statement'
+            ? claimReadyTasks(tx, apply(), { queue: 'q-rate', limit: 1, holder: cw.holder })
+            : claimInFull(tx, apply(), { queue: 'q-rate', limit: 1, holder: cw.holder }))
+        ).claimed.length;
+      });
+      await rowLocked;
+      const second = claim(cw, path, 'q-rate', 2);
+      await waitFor(
+        async () =>
+          (
+            await query<{ n: number }>(
+              url(),
+              `select count(*)::int as n from pg_stat_activity
+             where datname = current_database() and wait_event_type = 'Lock'`,
+            )
+          )[0]?.n === 1,
+        { timeoutMs: 5_000, description: 'the second claim waits for the key row' },
+      );
+      releaseFirst();
+      await first;
+      expect(firstClaimed).toBe(1);
+      // Room for two more, but its time is earlier than the grant the row now keeps.
+      expect(await second).toEqual([]);
+      const [window] = await query<{ ordered: boolean; spent: number }>(
+        url(),
+        `select spent_at = array(select unnest(spent_at) order by 1) as ordered,
+         cardinality(spent_at) as spent
+       from causeway_rate_windows where name = 'platform' and key = $1`,
+        [account],
+      );
+      expect(window).toEqual({ ordered: true, spent: 1 });
+      // The next claim takes the room left.
+      expect(await claim(cw, path, 'q-rate', 5)).toHaveLength(2);
+      expect(await rateWindowOverflows(url(), rateLimits)).toEqual([]);
+      await cw.close();
+    });
+  },
+);
 
 describe('bad rate limits and keys (R51, R58)', () => {
   it('refuses an engine whose step spends a limit it does not declare, or more than the limit', () => {
