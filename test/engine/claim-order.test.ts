@@ -7,16 +7,13 @@
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
-import type { Kysely, Transaction } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
-import { claimInFull } from '../../packages/engine/src/runtime/claim/claim-in-full';
-import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
 import type { ClaimResult } from '../../packages/engine/src/runtime/claim/claimed-task';
 import { useTestDatabase } from '../helpers/database';
 import { query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
+import { claimOf } from './claim-paths';
 import { rolledBack } from './stored-runs';
 
 const database = useTestDatabase();
@@ -122,26 +119,6 @@ async function claimLog(queue: string, taskOf: ReadonlyMap<string, string>) {
   return rows.map((row) => labelOf.get(row.task_id));
 }
 
-type Claim = (
-  db: Kysely<CausewayDatabase> | Transaction<CausewayDatabase>,
-  limit: number,
-) => Promise<ClaimResult>;
-
-type ClaimPath = 'one statement' | 'in full';
-
-/** A claim of `queue` by the engine's holder on `db`: in one statement, or in full. */
-function claimOf(path: ClaimPath, cw: Engine, queue: string): Claim {
-  return (db, limit) => {
-    const request = { queue, limit, holder: cw.holder };
-    if (path === 'one statement') return claimReadyTasks(db, apply(), request);
-    return db.isTransaction
-      ? claimInFull(db as Transaction<CausewayDatabase>, apply(), request)
-      : (db as Kysely<CausewayDatabase>)
-          .transaction()
-          .execute((tx) => claimInFull(tx, apply(), request));
-  };
-}
-
 /**
  * The ready index is in run_at order, so a plan that scans it hands out tasks in that order
  * whatever the statement says; without index scans the rows come in the order they are
@@ -205,7 +182,7 @@ describe.each(plans.map((plan, index) => [plan, index] as const))(
       const taskOf = await submitDelayed(cw, queue);
       const labelOf = new Map([...taskOf].map(([label, id]) => [id, label]));
       const labels = (result: ClaimResult) => result.claimed.map((c) => labelOf.get(c.task.id));
-      const claim = claimOf(path, cw, queue);
+      const claim = claimOf(path, cw, queue, apply);
       // Not due yet: nothing is claimed.
       expect(labels(await claim(cw.db, 10))).toEqual([]);
       await setDatabaseClockOffset(url(), 60_000);

@@ -6,17 +6,13 @@
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
-import type { Kysely, Transaction } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
-import { claimInFull } from '../../packages/engine/src/runtime/claim/claim-in-full';
-import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
-import type { ClaimResult } from '../../packages/engine/src/runtime/claim/claimed-task';
 import { useTestDatabase } from '../helpers/database';
 import { query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
+import { type Claim, type ClaimPath, claimOf } from './claim-paths';
 
 const database = useTestDatabase();
 const url = () => database().url;
@@ -42,25 +38,6 @@ beforeAll(async () => {
 });
 
 afterEach(() => setDatabaseClockOffset(url(), 0));
-
-type Claim = (
-  db: Kysely<CausewayDatabase> | Transaction<CausewayDatabase>,
-  limit: number,
-) => Promise<ClaimResult>;
-type ClaimPath = 'one statement' | 'in full';
-
-/** A claim of `queue` by the engine's holder: in one statement, or in full. */
-function claimOf(path: ClaimPath, cw: Engine, queue: string): Claim {
-  return (db, limit) => {
-    const request = { queue, limit, holder: cw.holder };
-    if (path === 'one statement') return claimReadyTasks(db, apply(), request);
-    return db.isTransaction
-      ? claimInFull(db as Transaction<CausewayDatabase>, apply(), request)
-      : (db as Kysely<CausewayDatabase>)
-          .transaction()
-          .execute((tx) => claimInFull(tx, apply(), request));
-  };
-}
 
 /** Tasks laid out one microsecond apart, and how many a claim took with its time. */
 interface Boundary {
@@ -197,7 +174,7 @@ describe('a task is due when run_at <= the claim time (R4)', () => {
     'a claim %s takes every task with run_at <= its time, and none a microsecond later',
     async (path, queue) => {
       const cw = engine();
-      const claim = claimOf(path, cw, queue);
+      const claim = claimOf(path, cw, queue, apply);
       // A claim may wake sooner or later than the test guessed, and its time fall before or
       // after every task: then the boundary is laid again, let go as early as the last claim
       // was late past the layout's middle.
