@@ -79,5 +79,14 @@ describe('rate_limited in GraphQL (R51)', () => {
         }),
       },
     ]);
+    // The pausing workflow's story says its throttled retry paused the key for every task.
+    const told = await data<{ workflow: { explanation: string } }>(
+      api.url,
+      'query($id: ID!) { workflow(id: $id) { explanation } }',
+      { variables: { id: pausing.workflow.id } },
+    );
+    expect(told.workflow.explanation).toContain(
+      `rate limit platform for key "acme" paused for every task until ${paused.until.toISOString().slice(11, 19)}`,
+    );
   }, 30_000);
 });

@@ -58,7 +58,11 @@ export const queryResolvers: Pick<
       const priorities = tasks.some((task) => task.state === 'queued' && task.priority !== 0)
         ? await context.loaders.priorityPlacesByWorkflow.load(workflow.id)
         : [];
-      return explain(transitions, [], children, priorities).text;
+      // R51: a throttled retry of a step that spends a rate limit says it paused the key.
+      const rates = tasks.flatMap((task) =>
+        task.rate == null ? [] : [{ step: task.step, name: task.rate.name, key: task.rate.key }],
+      );
+      return explain(transitions, [], children, priorities, rates).text;
     },
   },
   Task: {
