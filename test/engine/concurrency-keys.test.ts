@@ -14,6 +14,7 @@ import { claimInFull } from '../../packages/engine/src/runtime/claim/claim-in-fu
 import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
 import { useTestDatabase } from '../helpers/database';
 import { query, testEngine } from '../helpers/engine';
+import { lockWaiterCount } from '../helpers/lock-waiters';
 import { waitFor } from '../helpers/wait-for';
 import { rolledBack } from './stored-runs';
 
@@ -172,17 +173,10 @@ describe.each(paths)('a claim %s whose snapshot missed a racing grant (R50)', (p
     // The second claim's snapshot is taken while the first's grant is uncommitted: it counts
     // the key's two slots free, and waits for the key's row.
     const second = cw.db.transaction().execute(async (tx) => (await claimBy(tx)).claimed.length);
-    await waitFor(
-      async () =>
-        (
-          await query<{ n: number }>(
-            url(),
-            `select count(*)::int as n from pg_stat_activity
-             where datname = current_database() and wait_event_type = 'Lock'`,
-          )
-        )[0]?.n === 1,
-      { timeoutMs: 5_000, description: 'the second claim waits for the key row' },
-    );
+    await waitFor(async () => (await lockWaiterCount(url())) === 1, {
+      timeoutMs: 5_000,
+      description: 'the second claim waits for the key row',
+    });
     commitFirst();
     await first;
     expect(firstClaimed).toBe(2);

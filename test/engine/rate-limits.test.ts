@@ -13,6 +13,7 @@ import { claimInFull } from '../../packages/engine/src/runtime/claim/claim-in-fu
 import { claimReadyTasks } from '../../packages/engine/src/runtime/claim/claim-ready-tasks';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
+import { lockWaiterCount } from '../helpers/lock-waiters';
 import { waitFor } from '../helpers/wait-for';
 import { rateWindowOverflows } from './rate-limit-log';
 
@@ -172,17 +173,10 @@ describe.each(paths)(
       });
       await rowLocked;
       const second = claim(cw, path, 'q-rate', 2);
-      await waitFor(
-        async () =>
-          (
-            await query<{ n: number }>(
-              url(),
-              `select count(*)::int as n from pg_stat_activity
-             where datname = current_database() and wait_event_type = 'Lock'`,
-            )
-          )[0]?.n === 1,
-        { timeoutMs: 5_000, description: 'the second claim waits for the key row' },
-      );
+      await waitFor(async () => (await lockWaiterCount(url())) === 1, {
+        timeoutMs: 5_000,
+        description: 'the second claim waits for the key row',
+      });
       releaseFirst();
       await first;
       expect(firstClaimed).toBe(1);
