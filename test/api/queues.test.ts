@@ -81,14 +81,21 @@ describe('queues over GraphQL', () => {
       { token: aliceToken },
     );
     const blockers = await data<{
-      workflow: { blockers: { code: string; facts: Record<string, unknown> }[] };
+      workflow: {
+        blockers: { code: string; facts: Record<string, unknown> }[];
+        explanation: string;
+      };
     }>(
       api.url,
-      `query { workflow(id: "${submitted.submitWorkflow.workflow.id}") { blockers { code facts } } }`,
+      `query { workflow(id: "${submitted.submitWorkflow.workflow.id}") { blockers { code facts } explanation } }`,
     );
     expect(blockers.workflow.blockers).toMatchObject([
       { code: 'QUEUE_PAUSED', facts: { operator: 'alice', reason: 'partner outage' } },
     ]);
+    // The explanation is the engine's, notes included.
+    expect(blockers.workflow.explanation).toContain(
+      'queue "held" paused by alice ("partner outage")',
+    );
 
     const resumed = await data<{ resumeQueue: Record<string, unknown> }>(api.url, resume, {
       token: bobToken,

@@ -88,5 +88,15 @@ describe('rate_limited in GraphQL (R51)', () => {
     expect(told.workflow.explanation).toContain(
       `rate limit platform for key "acme" paused for every task until ${paused.until.toISOString().slice(11, 19)}`,
     );
+    // The held workflow's story names what holds it, as the engine's explain does.
+    const heldStory = await data<{ workflow: { explanation: string } }>(
+      api.url,
+      'query($id: ID!) { workflow(id: $id) { explanation } }',
+      { variables: { id: held.workflow.id } },
+    );
+    expect(heldStory.workflow.explanation).toContain(
+      `is paused until ${paused.until.toISOString().slice(11, 19)} by task ${paused.by}`,
+    );
+    expect(heldStory.workflow.explanation).toBe((await api.engine.explain(held.workflow.id)).text);
   }, 30_000);
 });

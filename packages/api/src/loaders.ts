@@ -1,4 +1,5 @@
 import type {
+  ExplanationFacts,
   OutboxMessageRecord,
   ReadModel,
   StepChildCounts,
@@ -7,7 +8,6 @@ import type {
   WorkflowRecord,
 } from '@causeway/engine';
 import type { Blocker, RateLimit, Transition, WorkflowDefinition } from '@causeway/workflow';
-import type { TaskPriorityPlace } from '@causeway/workflow/internal';
 import DataLoader from 'dataloader';
 
 /**
@@ -25,8 +25,11 @@ export interface Loaders {
   readonly blockersByWorkflow: DataLoader<string, readonly Blocker[]>;
   /** Each workflow's steps that started children, counted (R48): one read for a page. */
   readonly childCountsByWorkflow: DataLoader<string, readonly StepChildCounts[]>;
-  /** Each workflow's queued tasks with a priority and what they jump (R49): one read for a page. */
-  readonly priorityPlacesByWorkflow: DataLoader<string, readonly TaskPriorityPlace[]>;
+  /**
+   * What each workflow's explanation says beside its log (pauses, spent rate keys, priorities,
+   * children), from the tasks `tasksByWorkflow` loaded: one read per kind a page needs.
+   */
+  readonly explanationFactsByWorkflow: DataLoader<string, ExplanationFacts | null>;
 }
 
 const maxBatchSize = 1_000;
@@ -37,7 +40,7 @@ export function createLoaders(
   /** The engine's rate limits (R51), which blockers of a spent key name. */
   rateLimits: readonly RateLimit[] = [],
 ): Loaders {
-  return {
+  const loaders: Loaders = {
     workflow: new DataLoader(
       async (ids) => {
         const found = await readModel.workflowsByIds(ids);
@@ -94,14 +97,22 @@ export function createLoaders(
       },
       { maxBatchSize },
     ),
-    priorityPlacesByWorkflow: new DataLoader(
+    explanationFactsByWorkflow: new DataLoader(
       async (ids) => {
-        const found = await readModel.priorityPlacesByWorkflowIds(ids);
-        return ids.map((id) => found.get(id) ?? []);
+        const tasks = await loaders.tasksByWorkflow.loadMany(ids);
+        const byWorkflow = new Map(
+          ids.flatMap((id, index) => {
+            const found = tasks[index];
+            return found === undefined || found instanceof Error ? [] : [[id, found] as const];
+          }),
+        );
+        const found = await readModel.explanationFactsByWorkflowIds(byWorkflow, rateLimits);
+        return ids.map((id) => found.get(id) ?? null);
       },
       { maxBatchSize },
     ),
   };
+  return loaders;
 }
 
 /** Forgets everything loaded so far (after a mutation, later fields must see its effect). */
@@ -114,5 +125,5 @@ export function clearLoaders(loaders: Loaders): void {
   loaders.eventsByTask.clearAll();
   loaders.blockersByWorkflow.clearAll();
   loaders.childCountsByWorkflow.clearAll();
-  loaders.priorityPlacesByWorkflow.clearAll();
+  loaders.explanationFactsByWorkflow.clearAll();
 }

@@ -5,13 +5,11 @@ import type {
   WorkflowDefinition,
   WorkflowState,
 } from '@causeway/workflow';
-import type { TaskPriorityPlace } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
 import { type MetricsSnapshot, metricsSnapshotRead } from './db/metrics/metrics-snapshot';
 import { type TransitionEdge, transitionEdgesRange } from './db/metrics/transition-edges';
 import { outboxListByTasks } from './db/outbox/outbox-queries';
-import { priorityPlacesByWorkflows } from './db/reads/priority-places';
 import {
   onlyUuids,
   taskListByIds,
@@ -32,6 +30,7 @@ import { type WalPosition, walPositionRead } from './db/replication/wal-position
 import type { TaskRecord, WorkflowRecord } from './db/rows';
 import type { CausewayDatabase } from './db/schema';
 import { readBlockers } from './runtime/blockers/workflow-blockers';
+import { type ExplanationFacts, readExplanationFacts } from './runtime/reads/explanation-facts';
 import { createTreeReads, type TreeReads } from './runtime/reads/tree-reads';
 import { listWorkers, type WorkerView } from './runtime/registry/worker-views';
 
@@ -52,6 +51,7 @@ export type { WorkflowKey, WorkflowOrder } from './db/reads/workflow-page';
 export type { WalPosition } from './db/replication/wal-position';
 export type { TaskRecord, WorkflowRecord } from './db/rows';
 export type { CausewayDatabase } from './db/schema';
+export { type ExplanationFacts, explainWithFacts } from './runtime/reads/explanation-facts';
 export {
   type ChildKey,
   type ChildPageRow,
@@ -145,12 +145,14 @@ export interface ReadModel extends TreeReads {
     rateLimits?: readonly RateLimit[],
   ): Promise<ReadonlyMap<string, readonly Blocker[]>>;
   /**
-   * Where each workflow's queued tasks with a priority stand in their queues (R49), for
-   * `explain`; workflows without such a task map to nothing.
+   * What each workflow's explanation says beside its log (`explainWithFacts`), from its tasks:
+   * a statement per kind of fact some task needs, none for finished workflows. `rateLimits`
+   * are the engine's declared limits (R51).
    */
-  priorityPlacesByWorkflowIds(
-    ids: readonly string[],
-  ): Promise<ReadonlyMap<string, readonly TaskPriorityPlace[]>>;
+  explanationFactsByWorkflowIds(
+    tasksByWorkflow: ReadonlyMap<string, readonly TaskRecord[]>,
+    rateLimits?: readonly RateLimit[],
+  ): Promise<ReadonlyMap<string, ExplanationFacts>>;
   /** The worker registry (`engine.workers`). */
   workers(options?: { readonly includeStale?: boolean }): Promise<WorkerView[]>;
   /** Where this server stands in the WAL: insert position on a primary, replay on a replica. */
@@ -212,7 +214,8 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     metricsSnapshot: (rateLimits) => metricsSnapshotRead(db, rateLimits),
     blockersByWorkflowIds: (ids, definitions, rateLimits) =>
       readBlockers(db, definitions, onlyUuids(ids), rateLimits),
-    priorityPlacesByWorkflowIds: (ids) => priorityPlacesByWorkflows(db, onlyUuids(ids)),
+    explanationFactsByWorkflowIds: (tasksByWorkflow, rateLimits = []) =>
+      readExplanationFacts(db, tasksByWorkflow, rateLimits),
     workers: (options) => listWorkers(db, options),
     walPosition: () => walPositionRead(db),
   };

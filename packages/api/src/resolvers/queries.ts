@@ -1,5 +1,4 @@
-import type { TaskRecord } from '@causeway/engine';
-import { explain, type Transition } from '@causeway/workflow';
+import { explainWithFacts, type TaskRecord } from '@causeway/engine';
 import type { ApiResolvers, Models } from '../models';
 import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
 import { concurrencyQueryFields, taskConcurrencyFields } from './concurrency';
@@ -47,22 +46,14 @@ export const queryResolvers: Pick<
       ),
     transitions: (workflow, _args, context) =>
       context.loaders.transitionsByWorkflow.load(workflow.id),
+    // The engine's explain (`explainWithFacts`) from the page's loaded rows and facts.
     explanation: async (workflow, _args, context) => {
-      const transitions = await context.loaders.transitionsByWorkflow.load(workflow.id);
-      // Only a step waiting for children gets a line of their counts: read them only then.
-      const children = mayWaitForChildren(transitions)
-        ? await context.loaders.childCountsByWorkflow.load(workflow.id)
-        : [];
-      // R49: only a workflow with a queued task with a priority gets its places read.
-      const tasks = await context.loaders.tasksByWorkflow.load(workflow.id);
-      const priorities = tasks.some((task) => task.state === 'queued' && task.priority !== 0)
-        ? await context.loaders.priorityPlacesByWorkflow.load(workflow.id)
-        : [];
-      // R51: a throttled retry of a step that spends a rate limit says it paused the key.
-      const rates = tasks.flatMap((task) =>
-        task.rate == null ? [] : [{ step: task.step, name: task.rate.name, key: task.rate.key }],
-      );
-      return explain(transitions, [], children, priorities, rates).text;
+      const [transitions, tasks, facts] = await Promise.all([
+        context.loaders.transitionsByWorkflow.load(workflow.id),
+        context.loaders.tasksByWorkflow.load(workflow.id),
+        context.loaders.explanationFactsByWorkflow.load(workflow.id),
+      ]);
+      return explainWithFacts(transitions, tasks, facts ?? undefined).text;
     },
   },
   Task: {
@@ -121,14 +112,5 @@ function inStepOrder(tasks: readonly TaskRecord[], steps: readonly string[]): Ta
   const order = new Map(steps.map((name, index) => [name, index]));
   return [...tasks].sort(
     (a, b) => (order.get(a.step) ?? steps.length) - (order.get(b.step) ?? steps.length),
-  );
-}
-
-/** True when some task's latest edge put it where it may wait for child workflows (R48). */
-function mayWaitForChildren(transitions: readonly Transition[]): boolean {
-  const latest = new Map<string, string>();
-  for (const row of transitions) if (row.taskId !== null) latest.set(row.taskId, row.to);
-  return [...latest.values()].some(
-    (state) => state === 'awaiting_children' || state === 'cancel_requested',
   );
 }

@@ -5,17 +5,10 @@ import type { Db } from '../database';
 import { readyStateSql } from '../task-states';
 
 /**
- * Where each queued task of workflow `id` with a priority stands in its queue (R49): the
+ * Where each queued task with a priority of the workflows `ids` stands in its queue (R49): the
  * queued tasks with an earlier run_at that it goes ahead of, and those with a later one that
- * go ahead of it, both by `run_at − priority` as the claim orders them.
- */
-export async function priorityPlaceList(db: Db, id: string): Promise<TaskPriorityPlace[]> {
-  return (await priorityPlacesByWorkflows(db, [id])).get(id) ?? [];
-}
-
-/**
- * `priorityPlaceList` of many workflows in one statement, by workflow id (workflows without a
- * queued task with a priority map to nothing). Each count reads the queue's part of the ready
+ * go ahead of it, both by `run_at − priority` as the claim orders them; one statement, by
+ * workflow id (workflows without a queued task with a priority map to nothing). Each count reads the queue's part of the ready
  * index after (or before) the task's own place in claim order. The ids must be UUIDs.
  */
 export async function priorityPlacesByWorkflows(

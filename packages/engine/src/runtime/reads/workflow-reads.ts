@@ -1,21 +1,14 @@
 import {
   type Explanation,
-  explain,
-  queuePausedNote,
   type RateLimit,
-  rateLimitedNote,
   receiptAwaitingState,
   type Transition,
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
-import { rateSpendKey, rateWindowList } from '../../db/blockers/rate-windows';
-import { databaseNow } from '../../db/clock';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
-import { queuePauseList } from '../../db/queues/queue-pauses';
 import { inOneSnapshot } from '../../db/read-snapshot';
 import { childCountList, type StepChildCounts } from '../../db/reads/child-counts';
-import { priorityPlaceList } from '../../db/reads/priority-places';
 import {
   taskGet,
   taskListByWorkflows,
@@ -26,6 +19,7 @@ import type { ParentLink, TaskRecord, WorkflowRecord } from '../../db/rows';
 import type { CausewayDatabase } from '../../db/schema';
 import { EngineError } from '../../errors';
 import { assertUuid } from '../operations/operations';
+import { explainWithFacts, readExplanationFacts } from './explanation-facts';
 import { workflowResult } from './tree-reads';
 
 export {
@@ -122,11 +116,7 @@ export async function readWorkflowView(
   };
 }
 
-/**
- * The workflow's history as a narrative (R27), with the cancels that came too late (R14),
- * what its queued tasks with a priority jump (R49), and what holds a due task whose rate
- * limit's key is spent or paused (R51, with the engine's `rateLimits`).
- */
+/** The workflow's history as a narrative (R27) with its notes (`explainWithFacts`), in one snapshot. */
 export async function explainWorkflow(
   db: Kysely<CausewayDatabase>,
   workflowId: string,
@@ -137,60 +127,13 @@ export async function explainWorkflow(
     if ((await workflowGet(tx, workflowId)) === undefined) return undefined;
     const transitions = await transitionListByWorkflow(tx, workflowId);
     const tasks = await taskListByWorkflows(tx, [workflowId]);
-    const childCounts = await childCountList(tx, [workflowId]);
-    const priorities = await priorityPlaceList(tx, workflowId);
-    const pauses = tasks.some((task) => task.state === 'queued') ? await queuePauseList(tx) : null;
-    const rated = tasks.flatMap((task) =>
-      task.state === 'queued' && task.rate != null ? [spendOf(task.rate)] : [],
-    );
-    const now = rated.length === 0 ? null : await databaseNow(tx);
-    const windows = now === null ? null : await rateWindowList(tx, rated, rateLimits, now);
-    return { transitions, tasks, childCounts, priorities, pauses, now, windows };
+    const facts = await readExplanationFacts(tx, new Map([[workflowId, tasks]]), rateLimits);
+    return { transitions, tasks, facts: facts.get(workflowId) };
   });
   if (read === undefined) {
     throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
   }
-  const { transitions, tasks, childCounts, priorities, pauses, now, windows } = read;
-  // A queued step of a paused queue (R53): who paused it and why.
-  const paused = tasks.flatMap((task) => {
-    const pause = task.state === 'queued' ? pauses?.get(task.queue) : undefined;
-    return pause === undefined ? [] : [queuePausedNote(task.step, task.queue, pause)];
-  });
-  const notes = tasks.flatMap((task) =>
-    task.cancelAskedAt === null
-      ? []
-      : [
-          {
-            at: task.cancelAskedAt,
-            step: task.step,
-            text: `cancel asked by ${task.cancelAskedBy ?? 'client'} after the submission was accepted: the cancel came too late`,
-          },
-        ],
-  );
-  // A due queued step whose rate limit's key is spent or paused (R51): what holds it.
-  const rateHeld = tasks.flatMap((task) => {
-    const facts =
-      task.state === 'queued' && task.rate != null && now !== null
-        ? windows?.get(rateSpendKey(spendOf(task.rate)))
-        : undefined;
-    const due = task.runAt === null || (now !== null && task.runAt.getTime() <= now.getTime());
-    const note =
-      facts === undefined || now === null || !due ? null : rateLimitedNote(task.step, facts, now);
-    return note === null ? [] : [note];
-  });
-  const rates = tasks.flatMap((task) =>
-    task.rate == null ? [] : [{ step: task.step, name: task.rate.name, key: task.rate.key }],
-  );
-  return explain(transitions, [...notes, ...paused, ...rateHeld], childCounts, priorities, rates);
-}
-
-/** A task's rate spend as the windows' read takes it (key '' for the name's one bucket). */
-function spendOf(rate: {
-  readonly name: string;
-  readonly key: string | null;
-  readonly cost: number;
-}) {
-  return { name: rate.name, key: rate.key ?? '', cost: rate.cost };
+  return explainWithFacts(read.transitions, read.tasks, read.facts);
 }
 
 /** The parent's name and the step that started the child; null for a root. */
