@@ -44,6 +44,10 @@ export function connectReplica(
 ): ReplicaConnection {
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle replica connection failed'));
+  // A replica that stops while a client is checked out between statements reports it on the
+  // client, not the pool: unheard, it would kill the API. The next statement fails and the
+  // router reads the primary.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
   const readModel = createReadModel(db);
   const name = replicaName(options.databaseUrl);
