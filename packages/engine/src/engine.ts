@@ -83,6 +83,7 @@ import {
   Scheduler,
 } from './runtime/schedules/scheduler';
 import { Sweeper } from './runtime/sweep/sweeper';
+import { outsideAnyTrace } from './runtime/tracing/trace-context';
 import { type HandlerRunListener, HandlerRunObservers } from './runtime/worker/handler-runs';
 import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker/worker';
 
@@ -322,7 +323,8 @@ export function createEngine(options: EngineOptions): Engine {
         schedules ? [new Scheduler(scheduling)] : [],
       );
       workers.add(worker);
-      await worker.start();
+      // Its loops serve no caller: a schedule's tick is in no trace of whoever started it (R57).
+      await outsideAnyTrace(() => worker.start());
       const stop = worker.stop.bind(worker);
       return {
         running: worker.running,

@@ -200,6 +200,7 @@ export type WorkflowRow = Omit<
   | 'debounce_burst_started_at'
   | 'debounce_quiet_ms'
   | 'debounce_max_wait_ms'
+  | 'trace_context'
 > &
   Partial<
     Pick<

@@ -14,6 +14,9 @@ export interface CausewayDatabase {
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json = ColumnType<unknown, string, string>;
 
+/** A trace context as the application's propagator writes it: `traceparent`, `tracestate` (R57). */
+export type TraceCarrier = Readonly<Record<string, string>>;
+
 export interface ClockTable {
   singleton: Generated<boolean>;
   offset_ms: ColumnType<string, number | string, number | string>;
@@ -47,6 +50,8 @@ export interface WorkflowTable {
   debounce_burst_started_at: ColumnType<Timestamp | null, never, never>;
   debounce_quiet_ms: ColumnType<number | null, number | null | undefined, never>;
   debounce_max_wait_ms: ColumnType<number | null, number | null | undefined, never>;
+  /** The trace context it was submitted in, or its starting attempt's for a child (R57). */
+  trace_context: ColumnType<TraceCarrier | null, string | null | undefined, never>;
 }
 
 export interface TaskTable {
@@ -127,6 +132,8 @@ export interface EventTable {
   received_at: Timestamp;
   /** The transaction that stored it, from the column's default (0023); null before 0023. */
   xact: ColumnType<string | null, never, never>;
+  /** The trace context it was sent in (R57), or null. */
+  trace_context: ColumnType<TraceCarrier | null, string | null | undefined, never>;
 }
 
 export interface EventDeliveryTable {

@@ -1,7 +1,7 @@
 import type { TaskState } from '@causeway/workflow';
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../database';
-import type { CausewayDatabase } from '../schema';
+import type { CausewayDatabase, TraceCarrier } from '../schema';
 import { waitingStateSql } from '../task-states';
 
 type Tx = Transaction<CausewayDatabase>;
@@ -82,6 +82,8 @@ export async function eventInsertWithWaiters(
   tx: Tx,
   events: readonly (Omit<StoredEvent, 'payload' | 'receivedAt'> & {
     readonly payloadJson: string;
+    /** The context it was sent in (R57); absent or null: none. */
+    readonly traceContext?: TraceCarrier | null;
   })[],
 ): Promise<{
   receivedAt: Date;
@@ -97,14 +99,16 @@ export async function eventInsertWithWaiters(
     with now as materialized (select causeway_statement_now() as at),
     inserted as (
       insert into causeway_events
-        (id, name, key, payload, idempotency_key, sent_by, reason, received_at)
+        (id, name, key, payload, idempotency_key, sent_by, reason, received_at, trace_context)
       select v.id, v.name, v.key, v.payload::jsonb, v.idempotency_key, v.sent_by, v.reason,
-        (select at from now)
+        (select at from now), v.trace_context::jsonb
       from unnest(${events.map((event) => event.id)}::uuid[], ${events.map((event) => event.name)}::text[],
           ${events.map((event) => event.key)}::text[], ${events.map((event) => event.payloadJson)}::text[],
           ${events.map((event) => event.idempotencyKey)}::text[], ${events.map((event) => event.sentBy)}::text[],
-          ${events.map((event) => event.reason)}::text[])
-          with ordinality as v(id, name, key, payload, idempotency_key, sent_by, reason, position)
+          ${events.map((event) => event.reason)}::text[],
+          ${events.map((event) => (event.traceContext == null ? null : JSON.stringify(event.traceContext)))}::text[])
+          with ordinality as v(id, name, key, payload, idempotency_key, sent_by, reason,
+            trace_context, position)
       order by v.position
       returning 1
     ),

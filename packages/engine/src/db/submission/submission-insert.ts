@@ -9,6 +9,7 @@ import { type Db, preparedSql } from '../database';
 import { executeDirect } from '../direct';
 import { type DistinctRows, distinctRows } from '../distinct-rows';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
+import type { TraceCarrier } from '../schema';
 import type { NewTransitionRow } from '../transition-row';
 
 export interface NewWorkflowRow {
@@ -21,6 +22,8 @@ export interface NewWorkflowRow {
   readonly steps: string;
   /** A child workflow's place in its tree (R43); absent for a root. */
   readonly parent?: NewChildLink;
+  /** The trace context it was submitted in (R57); absent or null: none. */
+  readonly traceContext?: TraceCarrier | null;
 }
 
 /** Where a child workflow hangs in its tree (R43). */
@@ -168,6 +171,13 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
         coalesce((${parentOf((link) => link.depth)}::smallint[])[v.position], 0),
         coalesce((${parentOf((link) => link.detached)}::boolean[])[v.position], false)`
     : sql``;
+  // Only a batch submitted in a span has trace contexts (R57): the common statement stays.
+  const traced = workflows.some((row) => (row.traceContext ?? null) !== null);
+  const traceColumn = traced ? sql`, trace_context` : sql``;
+  const traceValue = traced
+    ? sql`,
+        (${arrayLiteral(workflows.map((row) => (row.traceContext == null ? null : JSON.stringify(row.traceContext))))}::jsonb[])[v.position]`
+    : sql``;
   // An edge's detail often names its row (a child's index, a root's run time): sent per row,
   // beside the positions, and only by a batch that has one. As a column of distinct edges,
   // a batch of children made as many edges as rows, and each row's subscript into a text
@@ -239,14 +249,14 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
     ),
     workflow_insert as (
       insert into causeway_workflows (id, name, state, input, idempotency_key, steps, created_at,
-        updated_at${parentColumns})
+        updated_at${parentColumns}${traceColumn})
       select (select workflow from id)[v.position],
         (${column(workflowKinds, (row) => row.name)}::text[])[v.kind],
         (${column(workflowKinds, (row) => row.state)}::text[])[v.kind],
         (${`[${workflows.map((row) => row.inputJson).join(',')}]`}::jsonb)->(v.position::integer - 1),
         v.idempotency_key,
         (${column(workflowKinds, (row) => row.steps)}::text[])[v.kind],
-        (select at from clock), (select at from clock)${parentValues}
+        (select at from clock), (select at from clock)${parentValues}${traceValue}
       -- The inputs travel as one JSON array (their texts joined), read back by position:
       -- as a text array each needed its quotes escaped.
       from unnest(

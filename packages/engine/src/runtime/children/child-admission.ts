@@ -8,6 +8,7 @@ import {
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import type { TaskRecord, WorkflowRecord } from '../../db/rows';
+import type { TraceCarrier } from '../../db/schema';
 import type { SubmissionInsertStatement } from '../../db/submission/submission-insert';
 import { newId } from '../../ids';
 import type { Prepared } from '../operations/prepared';
@@ -57,6 +58,8 @@ export interface ChildRequest {
   /** Each child's detail on its creation edges (a replay's `replaces`). */
   readonly details?: readonly Readonly<Record<string, unknown>>[];
   readonly ahead?: ChildrenAhead;
+  /** The trace context of the attempt that starts them (R57), stored on each child. */
+  readonly traceContext?: TraceCarrier | null;
 }
 
 /**
@@ -119,6 +122,7 @@ export function admitChildren(
       concurrency: mapSlot === null ? admission.concurrency : definition.steps.map(() => mapSlot),
       rate: admission.rate,
       deadlineCapMs,
+      traceContext: request.traceContext ?? null,
       origin: {
         actor: { kind: 'parent', name: parent.task.id },
         detail: {

@@ -11,7 +11,7 @@ import {
 import type { Kysely } from 'kysely';
 import { type EventSendShape, eventSendInOneStatement } from '../../db/events/event-send-statement';
 import { isRetryableDatabaseError, isUniqueViolation } from '../../db/pg-errors';
-import type { CausewayDatabase } from '../../db/schema';
+import type { CausewayDatabase, TraceCarrier } from '../../db/schema';
 import { oneStatementPaths } from '../one-statement-paths';
 import { promotesStepDecidedInFull, stepTableOf } from '../step-table';
 import type { DeliveredTask, SendEventAnswer } from './event-answers';
@@ -23,6 +23,8 @@ export interface CheckedEvent {
   readonly payloadJson: string;
   readonly idempotencyKey: string | null;
   readonly reason: string | null;
+  /** The context it was sent in (R57), stored by the transaction path only. */
+  readonly traceContext?: TraceCarrier | null;
 }
 
 interface EventSteps {

@@ -24,6 +24,8 @@ import type { EngineContext } from '../context';
 import { decideAndWrite } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 import { requesterActor, requesterReasonText } from '../operations/operations';
+import { completedWaitSpans } from '../tracing/event-spans';
+import { activeTraceCarrier } from '../tracing/trace-context';
 import type { DeliveredTask, SendEventAnswer } from './event-answers';
 import { type CheckedEvent, sendInOneStatement } from './one-statement-send';
 
@@ -83,6 +85,14 @@ export async function sendEvents(
     options.operator === undefined ? {} : { operator: options.operator },
   );
   if (checked.length === 0) return [];
+  // A send in a span stores its context with the event (R57): the transaction path writes it.
+  const traceContext = activeTraceCarrier();
+  if (traceContext !== null) {
+    const traced = checked.map((event) => ({ ...event, traceContext }));
+    const answers = await sendEventsInFull(context, traced, actor);
+    await completedWaitSpans(context, answers, traceContext);
+    return answers;
+  }
   const inOne = await sendInOneStatement(context.db, context.definitions, checked, actor);
   if (inOne !== null) return inOne;
   return sendEventsInFull(context, checked, actor);

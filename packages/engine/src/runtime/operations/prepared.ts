@@ -1,4 +1,5 @@
 import type { TaskConcurrency, TaskRate, WorkflowDefinition } from '@causeway/workflow/internal';
+import type { TraceCarrier } from '../../db/schema';
 import type { NewChildLink } from '../../db/submission/submission-insert';
 import type { SubmitOrigin } from '../schedules/submit-origin';
 
@@ -19,4 +20,6 @@ export interface Prepared {
   readonly child?: { readonly id: string; readonly link: NewChildLink };
   /** The latest deadline its tasks may have, from acceptance: a parent's (R46); null: none. */
   readonly deadlineCapMs?: number | null;
+  /** The submit's trace context, or the starting attempt's for a child (R57); null: none. */
+  readonly traceContext?: TraceCarrier | null;
 }

@@ -28,6 +28,7 @@ import { logRowOf } from '../decision/log-rows';
 import type { WaitEvent } from '../decision/wait-event';
 import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
+import { activeTraceCarrier } from '../tracing/trace-context';
 import { debounceLockKeys, debounceSupersede } from './debounce';
 import type { Prepared } from './prepared';
 import type { Plan } from './submission-plan';
@@ -85,9 +86,11 @@ export async function submitMany(
   options: SubmitOptions = {},
   origins: readonly (SubmitOrigin | undefined)[] = [],
 ): Promise<SubmitResult[]> {
+  const traceContext = activeTraceCarrier(); // R57: the caller's span, if one is active
   const prepared = requests.map((request, index) => ({
     ...prepare(context, request, requests.length > 1 ? index : null),
     origin: origins[index],
+    traceContext,
   }));
   // How far runAt lies from now is checked by the insert, on the database's clock (R11).
   const delayProblem = submitDelayProblem(options);
@@ -221,6 +224,7 @@ export function planSubmission(
       inputJson: item.inputJson,
       idempotencyKey: item.idempotencyKey,
       steps: workflowStepsText(item.definition),
+      traceContext: item.traceContext ?? null,
       ...(item.child === undefined ? {} : { parent: item.child.link }),
     });
     const waits = new Map<string, { event: WaitEvent; timeoutMs: number }>();

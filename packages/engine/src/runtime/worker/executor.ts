@@ -18,6 +18,9 @@ import type { EngineContext } from '../context';
 import type { EventRequest } from '../decision/event-request';
 import type { ResultWriter } from '../settle/result-writer';
 import { promotesStepDecidedInFull } from '../step-table';
+import { AttemptSpan } from '../tracing/attempt-span';
+import { tracerRegistered } from '../tracing/trace-context';
+import { type TraceParentRead, traceParentOf } from '../tracing/trace-parents';
 import { AttemptContext, type AttemptOwner, type FencedChange } from './attempt-context';
 import { type HandlerOutcome, returnedOutcome, thrownOutcome } from './handler-runs';
 import { type AbortReason, CancelConfirmed, LeaseLost, StepAbort } from './step-signals';
@@ -47,6 +50,11 @@ export class Attempt implements AttemptOwner {
   leaseConfirmedAt = this.claimedAt;
   private settled = false;
   private writing: Promise<void> = Promise.resolve();
+  /** Its workflow's stored trace context, read only when a tracer provider is registered (R57). */
+  private readonly traceParent: Promise<TraceParentRead> | null;
+  private span: AttemptSpan | null = null;
+  private outcome: HandlerOutcome | null = null;
+  private thrown: unknown;
 
   constructor(
     private readonly context: EngineContext,
@@ -58,6 +66,7 @@ export class Attempt implements AttemptOwner {
       holder: context.holder,
       epoch: claimed.task.leaseEpoch,
     };
+    this.traceParent = tracerRegistered() ? traceParentOf(context.db, claimed.task.id) : null;
   }
 
   get logger(): Logger {
@@ -97,6 +106,22 @@ export class Attempt implements AttemptOwner {
    * then, so the next claim overlaps this write.
    */
   async run(): Promise<void> {
+    if (this.traceParent === null) return this.runHandler();
+    const read = await this.traceParent;
+    if (!read.ok) {
+      this.logger.warn({ err: read.error }, 'could not read the trace context: a new trace');
+    }
+    const span = new AttemptSpan(this.claimed, read.ok ? read.parent : null);
+    this.span = span;
+    try {
+      await span.run(() => this.runHandler());
+    } finally {
+      // Ended with the edge its result wrote, once written.
+      void this.written.then(() => span.end(this.writtenEdge, this.outcome, this.thrown));
+    }
+  }
+
+  private async runHandler(): Promise<void> {
     const { step, task } = this.claimed;
     const deadlineInMs =
       this.claimed.deadlineInMs === null
@@ -120,6 +145,7 @@ export class Attempt implements AttemptOwner {
       this.reportResult(result);
     } catch (error) {
       clearTimeout(timer);
+      this.thrown = error;
       this.observe(started, thrownOutcome(error, this.abortReason));
       this.reportError(error);
     } finally {
@@ -130,6 +156,7 @@ export class Attempt implements AttemptOwner {
 
   /** Tells the engine's handler-run listeners how long the handler ran and how it ended. */
   private observe(started: number, outcome: HandlerOutcome): void {
+    this.outcome = outcome;
     const runs = this.context.handlerRuns;
     if (!runs.observed) return;
     runs.report({
@@ -169,7 +196,18 @@ export class Attempt implements AttemptOwner {
         detached
           ? { type: 'complete', actor: this.actor() }
           : { type: 'start_children', actor: this.actor(), count: inputs.length },
-        { children: { workflow, inputs, tolerate, single, detached, maxChildren } },
+        {
+          children: {
+            workflow,
+            inputs,
+            tolerate,
+            single,
+            detached,
+            maxChildren,
+            // Its children's first attempts are the children of this attempt's span (R57).
+            traceContext: this.span?.carrier ?? null,
+          },
+        },
       );
       return;
     }

@@ -1,0 +1,49 @@
+import { sql } from 'kysely';
+import type { Db } from '../database';
+import type { TraceCarrier } from '../schema';
+
+/** Where an attempt's span hangs (R57): its workflow's stored trace context and replay round. */
+export interface TaskTraceParent {
+  readonly carrier: TraceCarrier;
+  /** How many times an operator replayed the task: a replay's attempts start new traces. */
+  readonly replayCount: number;
+}
+
+/**
+ * The stored trace contexts of the workflows of `taskIds`, by task id; a task whose workflow
+ * was submitted outside any span has none. Read only when a tracer provider is registered, so
+ * the claim itself never reads the column.
+ */
+export async function taskTraceParents(
+  db: Db,
+  taskIds: readonly string[],
+): Promise<Map<string, TaskTraceParent>> {
+  const rows = await db
+    .selectFrom('causeway_tasks as t')
+    .innerJoin('causeway_workflows as w', 'w.id', 't.workflow_id')
+    .select(['t.id', 't.replay_count', 'w.trace_context'])
+    .where(sql<boolean>`t.id = any(${[...taskIds]}::uuid[])`)
+    .where('w.trace_context', 'is not', null)
+    .execute();
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      { carrier: row.trace_context as TraceCarrier, replayCount: row.replay_count },
+    ]),
+  );
+}
+
+/** The stored trace contexts of `workflowIds` that have one, by workflow id. */
+export async function workflowTraceContexts(
+  db: Db,
+  workflowIds: readonly string[],
+): Promise<Map<string, TraceCarrier>> {
+  if (workflowIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('causeway_workflows')
+    .select(['id', 'trace_context'])
+    .where(sql<boolean>`id = any(${[...workflowIds]}::uuid[])`)
+    .where('trace_context', 'is not', null)
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.trace_context as TraceCarrier]));
+}
