@@ -9,6 +9,7 @@ export interface CausewayDatabase {
   causeway_events: EventTable;
   causeway_event_deliveries: EventDeliveryTable;
   causeway_workers: WorkerTable;
+  causeway_workflow_attributes: WorkflowAttributeTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -47,6 +48,17 @@ export interface WorkflowTable {
   debounce_burst_started_at: ColumnType<Timestamp | null, never, never>;
   debounce_quiet_ms: ColumnType<number | null, number | null | undefined, never>;
   debounce_max_wait_ms: ColumnType<number | null, number | null | undefined, never>;
+  /** Its searchable attributes (R55), fixed at admission; null when it has none (0034). */
+  attributes: ColumnType<unknown, string | null | undefined, never>;
+}
+
+/** One row per attribute of a workflow, for finding it (R55, 0034). */
+export interface WorkflowAttributeTable {
+  /** `causeway_attribute_term(key, value)`: the key, '=', the value as jsonb text. */
+  term: string;
+  /** The workflow's created_at. */
+  created_at: Timestamp;
+  workflow_id: string;
 }
 
 export interface TaskTable {

@@ -1,4 +1,9 @@
-import type { TaskConcurrency, TaskRate, WorkflowDefinition } from '@causeway/workflow/internal';
+import type {
+  TaskConcurrency,
+  TaskRate,
+  WorkflowAttributes,
+  WorkflowDefinition,
+} from '@causeway/workflow/internal';
 import type { NewChildLink } from '../../db/submission/submission-insert';
 import type { SubmitOrigin } from '../schedules/submit-origin';
 
@@ -19,4 +24,6 @@ export interface Prepared {
   readonly child?: { readonly id: string; readonly link: NewChildLink };
   /** The latest deadline its tasks may have, from acceptance: a parent's (R46); null: none. */
   readonly deadlineCapMs?: number | null;
+  /** Its searchable attributes (R55), merged at admission; absent or null: none. */
+  readonly attributes?: WorkflowAttributes | null;
 }

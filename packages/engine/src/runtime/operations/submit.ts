@@ -1,4 +1,5 @@
 import {
+  admitAttributes,
   checkAdmission,
   claimRule,
   createWorkflowRun,
@@ -31,7 +32,8 @@ import { workflowStepsText } from '../step-table';
 import { debounceLockKeys, debounceSupersede } from './debounce';
 import type { Prepared } from './prepared';
 import type { Plan } from './submission-plan';
-import { abortedError, runAtRefused } from './submit-errors';
+import { cappedDeadline, rootRunAt } from './submission-times';
+import { abortedError, admissionRefused, runAtRefused } from './submit-errors';
 import { completeSubmittedWaits, rootWaitEvent, waitLogged } from './submitted-waits';
 
 export interface SubmitRequest {
@@ -63,6 +65,8 @@ export interface SubmitOptions {
   readonly runAt?: Date;
   /** Seconds of backlog every task of these workflows may jump (R49); wins over the steps'. */
   readonly priority?: number;
+  /** Searchable attributes of every workflow of the submit (R55), merged with the definition's. */
+  readonly attributes?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export interface SubmitContext {
@@ -86,7 +90,7 @@ export async function submitMany(
   origins: readonly (SubmitOrigin | undefined)[] = [],
 ): Promise<SubmitResult[]> {
   const prepared = requests.map((request, index) => ({
-    ...prepare(context, request, requests.length > 1 ? index : null),
+    ...prepare(context, request, requests.length > 1 ? index : null, options.attributes),
     origin: origins[index],
   }));
   // How far runAt lies from now is checked by the insert, on the database's clock (R11).
@@ -121,7 +125,12 @@ export async function submitMany(
   return context.db.transaction().execute(run);
 }
 
-function prepare(context: SubmitContext, request: SubmitRequest, index: number | null): Prepared {
+function prepare(
+  context: SubmitContext,
+  request: SubmitRequest,
+  index: number | null,
+  attributes: unknown,
+): Prepared {
   const where = index === null ? '' : ` (request ${index})`;
   const definition = context.definitions.get(request.name);
   if (definition === undefined) {
@@ -135,12 +144,9 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
     );
   }
   const admission = checkAdmission(definition, request.input, request.idempotencyKey);
-  if (!admission.ok) {
-    throw new EngineError(admission.error.code, `${admission.error.message}${where}`, {
-      ...(admission.error.path === undefined ? {} : { path: admission.error.path }),
-      ...(index === null ? {} : { index }),
-    });
-  }
+  if (!admission.ok) throw admissionRefused(admission.error, index);
+  const attributed = admitAttributes(definition, admission.input, { caller: attributes });
+  if (!attributed.ok) throw admissionRefused(attributed.error, index);
   return {
     definition,
     input: admission.input,
@@ -149,6 +155,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
     debounceKey: admission.debounceKey,
     concurrency: admission.concurrency,
     rate: admission.rate,
+    attributes: attributed.attributes,
   };
 }
 
@@ -222,6 +229,7 @@ export function planSubmission(
       idempotencyKey: item.idempotencyKey,
       steps: workflowStepsText(item.definition),
       ...(item.child === undefined ? {} : { parent: item.child.link }),
+      ...(item.attributes ? { attributes: item.attributes } : {}),
     });
     const waits = new Map<string, { event: WaitEvent; timeoutMs: number }>();
     created.run.tasks.forEach((task, index) => {
@@ -375,18 +383,4 @@ async function refuseOverfullQueues(
       );
     }
   }
-}
-
-/** The insert refused the submit's `runAt` at database time `nowMs`; it wrote nothing. */
-/** A task's deadline from acceptance, no later than its parent's (R46). */
-function cappedDeadline(deadlineInMs: number | null, item: Prepared): number | null {
-  const cap = item.deadlineCapMs ?? null;
-  if (cap === null) return deadlineInMs;
-  return deadlineInMs === null ? cap : Math.min(deadlineInMs, cap);
-}
-
-/** When a root of a submit with `runAt` runs: then, plus its own step delay (in its detail). */
-function rootRunAt(runAt: Date, detail: Readonly<Record<string, unknown>> | null): string {
-  const stepDelayMs = typeof detail?.delayMs === 'number' ? detail.delayMs : 0;
-  return new Date(runAt.getTime() + stepDelayMs).toISOString();
 }
