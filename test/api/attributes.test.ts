@@ -130,7 +130,7 @@ describe('attributes over GraphQL', () => {
     }
     expect(await allPages(url, { tenant: 'initech', tier: 5 }, 2)).toEqual(newest(numbered));
     expect(await allPages(url, { tenant: 'initech', tier: '5' }, 2)).toEqual(newest(texted));
-    expect(await allPages(url, { tier: 5, vip: true }, 1)).toEqual(newest(both));
+    expect(await allPages(url, { tenant: 'initech', tier: 5, vip: true }, 1)).toEqual(newest(both));
     expect(await allPages(url, { tier: 5, vip: false }, 5)).toEqual([]);
     const inline = await data<Page>(
       url,

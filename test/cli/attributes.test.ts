@@ -66,7 +66,7 @@ describe('causeway and attributes', () => {
     expect(help.stdout).toMatch(
       /--attr <key=value>\s+only workflows with this attribute.*\(repeatable\)/,
     );
-  });
+  }, 120_000);
 
   it('refuses an --attr that is not key=value, and one the server refuses, with exit 2', async () => {
     const usage = await causeway(['workflows', '--attr', 'tenant', '--url', url()]);
@@ -95,5 +95,5 @@ describe('causeway and attributes', () => {
     ]);
     expect(badSubmit.code).toBe(2);
     expect(badSubmit.stderr).toMatch(/over the limit of 256/);
-  });
+  }, 60_000);
 });
