@@ -1,4 +1,4 @@
-import type { Engine } from '@causeway/engine';
+import type { Engine, SubmitOptions } from '@causeway/engine';
 import {
   aggregateWorkflowState,
   StepError,
@@ -76,10 +76,11 @@ export async function submitOnDay(
   daysAhead: number,
   name: string,
   input: unknown,
+  options?: SubmitOptions,
 ): Promise<string> {
   vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + daysAhead * dayMs });
   try {
-    return (await engine.submit(name, input)).workflow.id;
+    return (await engine.submit(name, input, options)).workflow.id;
   } finally {
     vi.useRealTimers();
   }

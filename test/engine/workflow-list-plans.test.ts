@@ -7,9 +7,7 @@
  * The count stops at its cap. The rows are written in SQL (not through the engine) so the
  * history takes seconds.
  */
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   rareWorkflowStates,
   type WorkflowKey,
@@ -18,13 +16,10 @@ import {
   workflowPageQuery,
   workflowPageRead,
 } from '../../packages/engine/src/db/reads/workflow-page';
-import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
-import { useTestDatabase } from '../helpers/database';
-import { query, testEngine } from '../helpers/engine';
-import { explainNodes } from '../helpers/query-plans';
+import { query } from '../helpers/engine';
+import { usePlanDatabase } from '../helpers/plan-database';
+import { analyzedReads } from '../helpers/query-plans';
 
-const database = useTestDatabase();
-const url = () => database().url;
 const historySize = 1_000_000;
 const pageSize = 50;
 
@@ -49,41 +44,13 @@ insert into causeway_tasks (id, workflow_id, step, queue, state, attempt, max_at
 select gen_random_uuid(), id, 'only', 'default', state, 0, 3, 0, now(), created_at, created_at
   from causeway_workflows where state in ('queued', 'cancel_requested')`;
 
-let db: Kysely<CausewayDatabase>;
-
-beforeAll(async () => {
-  const engine = testEngine(url(), { workflows: [] });
-  await engine.migrate();
-  await engine.close();
-  await query(url(), historySql, [historySize]);
-  await query(url(), liveTasksSql);
-  await query(url(), 'analyze');
-  db = new Kysely<CausewayDatabase>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url(), max: 1 }) }),
-  });
+const { url, db } = usePlanDatabase(async (databaseUrl) => {
+  await query(databaseUrl, historySql, [historySize]);
+  await query(databaseUrl, liveTasksSql);
 }, 120_000);
-afterAll(async () => {
-  await db?.destroy();
-});
 
-/** The plan's nodes, run: how many rows each read. */
-async function analyzed(compiled: { sql: string; parameters: readonly unknown[] }) {
-  const plan = await explainNodes(url(), compiled.sql, compiled.parameters, 'analyze');
-  const scans = plan.filter((node) => node['Node Type'].includes('Scan'));
-  return {
-    seqScans: plan.flatMap((node) =>
-      node['Node Type'] === 'Seq Scan' ? [node['Relation Name'] as string] : [],
-    ),
-    indexes: [...new Set(plan.flatMap((node) => node['Index Name'] ?? []))].sort(),
-    rowsRead: scans.reduce(
-      (sum, node) =>
-        sum +
-        ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) *
-          (node['Actual Loops'] ?? 1),
-      0,
-    ),
-  };
-}
+const analyzed = (compiled: { sql: string; parameters: readonly unknown[] }) =>
+  analyzedReads(url(), compiled);
 
 /** The same page from a plain scan of the table. */
 async function plainPage(
@@ -141,13 +108,13 @@ describe('the workflow list beside 1,000,000 finished workflows', () => {
         let after: WorkflowKey | null = null;
         for (let page = 0; page < 2; page += 1) {
           const ask = { filter: filterRow, order, after, limit: pageSize };
-          const answer = await workflowPageRead(db, ask);
+          const answer = await workflowPageRead(db(), ask);
           expect(answer.rows.map((row) => row.workflow.id)).toEqual(
             await plainPage(filter.states, order, after),
           );
           const plan = await analyzed(
             (
-              workflowPageQuery(db, ask) as NonNullable<ReturnType<typeof workflowPageQuery>>
+              workflowPageQuery(db(), ask) as NonNullable<ReturnType<typeof workflowPageQuery>>
             ).compile(),
           );
           // (This file keeps only the live workflows' tasks: a Seq Scan of that table is cheap.)
@@ -177,7 +144,7 @@ describe('the workflow list beside 1,000,000 finished workflows', () => {
     for (const filter of filters) {
       const filterRow = filter.states === undefined ? {} : { states: filter.states };
       const compiled = (
-        workflowCountQuery(db, filterRow, 10_001) as NonNullable<
+        workflowCountQuery(db(), filterRow, 10_001) as NonNullable<
           ReturnType<typeof workflowCountQuery>
         >
       ).compile();

@@ -71,3 +71,28 @@ export function relationScans(nodes: readonly PlanNode[]): string[] {
     .filter((node) => node['Relation Name'] !== undefined)
     .map((node) => `${node['Node Type']} ${node['Index Name'] ?? node['Relation Name']}`);
 }
+
+/**
+ * A statement's plan, run (EXPLAIN ANALYZE): the tables it scanned whole, the indexes it used
+ * and how many rows its scans read (returned or removed by a filter, times their loops).
+ */
+export async function analyzedReads(
+  target: ExplainTarget,
+  compiled: { readonly sql: string; readonly parameters: readonly unknown[] },
+): Promise<{ seqScans: string[]; indexes: string[]; rowsRead: number }> {
+  const plan = await explainNodes(target, compiled.sql, compiled.parameters, 'analyze');
+  const scans = plan.filter((node) => node['Node Type'].includes('Scan'));
+  return {
+    seqScans: plan.flatMap((node) =>
+      node['Node Type'] === 'Seq Scan' ? [node['Relation Name'] as string] : [],
+    ),
+    indexes: [...new Set(plan.flatMap((node) => node['Index Name'] ?? []))].sort(),
+    rowsRead: scans.reduce(
+      (sum, node) =>
+        sum +
+        ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) *
+          (node['Actual Loops'] ?? 1),
+      0,
+    ),
+  };
+}

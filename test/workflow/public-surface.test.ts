@@ -50,6 +50,7 @@ const publicValues = [
 ];
 
 const publicTypes = [
+  'AttributeValue',
   'AwaitReceipt',
   'BackoffPolicy',
   'Blocker',
@@ -90,6 +91,7 @@ const publicTypes = [
   'TypedStepContext',
   'TypedStepDefinition',
   'UpstreamResult',
+  'WorkflowAttributes',
   'WorkflowBuilder',
   'WorkflowDefinition',
   'WorkflowHeader',

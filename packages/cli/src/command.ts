@@ -9,6 +9,8 @@ export interface OptionSpec {
   /** The value's placeholder in help, e.g. `<json>`. */
   readonly value?: string;
   readonly required?: boolean;
+  /** May be given more than once (`--attr a=1 --attr b=2`); read with `options(name)`. */
+  readonly multiple?: boolean;
 }
 
 /** A positional argument. */
@@ -32,7 +34,9 @@ export class Invocation {
   constructor(
     readonly command: CommandSpec,
     private readonly positionals: readonly string[],
-    private readonly values: Readonly<Record<string, string | boolean | undefined>>,
+    private readonly values: Readonly<
+      Record<string, string | boolean | (string | boolean)[] | undefined>
+    >,
     readonly endpoint: Endpoint,
     readonly output: Output,
     /** Aborts on SIGINT/SIGTERM (watch ends cleanly). */
@@ -56,6 +60,13 @@ export class Invocation {
   option(name: string): string | undefined {
     const value = this.values[name];
     return typeof value === 'string' ? value : undefined;
+  }
+
+  /** Every value of an option given more than once (`multiple`), in command-line order. */
+  options(name: string): string[] {
+    const value = this.values[name];
+    const values = Array.isArray(value) ? value : [value];
+    return values.filter((each): each is string => typeof each === 'string');
   }
 
   requiredOption(name: string): string {

@@ -6,7 +6,7 @@ import { globalOptions } from './global-options';
 function optionLines(options: Readonly<Record<string, OptionSpec>>): string[] {
   const entries = Object.entries(options).map(([name, spec]) => [
     `--${name}${spec.type === 'string' ? ` <${spec.value ?? 'value'}>` : ''}`,
-    `${spec.description}${spec.required ? ' (required)' : ''}`,
+    `${spec.description}${spec.required ? ' (required)' : ''}${spec.multiple ? ' (repeatable)' : ''}`,
   ]);
   const width = Math.max(0, ...entries.map(([flag]) => (flag as string).length));
   return entries.map(([flag, text]) => `  ${(flag as string).padEnd(width)}  ${text}`);

@@ -109,6 +109,7 @@ function parse(command: CommandSpec, rest: string[]) {
       {
         type: spec.type,
         ...('short' in spec && spec.short !== undefined ? { short: spec.short } : {}),
+        ...(spec.multiple === true ? { multiple: true } : {}),
       },
     ]),
   );

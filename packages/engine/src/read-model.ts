@@ -5,6 +5,7 @@ import type {
   WorkflowDefinition,
   WorkflowState,
 } from '@causeway/workflow';
+import type { WorkflowAttributes } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
 import { type MetricsSnapshot, metricsSnapshotRead } from './db/metrics/metrics-snapshot';
@@ -72,6 +73,8 @@ export interface WorkflowFilter {
   readonly parentId?: string;
   /** Every workflow below this root. */
   readonly rootId?: string;
+  /** Workflows with every one of these attributes, types included (R55). */
+  readonly attributes?: WorkflowAttributes;
 }
 
 export interface WorkflowPage {

@@ -24,6 +24,12 @@ export const admissionErrorCodes = [
   'invalid_concurrency_key',
   /** A step's rate limit key function threw or gave no storable, non-empty string (R51, R58). */
   'invalid_rate_limit_key',
+  /** A submit's attributes are not at most 16 bounded keys of strings, numbers or booleans (R55). */
+  'invalid_attributes',
+  /** The definition's attributes function threw or returned attributes out of bounds (R55, R58). */
+  'invalid_definition_attributes',
+  /** Two sources give one attribute key different values, or together hold over 16 keys (R55). */
+  'conflicting_attributes',
 ] as const;
 export type AdmissionErrorCode = (typeof admissionErrorCodes)[number];
 

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { WorkflowAttributes } from './attributes';
 import { type ConcurrencyKey, concurrencyProblems } from './concurrency-key';
 import { type Debounce, debounceProblems } from './debounce';
 import { namedMapChild } from './one-step-child';
@@ -70,6 +71,11 @@ export interface WorkflowOptions<TSchema extends z.ZodType> {
   readonly deadlineMs?: number;
   /** Submits of one key supersede the workflow not started yet, and wait for quiet (R52). */
   readonly debounce?: Debounce<z.output<TSchema>>;
+  /**
+   * Searchable attributes of each workflow, from its input at admission (R55): at most 16
+   * keys of strings, numbers or booleans, merged with a submit's and a parent's.
+   */
+  readonly attributes?: (input: z.output<TSchema>) => WorkflowAttributes;
   readonly steps: Readonly<Record<string, StepDefinition<z.output<TSchema>>>>;
 }
 
@@ -155,6 +161,9 @@ export function defineWorkflow<TSchema extends z.ZodType>(
     }
   }
   if (options.debounce !== undefined) problems.push(...debounceProblems(options.debounce));
+  if (options.attributes !== undefined && typeof options.attributes !== 'function') {
+    problems.push('attributes must be a function of the input');
+  }
   if (typeof options.input?.safeParse !== 'function') problems.push('input must be a zod schema');
   const entries = Object.entries(options.steps ?? {});
   if (entries.length === 0) problems.push('a workflow needs at least one step');
@@ -194,6 +203,7 @@ export function defineWorkflow<TSchema extends z.ZodType>(
     idempotencyKey: options.idempotencyKey ?? null,
     deadlineMs: options.deadlineMs ?? null,
     debounce: options.debounce === undefined ? null : Object.freeze({ ...options.debounce }),
+    ...(options.attributes === undefined ? {} : { attributes: options.attributes }),
     steps: Object.freeze(steps),
   });
 }

@@ -10,6 +10,7 @@
  * test/workflow/public-surface.test.ts pins this list.
  */
 
+export type { AttributeValue, WorkflowAttributes } from './attributes';
 export { type Blocker, type BlockerCode, blockerCodes } from './blocker-codes';
 export {
   type ChildOutcome,

@@ -8,6 +8,9 @@
 export * from './actors';
 export * from './admission';
 export * from './aggregate';
+export * from './attribute-admission';
+export * from './attribute-text';
+export * from './attributes';
 export * from './blocker-codes';
 export type {
   BlockerInput,

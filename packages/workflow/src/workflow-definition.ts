@@ -6,6 +6,7 @@
  */
 
 import type { z } from 'zod';
+import type { WorkflowAttributes } from './attributes';
 import type { ConcurrencyKey } from './concurrency-key';
 import type { Debounce } from './debounce';
 import type { EventWait } from './event-wait';
@@ -64,6 +65,8 @@ export interface WorkflowDefinition<TSchema extends z.ZodType = z.ZodType, TResu
   readonly deadlineMs: number | null;
   /** Submits of one key supersede the workflow that has not started yet (R52). */
   readonly debounce: Debounce<z.output<TSchema>> | null;
+  /** Its workflows' searchable attributes, from the input at admission (R55); absent: none. */
+  readonly attributes?: (input: z.output<TSchema>) => WorkflowAttributes;
   /** Steps in a topological order (every step after all of its `after`), ties by declaration. */
   readonly steps: readonly WorkflowStep<z.output<TSchema>>[];
   /**

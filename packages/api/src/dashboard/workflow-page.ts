@@ -4,6 +4,7 @@
  * workflow's transitions stream in; the dialogs stay outside them, so an operator typing a
  * reason is never interrupted.
  */
+import { attributeAsText, type WorkflowAttributes } from '@causeway/workflow/internal';
 import { actionButton, actionDialogs } from './action-dialogs';
 import { code, shortId, stateBadge, timeElement, workflowHref } from './format';
 import { type ReadResult, statusOfError } from './graphql-reads';
@@ -20,6 +21,16 @@ import {
   type WorkflowPageData,
 } from './workflow-query';
 import { renderTimeline } from './workflow-timeline';
+
+/** Its attributes (R55), each a link to the workflows that share it. */
+function attributeFacts(attributes: WorkflowAttributes): SafeHtml | '' {
+  const texts = Object.entries(attributes).map(([key, value]) => attributeAsText(key, value));
+  if (texts.length === 0) return '';
+  return html`<dt>Attributes</dt><dd>${texts.map(
+    (text) =>
+      html`<a class="attribute" href="/?${new URLSearchParams({ attr: text }).toString()}"><code>${text}</code></a> `,
+  )}</dd>`;
+}
 
 /** The graph's steps: the definition's when this process knows it, else the tasks' (no edges). */
 function graphSteps(workflow: WorkflowData, definition: DefinitionData | undefined): GraphStep[] {
@@ -62,6 +73,7 @@ function renderSummary(workflow: WorkflowData, now: Date): SafeHtml {
   <dt>Submitted</dt><dd>${timeElement(workflow.createdAt, now)} (${timeElement(workflow.createdAt, now, 'relative')})</dd>
   <dt>Last change</dt><dd>${timeElement(workflow.updatedAt, now)}</dd>
   ${workflow.idempotencyKey === null ? '' : html`<dt>Idempotency key</dt><dd><code>${workflow.idempotencyKey}</code></dd>`}
+  ${attributeFacts(workflow.attributes)}
   ${parentFacts(workflow.parent)}
 </dl>
 ${cancellable ? html`<p class="actions">${actionButton('cancel-workflow', 'Cancel workflow', `${workflow.name} ${workflow.id}`, { id: workflow.id })}</p>` : ''}`;

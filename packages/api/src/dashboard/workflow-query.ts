@@ -1,9 +1,13 @@
 /** The one GraphQL read behind a workflow's page, and the shape of its answer. */
-import { terminalTaskStates, terminalWorkflowStates } from '@causeway/workflow';
+import {
+  terminalTaskStates,
+  terminalWorkflowStates,
+  type WorkflowAttributes,
+} from '@causeway/workflow';
 
 export const workflowQuery = `query DashboardWorkflow($id: ID!) {
   workflow(id: $id) {
-    id name state input idempotencyKey createdAt updatedAt explanation
+    id name state input idempotencyKey attributes createdAt updatedAt explanation
     transitions { id taskId step from to reason errorCategory errorSummary actor attempt at detail }
     tasks {
       id step queue state attempt maxAttempts runAt leaseHolder leaseExpiresAt
@@ -113,6 +117,7 @@ export interface WorkflowData {
   readonly state: string;
   readonly input: unknown;
   readonly idempotencyKey: string | null;
+  readonly attributes: WorkflowAttributes;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly explanation: string;

@@ -227,6 +227,7 @@ export interface MutationSubmitWorkflowArgs {
   readonly input: Scalars['JSON'];
   readonly idempotencyKey?: Scalars['String'] | null;
   readonly priority?: Scalars['Int'] | null;
+  readonly attributes?: Scalars['JSON'] | null;
   readonly clientMutationId?: Scalars['String'] | null;
 }
 
@@ -319,6 +320,7 @@ export interface QueryWorkflowsArgs {
   readonly name?: Scalars['String'] | null;
   readonly parentId?: Scalars['ID'] | null;
   readonly rootId?: Scalars['ID'] | null;
+  readonly attributes?: Scalars['JSON'] | null;
   readonly first?: Scalars['Int'] | null;
   readonly after?: Scalars['String'] | null;
   readonly order?: WorkflowOrder | null;
@@ -761,6 +763,7 @@ export interface SchemaFields<M extends ModelMap> {
     state: { args: Record<string, never>; result: WorkflowState };
     input: { args: Record<string, never>; result: Scalars['JSON'] };
     idempotencyKey: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    attributes: { args: Record<string, never>; result: Scalars['JSON'] };
     createdAt: { args: Record<string, never>; result: Scalars['DateTime'] };
     updatedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
     tasks: { args: Record<string, never>; result: readonly M['Task'][] };

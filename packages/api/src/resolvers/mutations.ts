@@ -38,6 +38,10 @@ export const mutationResolvers: Pick<
           ...(args.priority === null || args.priority === undefined
             ? {}
             : { priority: args.priority }),
+          // R55: the engine checks the attributes (invalid_attributes) before anything is written.
+          ...(args.attributes === null || args.attributes === undefined
+            ? {}
+            : { attributes: args.attributes as Record<string, string | number | boolean> }),
           // R6: the client going away matters only until the insert commits.
           ...(context.signal === undefined ? {} : { signal: context.signal }),
         });

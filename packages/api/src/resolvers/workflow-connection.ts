@@ -1,5 +1,9 @@
 import type { WorkflowFilter, WorkflowOrder, WorkflowRecord } from '@causeway/engine';
-import { textStorageProblem } from '@causeway/workflow/internal';
+import {
+  attributesProblem,
+  textStorageProblem,
+  type WorkflowAttributes,
+} from '@causeway/workflow/internal';
 import type { ApiContext } from '../context';
 import { decodeWorkflowCursor, encodeWorkflowCursor } from '../cursor';
 import { ApiError } from '../errors';
@@ -21,6 +25,7 @@ export async function workflowConnection(
   const name = textArgument('name', args.name);
   const parentId = idArgument('parentId', args.parentId);
   const rootId = idArgument('rootId', args.rootId);
+  const attributes = attributesArgument(args.attributes);
   const order: WorkflowOrder = args.order ?? 'newest_first';
   const after =
     args.after === null || args.after === undefined
@@ -31,6 +36,7 @@ export async function workflowConnection(
     ...(name === null ? {} : { name }),
     ...(parentId === null ? {} : { parentId }),
     ...(rootId === null ? {} : { rootId }),
+    ...(attributes === null ? {} : { attributes }),
   };
   const page = await context.reads.workflowPage(filter, {
     after,
@@ -112,6 +118,22 @@ function idArgument(argument: string, value: string | null | undefined): string 
     });
   }
   return value;
+}
+
+/**
+ * The `attributes` filter (R55): an object a workflow's attributes could be (at most 16 keys,
+ * values strings, numbers or booleans); null when absent or empty.
+ */
+function attributesArgument(value: unknown): WorkflowAttributes | null {
+  if (value === null || value === undefined) return null;
+  const problem = attributesProblem(value);
+  if (problem !== null) {
+    throw new ApiError('BAD_USER_INPUT', `attributes: ${problem}`, {
+      argument: 'attributes',
+      reason: 'invalid_attributes',
+    });
+  }
+  return Object.keys(value as object).length === 0 ? null : (value as WorkflowAttributes);
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

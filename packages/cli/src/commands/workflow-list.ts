@@ -1,3 +1,4 @@
+import { attributesOption } from '../attribute-option';
 import type { CommandSpec, Invocation } from '../command';
 import { usageError } from '../exit-codes';
 import { code, enumValue, instant } from '../format';
@@ -23,8 +24,8 @@ export interface WorkflowListPage {
   };
 }
 
-const listQuery = `query CausewayWorkflows($state: [WorkflowState!], $name: String, $parentId: ID, $rootId: ID, $first: Int, $after: String, $order: WorkflowOrder) {
-  workflows(state: $state, name: $name, parentId: $parentId, rootId: $rootId, first: $first, after: $after, order: $order) {
+const listQuery = `query CausewayWorkflows($state: [WorkflowState!], $name: String, $parentId: ID, $rootId: ID, $attributes: JSON, $first: Int, $after: String, $order: WorkflowOrder) {
+  workflows(state: $state, name: $name, parentId: $parentId, rootId: $rootId, attributes: $attributes, first: $first, after: $after, order: $order) {
     totalCount totalCountCapped
     edges { cursor node { id name state createdAt updatedAt } }
     pageInfo { hasNextPage endCursor }
@@ -73,7 +74,7 @@ function renderPage(page: WorkflowListPage['workflows'], invocation: Invocation)
 const workflows: CommandSpec = {
   name: 'workflows',
   summary:
-    'what ran lately: workflows newest first, by state, name, parent or root, a page at a time',
+    'what ran lately: workflows newest first, by state, name, attributes, parent or root, a page at a time',
   args: [],
   options: {
     state: {
@@ -91,6 +92,13 @@ const workflows: CommandSpec = {
       type: 'string',
       value: 'workflowId',
       description: 'only the workflows below this root, at any depth',
+    },
+    attr: {
+      type: 'string',
+      value: 'key=value',
+      multiple: true,
+      description:
+        'only workflows with this attribute (all given must match); the value is a boolean if true or false, a number if it is one (5), a string in double quotes ("5"), else the text as written',
     },
     first: { type: 'string', value: 'n', description: 'page size (the server default is 20)' },
     after: {
@@ -110,6 +118,7 @@ const workflows: CommandSpec = {
       name: invocation.option('name') ?? null,
       parentId: invocation.option('parent') ?? null,
       rootId: invocation.option('root') ?? null,
+      attributes: attributesOption(invocation),
       first: firstOption(invocation),
       after: invocation.option('after') ?? null,
       order: orderOption(invocation),

@@ -1,3 +1,4 @@
+import { attributesOption, attributesText } from '../attribute-option';
 import { type CommandSpec, type Invocation, reasonOption } from '../command';
 import { CliError, type ExitKind, usageError } from '../exit-codes';
 import { code, instant, oneLine } from '../format';
@@ -17,7 +18,7 @@ import { type TaskResult, taskLine, taskResultFields, taskResultRefusal } from '
 
 const statusQuery = `query CausewayStatus($id: ID!) {
   workflow(id: $id) {
-    id name state idempotencyKey createdAt updatedAt
+    id name state idempotencyKey attributes createdAt updatedAt
     tasks {
       id step queue state attempt maxAttempts priority runAt leaseHolder leaseExpiresAt
       lastErrorCategory lastError
@@ -46,6 +47,7 @@ export interface StatusWorkflow {
   name: string;
   state: string;
   idempotencyKey: string | null;
+  attributes: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
   tasks: StatusTask[];
@@ -78,6 +80,9 @@ function renderStatus(workflow: StatusWorkflow, invocation: Invocation): string 
     ...(workflow.idempotencyKey === null
       ? []
       : [['idempotency key', workflow.idempotencyKey] as const]),
+    ...(Object.keys(workflow.attributes).length === 0
+      ? []
+      : [['attributes', attributesText(workflow.attributes)] as const]),
     ...(workflow.parent === null ? [] : parentFields(workflow.parent)),
     ...workflow.childCounts.map(
       (counts) => [`children of ${counts.step}`, childCountsText(counts)] as const,
@@ -161,6 +166,13 @@ const submit: CommandSpec = {
       description:
         'seconds of backlog its steps may jump in their queues, -86400 to 86400 (wins over each step’s own)',
     },
+    attr: {
+      type: 'string',
+      value: 'key=value',
+      multiple: true,
+      description:
+        'a searchable attribute of the workflow, typed as `workflows --attr` reads it (true/false, a number, "a string", else text)',
+    },
   },
   async run(invocation) {
     const key = invocation.option('idempotency-key');
@@ -173,8 +185,8 @@ const submit: CommandSpec = {
       };
     }>(
       invocation.endpoint,
-      `mutation CausewaySubmit($name: String!, $input: JSON!, $key: String, $priority: Int) {
-        submitWorkflow(name: $name, input: $input, idempotencyKey: $key, priority: $priority) {
+      `mutation CausewaySubmit($name: String!, $input: JSON!, $key: String, $priority: Int, $attributes: JSON) {
+        submitWorkflow(name: $name, input: $input, idempotencyKey: $key, priority: $priority, attributes: $attributes) {
           deduplicated workflow { id name state } debounce { superseded dueAt }
         }
       }`,
@@ -183,6 +195,7 @@ const submit: CommandSpec = {
         input: jsonOption(invocation, 'input', {}),
         key: key ?? null,
         priority,
+        attributes: attributesOption(invocation),
       },
     );
     const { workflow, deduplicated, debounce } = data.submitWorkflow;

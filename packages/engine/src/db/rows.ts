@@ -6,6 +6,7 @@ import type {
   TaskSnapshot,
   TaskState,
   Transition,
+  WorkflowAttributes,
   WorkflowState,
 } from '@causeway/workflow/internal';
 import type { Selectable } from 'kysely';
@@ -127,6 +128,8 @@ export interface WorkflowRecord {
   readonly idempotencyKey: string | null;
   /** Its parent, when a step started it (R43); null for a root. */
   readonly parent: ParentLink | null;
+  /** Its searchable attributes (R55), fixed at admission; `{}` when it has none. */
+  readonly attributes: WorkflowAttributes;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -201,10 +204,12 @@ export type WorkflowRow = Omit<
   | 'debounce_quiet_ms'
   | 'debounce_max_wait_ms'
   | 'trace_context'
+  | 'attributes'
 > &
   Partial<
     Pick<
       Selectable<WorkflowTable>,
+      | 'attributes'
       | 'parent_workflow_id'
       | 'parent_task_id'
       | 'child_index'
@@ -232,9 +237,19 @@ export function workflowFromRow(row: WorkflowRow): WorkflowRecord {
             depth: row.depth ?? 1,
             detached: row.detached ?? false,
           },
+    attributes: attributesFromColumn(row.attributes),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+const noAttributes: WorkflowAttributes = Object.freeze({});
+
+/** The jsonb column's attributes in key order (jsonb keeps shorter keys first); `{}` for null. */
+function attributesFromColumn(column: unknown): WorkflowAttributes {
+  if (column === null || column === undefined) return noAttributes;
+  const entries = Object.entries(column as WorkflowAttributes);
+  return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 export function transitionFromRow(row: Selectable<TransitionTable>): Transition {

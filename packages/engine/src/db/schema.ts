@@ -9,6 +9,7 @@ export interface CausewayDatabase {
   causeway_events: EventTable;
   causeway_event_deliveries: EventDeliveryTable;
   causeway_workers: WorkerTable;
+  causeway_workflow_attributes: WorkflowAttributeTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -52,6 +53,17 @@ export interface WorkflowTable {
   debounce_max_wait_ms: ColumnType<number | null, number | null | undefined, never>;
   /** The trace context it was submitted in, or its starting attempt's for a child (R57). */
   trace_context: ColumnType<TraceCarrier | null, string | null | undefined, never>;
+  /** Its searchable attributes (R55), fixed at admission; null when it has none (0034). */
+  attributes: ColumnType<unknown, string | null | undefined, never>;
+}
+
+/** One row per attribute of a workflow, for finding it (R55, 0034). */
+export interface WorkflowAttributeTable {
+  /** `causeway_attribute_term(key, value)`: the key, '=', the value as jsonb text. */
+  term: string;
+  /** The workflow's created_at. */
+  created_at: Timestamp;
+  workflow_id: string;
 }
 
 export interface TaskTable {

@@ -2,12 +2,14 @@ import {
   claimRule,
   isTerminalWorkflowState,
   nonTerminalTaskStates,
+  type WorkflowAttributes,
   type WorkflowState,
 } from '@causeway/workflow/internal';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { readyHalves } from '../claim/claim-order';
 import { type WorkflowRecord, workflowFromRow } from '../rows';
 import type { CausewayDatabase, WorkflowTable } from '../schema';
+import { type AttributePageAsk, attributeCountRead, attributePageRows } from './attribute-page';
 import { onlyUuids } from './read-queries';
 
 /**
@@ -37,6 +39,8 @@ export interface WorkflowFilterRow {
   readonly parentId?: string;
   /** Descendants of this root: through the (root_workflow_id, created_at, id) index. */
   readonly rootId?: string;
+  /** Every one of these attributes (R55): through causeway_workflow_attributes (attribute-page.ts). */
+  readonly attributes?: WorkflowAttributes;
 }
 
 /** A keyset position in (created_at, id) order: created_at exact to the microsecond (UTC ISO). */
@@ -144,6 +148,13 @@ export function workflowPageQuery(db: ReadDb, ask: WorkflowPageAsk) {
     .limit(ask.limit + 1);
 }
 
+/** The ask with its attributes when it filters by some (R55), else null. */
+function attributeAsk(ask: WorkflowPageAsk): AttributePageAsk | null {
+  const { attributes } = ask.filter;
+  if (attributes === undefined || Object.keys(attributes).length === 0) return null;
+  return { ...ask, filter: { ...ask.filter, attributes } };
+}
+
 /**
  * One page of workflows in (created_at, id) order after `after` (keyset pagination: a row
  * inserted meanwhile never shifts a page, so paging neither skips nor repeats existing rows).
@@ -153,12 +164,17 @@ export async function workflowPageRead(
   db: ReadDb,
   ask: WorkflowPageAsk,
 ): Promise<{ rows: { workflow: WorkflowRecord; key: WorkflowKey }[]; hasMore: boolean }> {
-  const query = workflowPageQuery(db, ask);
-  if (query === null) return { rows: [], hasMore: false };
-  const rows = await query.execute();
+  const attributes = attributeAsk(ask);
+  const query = attributes === null ? workflowPageQuery(db, ask) : null;
+  const rows: readonly { readonly id: string; readonly created_key: string }[] =
+    attributes !== null
+      ? await attributePageRows(db, attributes)
+      : query === null
+        ? []
+        : await query.execute();
   return {
     rows: rows.slice(0, ask.limit).map((row) => ({
-      workflow: workflowFromRow(row as Selectable<WorkflowTable>),
+      workflow: workflowFromRow(row as unknown as Selectable<WorkflowTable>),
       key: { createdAt: row.created_key, id: row.id },
     })),
     hasMore: rows.length > ask.limit,
@@ -188,6 +204,9 @@ export async function workflowCountRead(
   filter: WorkflowFilterRow,
   atMost: number,
 ): Promise<number> {
+  if (filter.attributes !== undefined && Object.keys(filter.attributes).length > 0) {
+    return attributeCountRead(db, { ...filter, attributes: filter.attributes }, atMost);
+  }
   const query = workflowCountQuery(db, filter, atMost);
   if (query === null) return 0;
   const row = await query.executeTakeFirstOrThrow();

@@ -13,7 +13,8 @@ export interface RemovedCounts {
 /**
  * The statement of one batch: up to `limit` workflows of one partition's id range that are
  * terminal, finished before the cutoff and can no longer move (workflow-states.ts), with their
- * tasks, outbox messages, the messages' delivery attempts and their tasks' event deliveries.
+ * tasks, outbox messages, the messages' delivery attempts, their tasks' event deliveries and
+ * their attributes' rows.
  * The workflows are locked first (id order, SKIP LOCKED): an edge locks its workflow before
  * its tasks (workflow-lock.ts), so a replay that revives one either holds it (skipped here) or
  * waits and then finds it gone; the state and finish are re-checked on the locked row. The
@@ -26,7 +27,7 @@ export function workflowDeleteBatchSql(
 ): RawBuilder<{ workflows: string; tasks: string; outbox: string; deliveries: string }> {
   return sql<{ workflows: string; tasks: string; outbox: string; deliveries: string }>`
     with doomed as materialized (
-      select w.id from causeway_workflows as w
+      select w.id, w.created_at, w.attributes from causeway_workflows as w
        where (${range.lowerId}::uuid is null or w.id >= ${range.lowerId}::uuid)
          and w.id < ${range.upperId}::uuid
          and w.state in (${terminalWorkflowStatesSql}) and w.updated_at < ${cutoff}
@@ -50,6 +51,14 @@ export function workflowDeleteBatchSql(
        where task_id = any(array(select id from doomed_tasks)) returning 1
     ), tasks as (
       delete from causeway_tasks where id = any(array(select id from doomed_tasks)) returning 1
+    ), attribute_rows as (
+      -- Its attributes' rows (R55), by their primary key: the terms made again from its jsonb.
+      delete from causeway_workflow_attributes as a
+       using doomed as d, jsonb_each(d.attributes) as e
+       where d.attributes is not null
+         and a.term = causeway_attribute_term(e.key, e.value)
+         and a.created_at = d.created_at and a.workflow_id = d.id
+       returning 1
     ), workflows as (
       delete from causeway_workflows where id = any(array(select id from doomed)) returning 1
     )

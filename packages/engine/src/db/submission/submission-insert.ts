@@ -2,6 +2,7 @@ import {
   submitDelayLimits,
   type TaskConcurrency,
   type TaskRate,
+  type WorkflowAttributes,
 } from '@causeway/workflow/internal';
 import { type RawBuilder, sql } from 'kysely';
 import { type ArrayElement, arrayLiteral } from '../array-literal';
@@ -11,6 +12,7 @@ import { type DistinctRows, distinctRows } from '../distinct-rows';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import type { TraceCarrier } from '../schema';
 import type { NewTransitionRow } from '../transition-row';
+import { attributeInsertParts } from './attribute-insert';
 
 export interface NewWorkflowRow {
   readonly id: string;
@@ -24,6 +26,8 @@ export interface NewWorkflowRow {
   readonly parent?: NewChildLink;
   /** The trace context it was submitted in (R57); absent or null: none. */
   readonly traceContext?: TraceCarrier | null;
+  /** Its searchable attributes (R55); absent or null: none. */
+  readonly attributes?: WorkflowAttributes | null;
 }
 
 /** Where a child workflow hangs in its tree (R43). */
@@ -198,6 +202,7 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
       a.actor === b.actor &&
       a.attempt === b.attempt,
   );
+  const attributes = attributeInsertParts(workflows);
   const column = <Row>(kinds: DistinctRows<Row>, pick: (row: Row) => ArrayElement) =>
     arrayLiteral(kinds.values.map(pick));
   // Only a batch with a prioritised task writes the priority column (R49); the others leave
@@ -250,6 +255,7 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
     workflow_insert as (
       insert into causeway_workflows (id, name, state, input, idempotency_key, steps, created_at,
         updated_at${parentColumns}${traceColumn})
+        updated_at${parentColumns}${attributes.column})
       select (select workflow from id)[v.position],
         (${column(workflowKinds, (row) => row.name)}::text[])[v.kind],
         (${column(workflowKinds, (row) => row.state)}::text[])[v.kind],
@@ -257,6 +263,7 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
         v.idempotency_key,
         (${column(workflowKinds, (row) => row.steps)}::text[])[v.kind],
         (select at from clock), (select at from clock)${parentValues}${traceValue}
+        (select at from clock), (select at from clock)${parentValues}${attributes.value}
       -- The inputs travel as one JSON array (their texts joined), read back by position:
       -- as a text array each needed its quotes escaped.
       from unnest(
@@ -266,8 +273,9 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
       ${runAt.gate}
       order by v.position
       on conflict (name, idempotency_key) where idempotency_key is not null do nothing
-      returning id
+      returning id${attributes.returning}
     ),
+    ${attributes.insert}
     task_insert as (
       insert into causeway_tasks (id, workflow_id, step, queue, state, max_attempts, run_at,
         deadline_at, event_name, event_key, wait_since, wait_timeout_at, created_at, updated_at${errorColumns}${priorityColumn}${keyColumns}${rateColumns})

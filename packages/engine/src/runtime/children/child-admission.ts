@@ -1,4 +1,6 @@
 import {
+  type AdmissionError,
+  admitAttributes,
   allowedFailures,
   checkAdmission,
   childLimits,
@@ -108,12 +110,12 @@ export function admitChildren(
     const index = request.indexes?.[position] ?? position;
     const key = `${parent.task.id}:${parent.task.replayCount}:${index}`;
     const admission = checkAdmission(definition, input, key);
-    if (!admission.ok) {
-      return {
-        ok: false,
-        summary: `child ${index}: ${admission.error.code}: ${admission.error.message}`,
-      };
-    }
+    if (!admission.ok) return childRefused(index, admission.error);
+    // A child inherits its parent's attributes; its definition's may add keys, never change one.
+    const attributed = admitAttributes(definition, admission.input, {
+      parent: parent.workflow.attributes,
+    });
+    if (!attributed.ok) return childRefused(index, attributed.error);
     children.push({
       definition,
       input: admission.input,
@@ -121,6 +123,7 @@ export function admitChildren(
       idempotencyKey: admission.idempotencyKey,
       concurrency: mapSlot === null ? admission.concurrency : definition.steps.map(() => mapSlot),
       rate: admission.rate,
+      attributes: attributed.attributes,
       deadlineCapMs,
       traceContext: request.traceContext ?? null,
       origin: {
@@ -157,6 +160,10 @@ export function admitChildren(
       detached: request.detached,
     },
   };
+}
+
+function childRefused(index: number, error: AdmissionError): ChildAdmission {
+  return { ok: false, summary: `child ${index}: ${error.code}: ${error.message}` };
 }
 
 /**

@@ -1,4 +1,9 @@
-import type { TaskConcurrency, TaskRate, WorkflowDefinition } from '@causeway/workflow/internal';
+import type {
+  TaskConcurrency,
+  TaskRate,
+  WorkflowAttributes,
+  WorkflowDefinition,
+} from '@causeway/workflow/internal';
 import type { TraceCarrier } from '../../db/schema';
 import type { NewChildLink } from '../../db/submission/submission-insert';
 import type { SubmitOrigin } from '../schedules/submit-origin';
@@ -22,4 +27,6 @@ export interface Prepared {
   readonly deadlineCapMs?: number | null;
   /** The submit's trace context, or the starting attempt's for a child (R57); null: none. */
   readonly traceContext?: TraceCarrier | null;
+  /** Its searchable attributes (R55), merged at admission; absent or null: none. */
+  readonly attributes?: WorkflowAttributes | null;
 }

@@ -1,4 +1,4 @@
-import { submitRunAtProblem } from '@causeway/workflow/internal';
+import { type AdmissionError, submitRunAtProblem } from '@causeway/workflow/internal';
 import { EngineError } from '../../errors';
 
 /** The error of a submit whose `runAt` the insert refused against database time (R11, R36). */
@@ -19,4 +19,13 @@ export function abortedError(): EngineError {
     'aborted',
     'the submit was aborted before it committed; nothing was accepted',
   );
+}
+
+/** The error of a request refused at admission (R34); `index`: its place in a batch, or null. */
+export function admissionRefused(error: AdmissionError, index: number | null): EngineError {
+  const where = index === null ? '' : ` (request ${index})`;
+  return new EngineError(error.code, `${error.message}${where}`, {
+    ...(error.path === undefined ? {} : { path: error.path }),
+    ...(index === null ? {} : { index }),
+  });
 }

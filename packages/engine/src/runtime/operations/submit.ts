@@ -1,4 +1,5 @@
 import {
+  admitAttributes,
   checkAdmission,
   claimRule,
   createWorkflowRun,
@@ -32,7 +33,8 @@ import { activeTraceCarrier } from '../tracing/trace-context';
 import { debounceLockKeys, debounceSupersede } from './debounce';
 import type { Prepared } from './prepared';
 import type { Plan } from './submission-plan';
-import { abortedError, runAtRefused } from './submit-errors';
+import { cappedDeadline, rootRunAt } from './submission-times';
+import { abortedError, admissionRefused, runAtRefused } from './submit-errors';
 import { completeSubmittedWaits, rootWaitEvent, waitLogged } from './submitted-waits';
 
 export interface SubmitRequest {
@@ -64,6 +66,8 @@ export interface SubmitOptions {
   readonly runAt?: Date;
   /** Seconds of backlog every task of these workflows may jump (R49); wins over the steps'. */
   readonly priority?: number;
+  /** Searchable attributes of every workflow of the submit (R55), merged with the definition's. */
+  readonly attributes?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export interface SubmitContext {
@@ -88,7 +92,7 @@ export async function submitMany(
 ): Promise<SubmitResult[]> {
   const traceContext = activeTraceCarrier(); // R57: the caller's span, if one is active
   const prepared = requests.map((request, index) => ({
-    ...prepare(context, request, requests.length > 1 ? index : null),
+    ...prepare(context, request, requests.length > 1 ? index : null, options.attributes),
     origin: origins[index],
     traceContext,
   }));
@@ -124,7 +128,12 @@ export async function submitMany(
   return context.db.transaction().execute(run);
 }
 
-function prepare(context: SubmitContext, request: SubmitRequest, index: number | null): Prepared {
+function prepare(
+  context: SubmitContext,
+  request: SubmitRequest,
+  index: number | null,
+  attributes: unknown,
+): Prepared {
   const where = index === null ? '' : ` (request ${index})`;
   const definition = context.definitions.get(request.name);
   if (definition === undefined) {
@@ -138,12 +147,9 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
     );
   }
   const admission = checkAdmission(definition, request.input, request.idempotencyKey);
-  if (!admission.ok) {
-    throw new EngineError(admission.error.code, `${admission.error.message}${where}`, {
-      ...(admission.error.path === undefined ? {} : { path: admission.error.path }),
-      ...(index === null ? {} : { index }),
-    });
-  }
+  if (!admission.ok) throw admissionRefused(admission.error, index);
+  const attributed = admitAttributes(definition, admission.input, { caller: attributes });
+  if (!attributed.ok) throw admissionRefused(attributed.error, index);
   return {
     definition,
     input: admission.input,
@@ -152,6 +158,7 @@ function prepare(context: SubmitContext, request: SubmitRequest, index: number |
     debounceKey: admission.debounceKey,
     concurrency: admission.concurrency,
     rate: admission.rate,
+    attributes: attributed.attributes,
   };
 }
 
@@ -226,6 +233,7 @@ export function planSubmission(
       steps: workflowStepsText(item.definition),
       traceContext: item.traceContext ?? null,
       ...(item.child === undefined ? {} : { parent: item.child.link }),
+      ...(item.attributes ? { attributes: item.attributes } : {}),
     });
     const waits = new Map<string, { event: WaitEvent; timeoutMs: number }>();
     created.run.tasks.forEach((task, index) => {
@@ -379,18 +387,4 @@ async function refuseOverfullQueues(
       );
     }
   }
-}
-
-/** The insert refused the submit's `runAt` at database time `nowMs`; it wrote nothing. */
-/** A task's deadline from acceptance, no later than its parent's (R46). */
-function cappedDeadline(deadlineInMs: number | null, item: Prepared): number | null {
-  const cap = item.deadlineCapMs ?? null;
-  if (cap === null) return deadlineInMs;
-  return deadlineInMs === null ? cap : Math.min(deadlineInMs, cap);
-}
-
-/** When a root of a submit with `runAt` runs: then, plus its own step delay (in its detail). */
-function rootRunAt(runAt: Date, detail: Readonly<Record<string, unknown>> | null): string {
-  const stepDelayMs = typeof detail?.delayMs === 'number' ? detail.delayMs : 0;
-  return new Date(runAt.getTime() + stepDelayMs).toISOString();
 }
