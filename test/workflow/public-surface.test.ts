@@ -20,6 +20,7 @@ const packageDir = join(root, 'packages/workflow');
 const publicValues = [
   'DefinitionError',
   'StepError',
+  'attemptOutcomes',
   'awaitReceipt',
   'blockerCodes',
   'catchUpModes',
@@ -50,6 +51,7 @@ const publicValues = [
 ];
 
 const publicTypes = [
+  'AttemptOutcome',
   'AwaitReceipt',
   'BackoffPolicy',
   'Blocker',
@@ -75,6 +77,7 @@ const publicTypes = [
   'ScheduleOptions',
   'SendRequest',
   'SnoozeRequest',
+  'StaleResult',
   'StartChildrenOptions',
   'StepContext',
   'StepDefinition',
@@ -83,6 +86,7 @@ const publicTypes = [
   'StepRateLimit',
   'StepReturn',
   'StoredJson',
+  'TaskAttempt',
   'TaskRate',
   'TaskState',
   'Tolerance',

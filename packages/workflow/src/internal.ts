@@ -8,6 +8,7 @@
 export * from './actors';
 export * from './admission';
 export * from './aggregate';
+export * from './attempt-ledger';
 export * from './blocker-codes';
 export type {
   BlockerInput,
