@@ -5,10 +5,14 @@ import {
   type RateLimit,
   rateLimitedNote,
   receiptAwaitingState,
+  staleAttemptNotes,
+  type TaskAttempt,
   type Transition,
+  taskAttempts,
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
+import { staleResultListByWorkflows } from '../../db/attempts/stale-result-list';
 import { rateSpendKey, rateWindowList } from '../../db/blockers/rate-windows';
 import { databaseNow } from '../../db/clock';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
@@ -45,6 +49,8 @@ export interface OutboxView {
 
 export interface TaskView extends TaskRecord {
   readonly transitions: readonly Transition[];
+  /** Each claim of the task, oldest first (R56): how it ended, or `running`. */
+  readonly attempts: readonly TaskAttempt[];
   readonly outbox: readonly OutboxView[];
   /** Submitted and still being delivered: never shown as failed (R22). */
   readonly sending: boolean;
@@ -85,16 +91,17 @@ export async function readWorkflowView(
     if (workflow === undefined) return undefined;
     const tasks = await taskListByWorkflows(tx, [workflowId]);
     const transitions = await transitionListByWorkflow(tx, workflowId);
+    const stale = await staleResultListByWorkflows(tx, [workflowId]);
     const outbox = await outboxListByTasks(
       tx,
       tasks.map((task) => task.id),
     );
     const childCounts = await childCountList(tx, [workflowId]);
     const parent = await parentView(tx, workflow.parent);
-    return { workflow, tasks, transitions, outbox, childCounts, parent };
+    return { workflow, tasks, transitions, stale, outbox, childCounts, parent };
   });
   if (read === undefined) return undefined;
-  const { workflow, tasks, transitions, outbox, childCounts, parent } = read;
+  const { workflow, tasks, transitions, stale, outbox, childCounts, parent } = read;
   const order = new Map(
     definitions.get(workflow.name)?.steps.map((step, index) => [step.name, index]),
   );
@@ -112,6 +119,7 @@ export async function readWorkflowView(
         return {
           ...task,
           transitions: transitions.filter((row) => row.taskId === task.id),
+          attempts: taskAttempts(task.id, transitions, stale),
           outbox: messages,
           sending:
             task.state === receiptAwaitingState &&
@@ -124,8 +132,9 @@ export async function readWorkflowView(
 
 /**
  * The workflow's history as a narrative (R27), with the cancels that came too late (R14),
- * what its queued tasks with a priority jump (R49), and what holds a due task whose rate
- * limit's key is spent or paused (R51, with the engine's `rateLimits`).
+ * what its queued tasks with a priority jump (R49), what holds a due task whose rate limit's
+ * key is spent or paused (R51, with the engine's `rateLimits`), and the attempts whose result
+ * came after their lease was lost (R56).
  */
 export async function explainWorkflow(
   db: Kysely<CausewayDatabase>,
@@ -136,6 +145,7 @@ export async function explainWorkflow(
   const read = await inOneSnapshot(db, async (tx) => {
     if ((await workflowGet(tx, workflowId)) === undefined) return undefined;
     const transitions = await transitionListByWorkflow(tx, workflowId);
+    const stale = await staleResultListByWorkflows(tx, [workflowId]);
     const tasks = await taskListByWorkflows(tx, [workflowId]);
     const childCounts = await childCountList(tx, [workflowId]);
     const priorities = await priorityPlaceList(tx, workflowId);
@@ -145,12 +155,12 @@ export async function explainWorkflow(
     );
     const now = rated.length === 0 ? null : await databaseNow(tx);
     const windows = now === null ? null : await rateWindowList(tx, rated, rateLimits, now);
-    return { transitions, tasks, childCounts, priorities, pauses, now, windows };
+    return { transitions, stale, tasks, childCounts, priorities, pauses, now, windows };
   });
   if (read === undefined) {
     throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
   }
-  const { transitions, tasks, childCounts, priorities, pauses, now, windows } = read;
+  const { transitions, stale, tasks, childCounts, priorities, pauses, now, windows } = read;
   // A queued step of a paused queue (R53): who paused it and why.
   const paused = tasks.flatMap((task) => {
     const pause = task.state === 'queued' ? pauses?.get(task.queue) : undefined;
@@ -181,7 +191,13 @@ export async function explainWorkflow(
   const rates = tasks.flatMap((task) =>
     task.rate == null ? [] : [{ step: task.step, name: task.rate.name, key: task.rate.key }],
   );
-  return explain(transitions, [...notes, ...paused, ...rateHeld], childCounts, priorities, rates);
+  return explain(
+    transitions,
+    [...notes, ...paused, ...rateHeld, ...staleAttemptNotes(transitions, stale)],
+    childCounts,
+    priorities,
+    rates,
+  );
 }
 
 /** A task's rate spend as the windows' read takes it (key '' for the name's one bucket). */
