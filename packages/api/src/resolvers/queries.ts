@@ -1,6 +1,8 @@
 import type { TaskRecord } from '@causeway/engine';
 import { explain, type Transition } from '@causeway/workflow';
+import { mayHaveStaleResults, staleAttemptNotes } from '@causeway/workflow/internal';
 import type { ApiResolvers, Models } from '../models';
+import { taskAttemptFields } from './attempts';
 import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
 import { concurrencyQueryFields, taskConcurrencyFields } from './concurrency';
 import { stepEventFields, taskEventFields } from './events';
@@ -62,10 +64,17 @@ export const queryResolvers: Pick<
       const rates = tasks.flatMap((task) =>
         task.rate == null ? [] : [{ step: task.step, name: task.rate.name, key: task.rate.key }],
       );
-      return explain(transitions, [], children, priorities, rates).text;
+      // R56: an attempt whose result came after its lease was lost says so (read only when
+      // some lease was lost or is still held).
+      const stale = mayHaveStaleResults(transitions)
+        ? await context.loaders.staleResultsByWorkflow.load(workflow.id)
+        : [];
+      const notes = staleAttemptNotes(transitions, stale);
+      return explain(transitions, notes, children, priorities, rates).text;
     },
   },
   Task: {
+    ...taskAttemptFields,
     ...taskEventFields,
     ...taskBlockerFields,
     ...taskConcurrencyFields,
