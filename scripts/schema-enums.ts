@@ -1,4 +1,5 @@
 import {
+  attemptOutcomes,
   blockerCodes,
   errorCategories,
   reasonCodes,
@@ -13,6 +14,7 @@ export const domainEnums: Readonly<Record<string, readonly string[]>> = Object.f
   ReasonCode: reasonCodes,
   ErrorCategory: errorCategories,
   BlockerCode: blockerCodes,
+  AttemptOutcome: attemptOutcomes,
 });
 
 /**

@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { buildApiSchema, resolvers } from '@causeway/api';
-import type { ErrorCategory, ReasonCode, TaskState, WorkflowState } from '@causeway/workflow';
+import type {
+  AttemptOutcome,
+  ErrorCategory,
+  ReasonCode,
+  TaskState,
+  WorkflowState,
+} from '@causeway/workflow';
 import { GraphQLEnumType, GraphQLObjectType } from 'graphql';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
@@ -58,5 +64,6 @@ describe('schema.graphql is the source of truth for the resolvers', () => {
     expectTypeOf<Generated.WorkflowState>().toEqualTypeOf<WorkflowState>();
     expectTypeOf<Generated.ReasonCode>().toEqualTypeOf<ReasonCode>();
     expectTypeOf<Generated.ErrorCategory>().toEqualTypeOf<ErrorCategory>();
+    expectTypeOf<Generated.AttemptOutcome>().toEqualTypeOf<AttemptOutcome>();
   });
 });

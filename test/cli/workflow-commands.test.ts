@@ -11,15 +11,19 @@ import { causeway, causewayJson, storedTasks, submitted, useCli, workflowReaches
 
 const { url, db, asAlice, holder } = useCli();
 
-/** The rows of a human table: each line split on runs of two or more spaces. */
-function tableRows(text: string, header: string): string[][] {
+/**
+ * The rows of the first human table whose header starts with `header` (after the line
+ * `after`, when given), up to the blank line that ends it: each line split on runs of two or
+ * more spaces.
+ */
+function tableRows(text: string, header: string, after?: string): string[][] {
   const lines = text.split('\n');
-  const start = lines.findIndex((line) => line.startsWith(header));
-  expect(start).toBeGreaterThanOrEqual(0);
-  return lines
-    .slice(start + 1)
-    .filter((line) => line.trim() !== '')
-    .map((line) => line.split(/ {2,}/));
+  const from = after === undefined ? 0 : lines.indexOf(after) + 1;
+  const start = lines.findIndex((line, index) => index >= from && line.startsWith(header));
+  expect(start).toBeGreaterThanOrEqual(from);
+  const rows = lines.slice(start + 1);
+  const end = rows.findIndex((line) => line.trim() === '');
+  return (end === -1 ? rows : rows.slice(0, end)).map((line) => line.split(/ {2,}/));
 }
 
 describe('causeway submit', () => {
@@ -132,9 +136,21 @@ describe('causeway status', () => {
       'invalid_argument: card declined',
     ]);
 
+    // R56: every claim below the steps, with how it ended.
+    expect(dead.stdout).toMatch(/^STEP +ATTEMPT +EPOCH +HOLDER +LEASED +ENDED +OUTCOME +REASON$/m);
+    const [chargeAttempt] = tableRows(dead.stdout, 'STEP', 'attempts:');
+    expect(chargeAttempt?.slice(0, 4)).toEqual(['charge', '1', '1', holder()]);
+    expect(chargeAttempt?.slice(4, 6).every((at) => /^\S+Z \(.+\)$/.test(at))).toBe(true);
+    expect(chargeAttempt?.slice(6)).toEqual(['settled', 'non_retryable_error']);
+
     const running = await causeway(['status', leased, '--url', url()]);
     const [wait] = tableRows(running.stdout, 'STEP');
     expect(wait?.slice(2)).toEqual(['leased', '1/3', '-', '-', holder(), '-']);
+    const [waitAttempt] = tableRows(running.stdout, 'STEP', 'attempts:');
+    expect(waitAttempt?.slice(0, 4)).toEqual(['wait', '1', '1', holder()]);
+    expect(waitAttempt?.slice(5)).toEqual(['-', 'running', '-']);
+    // A step never claimed has no attempt: the staged workflow lists only its first step's.
+    expect(tableRows(staged.stdout, 'STEP', 'attempts:').map((row) => row[0])).toEqual(['prepare']);
 
     const queued = await causeway(['status', stranded, '--url', url()]);
     const [orphan] = tableRows(queued.stdout, 'STEP');
@@ -177,6 +193,18 @@ describe('causeway status', () => {
             leaseExpiresAt: null,
             lastErrorCategory: 'INVALID_ARGUMENT',
             lastError: 'card declined',
+            attempts: [
+              {
+                attempt: 1,
+                epoch: 1,
+                holder: holder(),
+                leasedAt: expect.any(String),
+                endedAt: expect.any(String),
+                outcome: 'SETTLED',
+                reason: 'NON_RETRYABLE_ERROR',
+                refusedAt: null,
+              },
+            ],
           },
         ],
         // A root that started no child workflow (test/cli/tree.test.ts shows a tree).

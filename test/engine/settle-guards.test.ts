@@ -258,6 +258,17 @@ describe('a stale holder completing its step writes nothing (R7)', () => {
       await staleAttempt.written;
       expect(staleAttempt.writtenEdge).toBeNull();
       expect(await tasksOf(workflow.id)).toEqual([before]);
+      // R56: the refused result is on record for its claim, whose attempt the ledger calls
+      // stale (not yet swept: the log has not ended it, so it has no end or reason yet).
+      const refused = await query<{ lease_epoch: string; holder: string }>(
+        url(),
+        'select lease_epoch, holder from causeway_stale_results where task_id = $1',
+        [held.id],
+      );
+      expect(refused).toContainEqual({ lease_epoch: held.lease_epoch, holder: a.holder });
+      const [first] = (await a.getWorkflow(workflow.id))?.tasks[0]?.attempts ?? [];
+      expect(first).toMatchObject({ epoch: 1, holder: a.holder, outcome: 'stale' });
+      if (reclaim === 'not yet') expect(first).toMatchObject({ endedAt: null, reason: null });
       expect((await logOf(workflow.id)).map((row) => row.reason)).not.toContain('completed');
       // Reported as stale, not as a result that could not be written (errors are level 50).
       const about = lines.filter((line) => line.taskId === held.id);

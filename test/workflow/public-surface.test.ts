@@ -20,6 +20,7 @@ const packageDir = join(root, 'packages/workflow');
 const publicValues = [
   'DefinitionError',
   'StepError',
+  'attemptOutcomes',
   'awaitReceipt',
   'blockerCodes',
   'catchUpModes',
@@ -50,6 +51,7 @@ const publicValues = [
 ];
 
 const publicTypes = [
+  'AttemptOutcome',
   'AttributeValue',
   'AwaitReceipt',
   'BackoffPolicy',
@@ -76,6 +78,7 @@ const publicTypes = [
   'ScheduleOptions',
   'SendRequest',
   'SnoozeRequest',
+  'StaleResult',
   'StartChildrenOptions',
   'StepContext',
   'StepDefinition',
@@ -84,6 +87,7 @@ const publicTypes = [
   'StepRateLimit',
   'StepReturn',
   'StoredJson',
+  'TaskAttempt',
   'TaskRate',
   'TaskState',
   'Tolerance',

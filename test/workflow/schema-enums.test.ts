@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import {
+  attemptOutcomes,
   blockerCodes,
   errorCategories,
   reasonCodes,
@@ -26,6 +27,7 @@ describe('schema.graphql enums mirror the domain', () => {
     ['ReasonCode', reasonCodes],
     ['ErrorCategory', errorCategories],
     ['BlockerCode', blockerCodes],
+    ['AttemptOutcome', attemptOutcomes],
   ] as const)('%s has exactly the domain values in UPPER_SNAKE', (name, values) => {
     expect(enumValues(name)).toEqual(values.map((value) => value.toUpperCase()));
   });

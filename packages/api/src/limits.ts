@@ -48,6 +48,7 @@ const listSizes: Readonly<Record<string, number>> = {
   'Workflow.tasks': 10,
   'Workflow.transitions': 50,
   'Task.transitions': 10,
+  'Task.attempts': 5,
   'Query.definitions': 10,
   'WorkflowDefinition.steps': 10,
   'WorkflowDefinition.edges': 10,

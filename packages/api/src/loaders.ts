@@ -7,7 +7,13 @@ import type {
   TaskRecord,
   WorkflowRecord,
 } from '@causeway/engine';
-import type { Blocker, RateLimit, Transition, WorkflowDefinition } from '@causeway/workflow';
+import type {
+  Blocker,
+  RateLimit,
+  StaleResult,
+  Transition,
+  WorkflowDefinition,
+} from '@causeway/workflow';
 import DataLoader from 'dataloader';
 
 /**
@@ -19,6 +25,8 @@ export interface Loaders {
   readonly task: DataLoader<string, TaskRecord | null>;
   readonly tasksByWorkflow: DataLoader<string, readonly TaskRecord[]>;
   readonly transitionsByWorkflow: DataLoader<string, readonly Transition[]>;
+  /** Each workflow's refused late results (R56): with its log, its tasks' attempts. */
+  readonly staleResultsByWorkflow: DataLoader<string, readonly StaleResult[]>;
   readonly outboxByTask: DataLoader<string, readonly OutboxMessageRecord[]>;
   readonly eventsByTask: DataLoader<string, readonly StoredEvent[]>;
   /** Each workflow's blockers: one read for every workflow of a page. */
@@ -65,6 +73,13 @@ export function createLoaders(
     transitionsByWorkflow: new DataLoader(
       async (ids) => {
         const found = await readModel.transitionsByWorkflowIds(ids);
+        return ids.map((id) => found.get(id) ?? []);
+      },
+      { maxBatchSize },
+    ),
+    staleResultsByWorkflow: new DataLoader(
+      async (ids) => {
+        const found = await readModel.staleResultsByWorkflowIds(ids);
         return ids.map((id) => found.get(id) ?? []);
       },
       { maxBatchSize },
@@ -121,6 +136,7 @@ export function clearLoaders(loaders: Loaders): void {
   loaders.task.clearAll();
   loaders.tasksByWorkflow.clearAll();
   loaders.transitionsByWorkflow.clearAll();
+  loaders.staleResultsByWorkflow.clearAll();
   loaders.outboxByTask.clearAll();
   loaders.eventsByTask.clearAll();
   loaders.blockersByWorkflow.clearAll();

@@ -25,6 +25,7 @@ import type {
   Blocker,
   EventWait,
   RetryPolicy,
+  TaskAttempt,
   Transition,
   WorkflowDefinition,
   WorkflowStep,
@@ -47,6 +48,7 @@ export interface Models extends ModelMap {
   readonly Workflow: WorkflowRecord;
   readonly Task: TaskRecord;
   readonly Transition: Transition;
+  readonly Attempt: TaskAttempt;
   readonly OutboxMessage: OutboxMessageRecord;
   readonly WorkflowConnection: {
     readonly edges: readonly { readonly cursor: string; readonly node: WorkflowRecord }[];

@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createSchema } from 'graphql-yoga';
 import type { ApiContext } from './context';
 import type { ApiResolvers } from './models';
+import { attemptResolvers } from './resolvers/attempts';
 import { blockerResolvers } from './resolvers/blockers';
 import { concurrencyResolvers } from './resolvers/concurrency';
 import { enumResolvers } from './resolvers/enums';
@@ -27,6 +28,7 @@ export function readSchemaSource(): string {
 /** Every object type's resolvers, typed against the generated schema types. */
 export const resolvers: ApiResolvers = {
   ...queryResolvers,
+  ...attemptResolvers,
   ...mutationResolvers,
   ...scheduleResolvers,
   ...queueResolvers,

@@ -1,12 +1,14 @@
 import type {
   Blocker,
   RateLimit,
+  StaleResult,
   Transition,
   WorkflowDefinition,
   WorkflowState,
 } from '@causeway/workflow';
 import type { WorkflowAttributes } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
+import { staleResultListByWorkflows } from './db/attempts/stale-result-list';
 import { eventListByTaskIds, type StoredEvent } from './db/events/event-queries';
 import { type MetricsSnapshot, metricsSnapshotRead } from './db/metrics/metrics-snapshot';
 import { type TransitionEdge, transitionEdgesRange } from './db/metrics/transition-edges';
@@ -112,6 +114,13 @@ export interface ReadModel extends TreeReads {
     ids: readonly string[],
   ): Promise<ReadonlyMap<string, readonly Transition[]>>;
   transitionsByTaskIds(ids: readonly string[]): Promise<ReadonlyMap<string, readonly Transition[]>>;
+  /**
+   * Each workflow's refused late results (R56), which with its log make its tasks' attempts
+   * (`taskAttempts`); workflows without any map to nothing.
+   */
+  staleResultsByWorkflowIds(
+    ids: readonly string[],
+  ): Promise<ReadonlyMap<string, readonly StaleResult[]>>;
   /** Each task's outbox messages (R22), oldest first. */
   outboxByTaskIds(
     ids: readonly string[],
@@ -197,6 +206,9 @@ export function createReadModel(db: Kysely<CausewayDatabase>): ReadModel {
     },
     async transitionsByTaskIds(ids) {
       return groupBy(await transitionListByTaskIds(db, ids), (row) => row.taskId as string);
+    },
+    async staleResultsByWorkflowIds(ids) {
+      return groupBy(await staleResultListByWorkflows(db, onlyUuids(ids)), (row) => row.workflowId);
     },
     async outboxByTaskIds(ids) {
       return groupBy(await outboxListByTasks(db, ids), (row) => row.taskId);

@@ -10,6 +10,12 @@
  * test/workflow/public-surface.test.ts pins this list.
  */
 
+export {
+  type AttemptOutcome,
+  attemptOutcomes,
+  type StaleResult,
+  type TaskAttempt,
+} from './attempt-ledger';
 export type { AttributeValue, WorkflowAttributes } from './attributes';
 export { type Blocker, type BlockerCode, blockerCodes } from './blocker-codes';
 export {

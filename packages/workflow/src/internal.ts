@@ -8,6 +8,7 @@
 export * from './actors';
 export * from './admission';
 export * from './aggregate';
+export * from './attempt-ledger';
 export * from './attribute-admission';
 export * from './attribute-text';
 export * from './attributes';

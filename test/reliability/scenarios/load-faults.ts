@@ -14,6 +14,7 @@ import { drainWithin } from '../support/drain';
 import { type FaultCounts, injectFaults } from '../support/fault-injector';
 import { assertInvariants, type InvariantCounts } from '../support/invariants';
 import { driveLoad, type LoadShape, nonTerminalCount, startLoadRig } from '../support/load-driver';
+import { checkStaleAttempts } from '../support/stale-attempts';
 
 export interface LoadFaultsConfig extends LoadShape {
   readonly workers: number;
@@ -43,6 +44,8 @@ export interface LoadFaultsResult {
   readonly invariants: InvariantCounts;
   /** Non-reentrant steps: succeeded with one post, or dead with their effect uncertain. */
   readonly nonReentrant: { succeeded: number; deadUncertain: number };
+  /** Results of stopped workers refused after their leases were lost: stale attempts (R56). */
+  readonly staleAttempts: number;
 }
 
 export async function runLoadFaults(
@@ -89,6 +92,7 @@ export async function runLoadFaults(
       effects: [...stats.posts, ...stats.assets],
     });
     const nonReentrant = await checkNonReentrant(databaseUrl, stats.posts);
+    const staleAttempts = await checkStaleAttempts(databaseUrl, engine);
     const [scheduled] = await query<{ n: number }>(
       databaseUrl,
       "select count(*)::int as n from causeway_workflows where starts_with(idempotency_key, 'schedule:')",
@@ -105,6 +109,7 @@ export async function runLoadFaults(
       workflowsPerSecond: Math.round((invariants.workflows * 1000) / (faultPhaseMs + drainMs)),
       invariants,
       nonReentrant,
+      staleAttempts,
     };
   } finally {
     await platform.close();

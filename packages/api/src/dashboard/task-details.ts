@@ -1,6 +1,7 @@
 /**
- * One task in full: its attempts (the task's own edges, by attempt), checkpoints, evidence,
- * output, outbox messages, events, and the operator's actions that apply to its state.
+ * One task in full: its attempts (each claim with how it ended, R56, then the task's own edges
+ * by attempt), checkpoints, evidence, output, outbox messages, events, and the operator's
+ * actions that apply to its state.
  */
 import { actionButton } from './action-dialogs';
 import { code, stateBadge, timeElement } from './format';
@@ -63,6 +64,16 @@ function eventsTable(task: TaskData, now: Date): SafeHtml {
   )}</tbody></table>`;
 }
 
+/** Each claim of the task (R56): holder, times, and how it ended; a stale one says what to do. */
+function attemptsTable(task: TaskData, now: Date): SafeHtml {
+  if (task.attempts.length === 0) return html``;
+  return html`<table class="attempt-ledger"><thead><tr><th scope="col">Attempt</th><th scope="col">Epoch</th><th scope="col">Holder</th><th scope="col">Leased</th><th scope="col">Ended</th><th scope="col">Outcome</th><th scope="col">Reason</th></tr></thead>
+<tbody>${task.attempts.map(
+    (attempt) =>
+      html`<tr class="attempt-${code(attempt.outcome)}"><td>${attempt.attempt}</td><td>${attempt.epoch}</td><td class="actor">${attempt.holder}</td><td>${timeElement(attempt.leasedAt, now)}</td><td>${timeElement(attempt.endedAt, now)}</td><td>${code(attempt.outcome).replaceAll('_', ' ')}${attempt.refusedAt === null ? '' : html`: its result came after its lease was lost and was refused ${timeElement(attempt.refusedAt, now)}; check the platform for its effect`}</td><td>${code(attempt.reason)}</td></tr>`,
+  )}</tbody></table>`;
+}
+
 function waitText(task: TaskData, now: Date): SafeHtml | null {
   const wait = task.waitingFor;
   if (wait === null) return null;
@@ -103,6 +114,7 @@ ${jsonBlock('Output', task.output)}
 ${outboxTable(task)}
 ${eventsTable(task, now)}
 <h4>Attempts</h4>
+${attemptsTable(task, now)}
 ${renderTimeline(own, now, { caption: `Edges of ${task.step}, by attempt`, withStep: false })}
 </div>
 </details>`;

@@ -15,6 +15,7 @@ export const workflowQuery = `query DashboardWorkflow($id: ID!) {
       outbox { id channel state attempts lastError }
       waitingFor { name key since timeoutAt }
       events { id name key payload sentBy reason receivedAt }
+      attempts { attempt epoch holder leasedAt endedAt outcome reason refusedAt }
     }
     blockers { taskId step code message until facts }
     parent { workflow { id name } step index root { id name } depth detached }
@@ -81,6 +82,19 @@ export interface TaskData {
     readonly timeoutAt: string;
   } | null;
   readonly events: readonly EventData[];
+  readonly attempts: readonly AttemptData[];
+}
+
+/** One claim of a task (R56). */
+export interface AttemptData {
+  readonly attempt: number;
+  readonly epoch: number;
+  readonly holder: string;
+  readonly leasedAt: string;
+  readonly endedAt: string | null;
+  readonly outcome: string;
+  readonly reason: string | null;
+  readonly refusedAt: string | null;
 }
 
 export interface BlockerData {

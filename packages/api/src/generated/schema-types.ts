@@ -15,6 +15,10 @@ export interface Scalars {
   JSON: unknown;
 }
 
+/** GraphQL enum AttemptOutcome, as the domain's lowercase codes. */
+export type AttemptOutcome = 'settled' | 'lease_lost' | 'stale' | 'running';
+export const attemptOutcomeGraphQLValues = ['SETTLED', 'LEASE_LOST', 'STALE', 'RUNNING'] as const;
+
 /** GraphQL enum BlockerCode, as the domain's lowercase codes. */
 export type BlockerCode =
   | 'upstream_pending'
@@ -210,6 +214,7 @@ export const workflowStateGraphQLValues = [
 
 /** Every enum of the schema with its GraphQL values. */
 export const graphQLEnums = {
+  AttemptOutcome: attemptOutcomeGraphQLValues,
   BlockerCode: blockerCodeGraphQLValues,
   CatchUp: catchUpGraphQLValues,
   ErrorCategory: errorCategoryGraphQLValues,
@@ -356,6 +361,7 @@ export interface WorkflowChildrenArgs {
 }
 
 export type ObjectTypeName =
+  | 'Attempt'
   | 'Blocker'
   | 'CancelWorkflowPayload'
   | 'ConcurrencyGroup'
@@ -411,6 +417,16 @@ export type ModelMap = { readonly [Name in ObjectTypeName]: unknown };
 
 /** Every object field: its arguments and the value its resolver must produce. */
 export interface SchemaFields<M extends ModelMap> {
+  Attempt: {
+    attempt: { args: Record<string, never>; result: Scalars['Int'] };
+    epoch: { args: Record<string, never>; result: Scalars['Int'] };
+    holder: { args: Record<string, never>; result: Scalars['String'] };
+    leasedAt: { args: Record<string, never>; result: Scalars['DateTime'] };
+    endedAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+    outcome: { args: Record<string, never>; result: AttemptOutcome };
+    reason: { args: Record<string, never>; result: Maybe<ReasonCode> };
+    refusedAt: { args: Record<string, never>; result: Maybe<Scalars['DateTime']> };
+  };
   Blocker: {
     taskId: { args: Record<string, never>; result: Scalars['ID'] };
     step: { args: Record<string, never>; result: Scalars['String'] };
@@ -689,6 +705,7 @@ export interface SchemaFields<M extends ModelMap> {
     events: { args: Record<string, never>; result: readonly M['Event'][] };
     blocker: { args: Record<string, never>; result: Maybe<M['Blocker']> };
     concurrency: { args: Record<string, never>; result: Maybe<M['TaskConcurrency']> };
+    attempts: { args: Record<string, never>; result: readonly M['Attempt'][] };
   };
   TaskConcurrency: {
     group: { args: Record<string, never>; result: Scalars['String'] };

@@ -1,5 +1,7 @@
 import { explainWithFacts, type TaskRecord } from '@causeway/engine';
+import { mayHaveStaleResults } from '@causeway/workflow/internal';
 import type { ApiResolvers, Models } from '../models';
+import { taskAttemptFields } from './attempts';
 import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
 import { concurrencyQueryFields, taskConcurrencyFields } from './concurrency';
 import { stepEventFields, taskEventFields } from './events';
@@ -53,10 +55,16 @@ export const queryResolvers: Pick<
         context.loaders.tasksByWorkflow.load(workflow.id),
         context.loaders.explanationFactsByWorkflow.load(workflow.id),
       ]);
-      return explainWithFacts(transitions, tasks, facts ?? undefined).text;
+      // R56: an attempt whose result came after its lease was lost says so (read only when
+      // some lease was lost or is still held).
+      const stale = mayHaveStaleResults(transitions)
+        ? await context.loaders.staleResultsByWorkflow.load(workflow.id)
+        : [];
+      return explainWithFacts(transitions, tasks, facts ?? undefined, stale).text;
     },
   },
   Task: {
+    ...taskAttemptFields,
     ...taskEventFields,
     ...taskBlockerFields,
     ...taskConcurrencyFields,

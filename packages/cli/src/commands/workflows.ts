@@ -1,3 +1,4 @@
+import { type AttemptView, attemptsSelection, attemptsTable } from '../attempt-views';
 import { attributesOption, attributesText } from '../attribute-option';
 import { type CommandSpec, type Invocation, reasonOption } from '../command';
 import { CliError, type ExitKind, usageError } from '../exit-codes';
@@ -22,6 +23,7 @@ const statusQuery = `query CausewayStatus($id: ID!) {
     tasks {
       id step queue state attempt maxAttempts priority runAt leaseHolder leaseExpiresAt
       lastErrorCategory lastError
+      ${attemptsSelection}
     }
     ${parentSelection}
     ${childCountsSelection}
@@ -41,6 +43,7 @@ export interface StatusTask {
   leaseExpiresAt: string | null;
   lastErrorCategory: string | null;
   lastError: string | null;
+  attempts: AttemptView[];
 }
 export interface StatusWorkflow {
   id: string;
@@ -99,10 +102,13 @@ function renderStatus(workflow: StatusWorkflow, invocation: Invocation): string 
     task.state === 'LEASED' || task.state === 'CANCEL_REQUESTED' ? (task.leaseHolder ?? '-') : '-',
     task.lastError === null ? '-' : `${code(task.lastErrorCategory)}: ${oneLine(task.lastError)}`,
   ]);
-  return `${heading}\n\n${table(
+  const steps = table(
     ['STEP', 'TASK', 'STATE', 'ATTEMPT', 'PRIORITY', 'NEXT RUN', 'HOLDER', 'LAST ERROR'],
     rows,
-  )}`;
+  );
+  // R56: each claim of each step, with how it ended.
+  const attempts = attemptsTable(workflow.tasks, now);
+  return `${heading}\n\n${steps}${attempts === null ? '' : `\n\nattempts:\n${attempts}`}`;
 }
 
 /** A child's parent and root, as `status` lists them. */
@@ -119,7 +125,7 @@ function parentFields(parent: TreeParent): (readonly [string, string])[] {
 const status: CommandSpec = {
   name: 'status',
   summary:
-    'a workflow, its parent and child counts, and a table of its steps: state, attempt, priority, next run, holder, last error',
+    'a workflow, its parent and child counts, a table of its steps (state, attempt, priority, next run, holder, last error) and one of their attempts',
   args: [{ name: 'workflowId', required: true }],
   options: {},
   async run(invocation) {

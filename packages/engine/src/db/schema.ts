@@ -9,6 +9,7 @@ export interface CausewayDatabase {
   causeway_events: EventTable;
   causeway_event_deliveries: EventDeliveryTable;
   causeway_workers: WorkerTable;
+  causeway_stale_results: StaleResultTable;
   causeway_workflow_attributes: WorkflowAttributeTable;
 }
 
@@ -130,6 +131,15 @@ export interface TransitionTable {
   attempt: number;
   at: Timestamp;
   detail: ColumnType<Record<string, unknown> | null, string | null, never>;
+}
+
+/** A worker's result refused because its claim's lease was lost (0033, R56). */
+export interface StaleResultTable {
+  task_id: string;
+  workflow_id: string;
+  lease_epoch: ColumnType<string, number | string, never>;
+  holder: string;
+  refused_at: Timestamp;
 }
 
 export interface EventTable {

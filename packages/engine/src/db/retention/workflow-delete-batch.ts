@@ -14,7 +14,7 @@ export interface RemovedCounts {
  * The statement of one batch: up to `limit` workflows of one partition's id range that are
  * terminal, finished before the cutoff and can no longer move (workflow-states.ts), with their
  * tasks, outbox messages, the messages' delivery attempts, their tasks' event deliveries and
- * their attributes' rows.
+ * refused late results (R56) and their attributes' rows (R55).
  * The workflows are locked first (id order, SKIP LOCKED): an edge locks its workflow before
  * its tasks (workflow-lock.ts), so a replay that revives one either holds it (skipped here) or
  * waits and then finds it gone; the state and finish are re-checked on the locked row. The
@@ -49,6 +49,9 @@ export function workflowDeleteBatchSql(
     ), event_deliveries as (
       delete from causeway_event_deliveries
        where task_id = any(array(select id from doomed_tasks)) returning 1
+    ), stale_results as (
+      delete from causeway_stale_results
+       where workflow_id = any(array(select id from doomed)) returning 1
     ), tasks as (
       delete from causeway_tasks where id = any(array(select id from doomed_tasks)) returning 1
     ), attribute_rows as (

@@ -1,5 +1,6 @@
 import type { WorkflowState } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
+import { type StaleResultRow, staleResultInsert } from '../../db/attempts/stale-result-insert';
 import type { LoadedRuns } from '../../db/locked-runs';
 import { ratePauseWrite } from '../../db/rate/rate-pause-write';
 import { taskWorkflowIds } from '../../db/reads/record-reads';
@@ -15,6 +16,7 @@ import type {
   EventOutcome,
   EventRequest,
 } from './event-request';
+import { holdsLease } from './holds-lease';
 import { ratePausesOf } from './rate-pauses';
 import { RunState } from './run-state';
 import { completeWaitsWithStoredEvents, deliveriesOf } from './stored-events';
@@ -125,6 +127,8 @@ async function decideOnce(
     state.cancelWorkflow(cancel),
   );
   await completeWaitsWithStoredEvents(tx, state);
+  // R56: a late result refused here is the one part of an attempt the log does not hold.
+  await staleResultInsert(tx, staleResultsOf(requests, outcomes, now), now);
   const writes = state.taskWrites();
   if (writes.length > 0 || state.transitions.length > 0) {
     const written = await runChangesWrite(
@@ -157,4 +161,25 @@ async function decideOnce(
     now,
   };
   return { result, children: state.childWork() };
+}
+
+/**
+ * The workers' results among `requests` refused for a lost lease (R7), to record (R56). A
+ * release at shutdown is not a result: it says the attempt started nothing.
+ */
+function staleResultsOf(
+  requests: readonly EventRequest[],
+  outcomes: readonly EventOutcome[],
+  now: Date,
+): StaleResultRow[] {
+  return requests.flatMap((request, index) => {
+    const outcome = outcomes[index];
+    const task = outcome?.kind === 'stale' ? outcome.task : undefined;
+    return task === undefined ||
+      request.fence === undefined ||
+      request.event.type === 'release' ||
+      holdsLease(task, request.fence, now)
+      ? []
+      : [{ fence: request.fence, workflowId: task.workflowId }];
+  });
 }

@@ -7,6 +7,8 @@ import {
   type RateFacts,
   type RateLimit,
   rateLimitedNote,
+  type StaleResult,
+  staleAttemptNotes,
   type TaskPriorityPlace,
   type Transition,
 } from '@causeway/workflow/internal';
@@ -82,12 +84,14 @@ export async function readExplanationFacts(
 /**
  * The workflow's history as a narrative (R27), with the cancels that came too late (R14), what
  * its queued tasks with a priority jump (R49), the paused queues that hold them (R53), and
- * what holds a due task whose rate limit's key is spent or paused (R51).
+ * what holds a due task whose rate limit's key is spent or paused (R51), and the attempts whose
+ * result came after their lease was lost (R56, from the refused results `stale`).
  */
 export function explainWithFacts(
   transitions: readonly Transition[],
   tasks: readonly TaskRecord[],
   facts: ExplanationFacts = noFacts,
+  stale: readonly StaleResult[] = [],
 ): Explanation {
   const notes: ExplanationNote[] = tasks.flatMap((task) =>
     task.cancelAskedAt === null
@@ -117,7 +121,7 @@ export function explainWithFacts(
   );
   return explain(
     transitions,
-    [...notes, ...paused, ...rateHeld],
+    [...notes, ...paused, ...rateHeld, ...staleAttemptNotes(transitions, stale)],
     facts.childCounts,
     facts.priorities,
     rates,

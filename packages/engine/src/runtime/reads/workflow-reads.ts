@@ -2,10 +2,14 @@ import {
   type Explanation,
   type RateLimit,
   receiptAwaitingState,
+  staleAttemptNotes,
+  type TaskAttempt,
   type Transition,
+  taskAttempts,
   type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
+import { staleResultListByWorkflows } from '../../db/attempts/stale-result-list';
 import { outboxListByTasks } from '../../db/outbox/outbox-queries';
 import { inOneSnapshot } from '../../db/read-snapshot';
 import { childCountList, type StepChildCounts } from '../../db/reads/child-counts';
@@ -39,6 +43,8 @@ export interface OutboxView {
 
 export interface TaskView extends TaskRecord {
   readonly transitions: readonly Transition[];
+  /** Each claim of the task, oldest first (R56): how it ended, or `running`. */
+  readonly attempts: readonly TaskAttempt[];
   readonly outbox: readonly OutboxView[];
   /** Submitted and still being delivered: never shown as failed (R22). */
   readonly sending: boolean;
@@ -79,16 +85,17 @@ export async function readWorkflowView(
     if (workflow === undefined) return undefined;
     const tasks = await taskListByWorkflows(tx, [workflowId]);
     const transitions = await transitionListByWorkflow(tx, workflowId);
+    const stale = await staleResultListByWorkflows(tx, [workflowId]);
     const outbox = await outboxListByTasks(
       tx,
       tasks.map((task) => task.id),
     );
     const childCounts = await childCountList(tx, [workflowId]);
     const parent = await parentView(tx, workflow.parent);
-    return { workflow, tasks, transitions, outbox, childCounts, parent };
+    return { workflow, tasks, transitions, stale, outbox, childCounts, parent };
   });
   if (read === undefined) return undefined;
-  const { workflow, tasks, transitions, outbox, childCounts, parent } = read;
+  const { workflow, tasks, transitions, stale, outbox, childCounts, parent } = read;
   const order = new Map(
     definitions.get(workflow.name)?.steps.map((step, index) => [step.name, index]),
   );
@@ -106,6 +113,7 @@ export async function readWorkflowView(
         return {
           ...task,
           transitions: transitions.filter((row) => row.taskId === task.id),
+          attempts: taskAttempts(task.id, transitions, stale),
           outbox: messages,
           sending:
             task.state === receiptAwaitingState &&
@@ -126,14 +134,15 @@ export async function explainWorkflow(
   const read = await inOneSnapshot(db, async (tx) => {
     if ((await workflowGet(tx, workflowId)) === undefined) return undefined;
     const transitions = await transitionListByWorkflow(tx, workflowId);
+    const stale = await staleResultListByWorkflows(tx, [workflowId]);
     const tasks = await taskListByWorkflows(tx, [workflowId]);
     const facts = await readExplanationFacts(tx, new Map([[workflowId, tasks]]), rateLimits);
-    return { transitions, tasks, facts: facts.get(workflowId) };
+    return { transitions, tasks, stale, facts: facts.get(workflowId) };
   });
   if (read === undefined) {
     throw new EngineError('not_found', `no workflow has the id ${workflowId}`, { workflowId });
   }
-  return explainWithFacts(read.transitions, read.tasks, read.facts);
+  return explainWithFacts(read.transitions, read.tasks, read.facts, read.stale);
 }
 
 /** The parent's name and the step that started the child; null for a root. */
