@@ -2,7 +2,6 @@ import {
   type Explanation,
   type RateLimit,
   receiptAwaitingState,
-  staleAttemptNotes,
   type TaskAttempt,
   type Transition,
   taskAttempts,
