@@ -254,16 +254,14 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
     ),
     workflow_insert as (
       insert into causeway_workflows (id, name, state, input, idempotency_key, steps, created_at,
-        updated_at${parentColumns}${traceColumn})
-        updated_at${parentColumns}${attributes.column})
+        updated_at${parentColumns}${traceColumn}${attributes.column})
       select (select workflow from id)[v.position],
         (${column(workflowKinds, (row) => row.name)}::text[])[v.kind],
         (${column(workflowKinds, (row) => row.state)}::text[])[v.kind],
         (${`[${workflows.map((row) => row.inputJson).join(',')}]`}::jsonb)->(v.position::integer - 1),
         v.idempotency_key,
         (${column(workflowKinds, (row) => row.steps)}::text[])[v.kind],
-        (select at from clock), (select at from clock)${parentValues}${traceValue}
-        (select at from clock), (select at from clock)${parentValues}${attributes.value}
+        (select at from clock), (select at from clock)${parentValues}${traceValue}${attributes.value}
       -- The inputs travel as one JSON array (their texts joined), read back by position:
       -- as a text array each needed its quotes escaped.
       from unnest(
