@@ -161,6 +161,7 @@ describe('causeway status', () => {
         name: 'doomed',
         state: 'DEAD',
         idempotencyKey: null,
+        attributes: {},
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
         tasks: [
