@@ -20,8 +20,13 @@ export function admitAttributes(
 ):
   | { readonly ok: true; readonly attributes: WorkflowAttributes | null }
   | { readonly ok: false; readonly error: AdmissionError } {
+  const inherited = given.parent !== undefined && Object.keys(given.parent).length > 0;
+  // The common submit has none: it pays for no merge.
+  if (!inherited && given.caller === undefined && definition.attributes === undefined) {
+    return { ok: true, attributes: null };
+  }
   const sources: AttributeSource[] = [];
-  if (given.parent !== undefined) {
+  if (inherited) {
     sources.push({ label: "the parent's attributes", attributes: given.parent });
   }
   if (given.caller !== undefined) {
