@@ -28,6 +28,7 @@ export type TaskWithWorkflowRow = Selectable<TaskTable> & {
   readonly w_root_workflow_id: string | null;
   readonly w_depth: number;
   readonly w_detached: boolean;
+  readonly w_version: string | null;
   readonly db_now: Date;
 };
 
@@ -52,6 +53,7 @@ export function loadedFromRows(rows: readonly TaskWithWorkflowRow[], now: Date):
         root_workflow_id: row.w_root_workflow_id,
         depth: row.w_depth,
         detached: row.w_detached,
+        version: row.w_version,
       }),
     );
   }
@@ -81,4 +83,5 @@ export const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input
   w.idempotency_key as w_idempotency_key, w.created_at as w_created_at,
   w.updated_at as w_updated_at, w.parent_workflow_id as w_parent_workflow_id,
   w.parent_task_id as w_parent_task_id, w.child_index as w_child_index,
-  w.root_workflow_id as w_root_workflow_id, w.depth as w_depth, w.detached as w_detached`;
+  w.root_workflow_id as w_root_workflow_id, w.depth as w_depth, w.detached as w_detached,
+  w.version as w_version`;

@@ -122,6 +122,8 @@ export function leasedTaskFromRow(
 export interface WorkflowRecord {
   readonly id: string;
   readonly name: string;
+  /** The definition's version it was accepted under (R54); null if stored before versions. */
+  readonly version: string | null;
   readonly state: WorkflowState;
   readonly input: unknown;
   readonly idempotencyKey: string | null;
@@ -188,6 +190,7 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
 export type WorkflowRow = Omit<
   Selectable<WorkflowTable>,
   | 'steps'
+  | 'version'
   | 'rare_state'
   | 'parent_workflow_id'
   | 'parent_task_id'
@@ -210,6 +213,7 @@ export type WorkflowRow = Omit<
       | 'root_workflow_id'
       | 'depth'
       | 'detached'
+      | 'version'
     >
   >;
 
@@ -217,6 +221,7 @@ export function workflowFromRow(row: WorkflowRow): WorkflowRecord {
   return {
     id: row.id,
     name: row.name,
+    version: row.version ?? null,
     state: row.state as WorkflowState,
     input: row.input,
     idempotencyKey: row.idempotency_key,

@@ -5,8 +5,9 @@ import {
   getStep,
   priorityProblem,
   submitDelayProblem,
-  type WorkflowDefinition,
+  type WorkflowRegistry,
   type WorkflowState,
+  workflowVersion,
 } from '@causeway/workflow/internal';
 import type { Kysely, Transaction } from 'kysely';
 import type { Db } from '../../db/database';
@@ -67,7 +68,7 @@ export interface SubmitOptions {
 
 export interface SubmitContext {
   readonly db: Kysely<CausewayDatabase>;
-  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly definitions: WorkflowRegistry;
   readonly queueLimits: ReadonlyMap<string, { readonly maxBacklog?: number }>;
   /** For first steps that wait for an event already stored (R37). */
   readonly apply: ApplyContext;
@@ -221,6 +222,7 @@ export function planSubmission(
       inputJson: item.inputJson,
       idempotencyKey: item.idempotencyKey,
       steps: workflowStepsText(item.definition),
+      version: workflowVersion(item.definition),
       ...(item.child === undefined ? {} : { parent: item.child.link }),
     });
     const waits = new Map<string, { event: WaitEvent; timeoutMs: number }>();
@@ -241,6 +243,7 @@ export function planSubmission(
           taskId: task.taskId,
           workflowId,
           workflowName: item.definition.name,
+          workflowVersion: workflowVersion(item.definition),
           step: step.name,
           name: waitEvent.name,
           key: waitEvent.key,
