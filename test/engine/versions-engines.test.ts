@@ -25,6 +25,30 @@ const v2 = workflow({ name: 'versioned', input, version: 'v2' })
   .step('announce', { after: ['render'], queue: 'q-versions', run: (ctx) => ctx.results.render })
   .build();
 
+/** A review whose newer version notifies as well once approved: an event step in both. */
+const reviewOf = (version: 'v1' | 'v2') => {
+  const review = workflow({
+    name: 'versioned-review',
+    input: z.object({ key: z.string() }),
+    version,
+  })
+    .event('approval', {
+      name: 'versioned.approved',
+      key: (ctx) => ctx.input.key,
+      timeoutMs: 3_600_000,
+    })
+    .step('publish', {
+      after: ['approval'],
+      queue: 'q-versions',
+      run: () => `${version} published`,
+    });
+  return version === 'v1'
+    ? review.build()
+    : review
+        .step('notify', { after: ['approval'], queue: 'q-versions', run: () => 'v2 notified' })
+        .build();
+};
+
 beforeAll(async () => {
   const setup = testEngine(url(), { workflows: [v1] });
   await setup.migrate();
@@ -162,6 +186,35 @@ describe('two versions of one workflow on two engines (R54)', () => {
       { version: 'v1', status: 'drained', workers: [both.holder] },
       { version: 'v2', status: 'serving', workers: [both.holder] },
     ]);
+    expect(await logMismatches(url())).toEqual([]);
+  });
+
+  it('one event completes the waits of both versions, each going on by its own version', async () => {
+    const older = testEngine(url(), { workflows: [reviewOf('v1')] });
+    const both = testEngine(url(), { workflows: [reviewOf('v1'), reviewOf('v2')] });
+    const oldRun = await older.submit('versioned-review', { key: 'k1' });
+    const newRun = await both.submit('versioned-review', { key: 'k1' });
+    expect([await versionOf(oldRun.workflow.id), await versionOf(newRun.workflow.id)]).toEqual([
+      'v1',
+      'v2',
+    ]);
+    await both.startWorker({ queues: ['q-versions'], concurrency: 2 });
+    // The engine that serves both versions completes both waits at once.
+    const sent = await both.sendEvent('versioned.approved', 'k1', { ok: true });
+    expect(sent.tasks.map((task) => task.workflowId).sort()).toEqual(
+      [oldRun.workflow.id, newRun.workflow.id].sort(),
+    );
+    const ids = [oldRun.workflow.id, newRun.workflow.id];
+    await succeeded(both, ids, 'both reviews, each by its version');
+    expect(await outputsOf(both, oldRun.workflow.id)).toEqual({
+      approval: { ok: true },
+      publish: 'v1 published',
+    });
+    expect(await outputsOf(both, newRun.workflow.id)).toEqual({
+      approval: { ok: true },
+      publish: 'v2 published',
+      notify: 'v2 notified',
+    });
     expect(await logMismatches(url())).toEqual([]);
   });
 });
