@@ -5,6 +5,7 @@
  * and a server with private reads shows nothing without a token.
  */
 import { defineWorkflow, StepError, step } from '@causeway/workflow';
+import { workflowVersion } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { contentSecurityPolicy } from '../../packages/api/src/dashboard/dashboard';
@@ -194,7 +195,9 @@ describe('the dashboard over HTTP', () => {
     expect(page.text).toContain(`<tr data-holder="${api.engine.holder}" class="live">`);
     expect(page.text).toContain('<li>default: 2 slots</li>');
     expect(page.text).toContain('<li>q-schedules: 1 slot</li>');
-    expect(page.text).toContain('<li>fragile-note <span class="steps">(render)</span></li>');
+    expect(page.text).toContain(
+      `<li>fragile-note <code>${workflowVersion(fragile)}</code> <span class="steps">(render)</span></li>`,
+    );
     // A clean shutdown leaves the registry: not even the stale list has it.
     await worker.stop();
     const withStale = await get(origin, '/workers?stale=1');

@@ -1,5 +1,6 @@
 import type { Engine } from '@causeway/engine';
 import { type Blocker, type BlockerCode, defineWorkflow, step } from '@causeway/workflow';
+import { workflowVersion } from '@causeway/workflow/internal';
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -13,6 +14,7 @@ import {
   type Labelled,
   openAllGates,
   sharedKnown,
+  sharedOther,
 } from './fixtures/blocker-workflows';
 
 /**
@@ -205,6 +207,7 @@ describe('blockers of a real engine', () => {
         holder: engine.holder,
         queues: ['blk-first', 'blk-second'],
         workflows: blockerWorkflows.map((definition) => definition.name),
+        versions: blockerWorkflows.map((each) => `${each.name}@${workflowVersion(each)}`),
       },
     ]);
     expect(blocker?.message).toContain(
@@ -212,9 +215,9 @@ describe('blockers of a real engine', () => {
     );
   });
 
-  it('no_worker: workers serve the queue but do not define the workflow, or lack a step of it', async () => {
+  it('no_worker: workers serve the queue but do not define the workflow, or not its version', async () => {
     // Engine A accepts both workflows and runs no worker; B runs the queue but defines only
-    // one of them, then C runs an older version of the other, without its step `work`.
+    // one of them, then C runs an older version of the other, without its step `work` (R54).
     const a = engineOf();
     const b = testEngine(url(), { workflows: [sharedKnown] });
     await b.startWorker({ queues: ['blk-shared'], concurrency: 1 });
@@ -232,8 +235,10 @@ describe('blockers of a real engine', () => {
         workers: [{ holder: b.holder, queues: ['blk-shared'], workflows: ['blk-shared-known'] }],
       },
     });
+    const needed = workflowVersion(sharedOther);
+    expect(blocker?.facts.version).toBe(needed);
     expect(blocker?.message).toContain(
-      `no live worker serving queue "blk-shared" defines workflow blk-shared-other with all of its steps (${b.holder} defines blk-shared-known)`,
+      `no live worker serving queue "blk-shared" defines version "${needed}" of workflow blk-shared-other (${b.holder} defines blk-shared-known@${workflowVersion(sharedKnown)})`,
     );
 
     const older = defineWorkflow({
@@ -245,7 +250,9 @@ describe('blockers of a real engine', () => {
     await c.startWorker({ queues: ['blk-shared'], concurrency: 1 });
     const lacking = await blockerOf(a, workflow.id, 'work');
     expect(lacking?.code).toBe('no_worker');
-    expect(lacking?.message).toContain(`${c.holder} lacks step work`);
+    expect(lacking?.message).toContain(
+      `${c.holder} defines blk-shared-other@${workflowVersion(older)}`,
+    );
     expect((await taskOf(a, workflow.id, 'work')).state).toBe('queued');
   });
 

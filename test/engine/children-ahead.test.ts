@@ -6,6 +6,7 @@
  * and one with (in the transaction) start the same children, and their rows and edges are
  * compared; then what the admission ahead gives for a step it must leave to the decision.
  */
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -125,10 +126,7 @@ describe('children admitted ahead of their transaction', () => {
     if (leased === undefined || leasedBounded === undefined) throw new Error('no leased steps');
     const pool = new pg.Pool({ connectionString: url, max: 2 });
     const db = new Kysely<CausewayDatabase>({ dialect: new PostgresDialect({ pool }) });
-    const apply = applyContextOf(
-      new Map([child, held, heldBounded].map((definition) => [definition.name, definition])),
-      30_000,
-    );
+    const apply = applyContextOf(workflowRegistry([child, held, heldBounded]), 30_000);
     const request = (
       epoch: number,
       children: readonly unknown[],

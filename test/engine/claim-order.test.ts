@@ -7,6 +7,7 @@
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ClaimResult } from '../../packages/engine/src/runtime/claim/claimed-task';
@@ -49,7 +50,7 @@ const orderQueues = plans.flatMap((_, index) =>
 const queues = orderQueues;
 const workflows = queues.map(onQueue);
 const apply = () => ({
-  definitions: new Map(workflows.map((definition) => [definition.name, definition])),
+  definitions: workflowRegistry(workflows),
   leaseMs: 30_000,
   random: Math.random,
 });

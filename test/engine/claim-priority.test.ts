@@ -5,6 +5,7 @@
  */
 import { type Engine, EngineError } from '@causeway/engine';
 import { DefinitionError, defineWorkflow, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import pg from 'pg';
@@ -45,7 +46,7 @@ const explained = defineWorkflow({
 });
 const workflows = [plain, urgent, explained];
 const apply = () => ({
-  definitions: new Map(workflows.map((definition) => [definition.name, definition])),
+  definitions: workflowRegistry(workflows),
   leaseMs: 30_000,
   random: Math.random,
 });

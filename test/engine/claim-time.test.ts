@@ -6,6 +6,7 @@
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -25,7 +26,7 @@ const workflows = ['q-edge-one', 'q-edge-full'].map((queue) =>
   }),
 );
 const apply = () => ({
-  definitions: new Map(workflows.map((definition) => [definition.name, definition])),
+  definitions: workflowRegistry(workflows),
   leaseMs: 30_000,
   random: Math.random,
 });

@@ -7,6 +7,7 @@
  */
 import { type CausewayDatabase, createReadModel } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { type CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +35,7 @@ const keyed = defineWorkflow({
     }),
   },
 });
-const definitions = new Map([[keyed.name, keyed]]);
+const definitions = workflowRegistry([keyed]);
 
 const seqScans = (plan: readonly PlanNode[]) =>
   plan

@@ -6,6 +6,7 @@
  */
 import { type Engine, EngineError } from '@causeway/engine';
 import { defineWorkflow, map, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -68,7 +69,7 @@ const foreign = defineWorkflow({
   },
 });
 const workflows = [send, shipA, shipB, parent, child];
-const definitions = new Map(workflows.map((definition) => [definition.name, definition]));
+const definitions = workflowRegistry(workflows);
 const engine = (): Engine => testEngine(url(), { workflows });
 
 /** Claims up to `limit` ready tasks of the queue, as a worker's claim does, and commits. */

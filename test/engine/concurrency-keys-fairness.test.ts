@@ -6,6 +6,7 @@
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +58,7 @@ const other = defineWorkflow({
 });
 const workflows = [fair, other];
 const apply = () => ({
-  definitions: new Map(workflows.map((definition) => [definition.name, definition])),
+  definitions: workflowRegistry(workflows),
   leaseMs: 30_000,
   random: Math.random,
 });

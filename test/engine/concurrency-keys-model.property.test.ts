@@ -14,7 +14,7 @@
  * Settings: CAUSEWAY_FC_KEYS_RUNS (default 50 runs of up to 40 commands); CAUSEWAY_FC_STATS=1
  * prints how often each command and each kind of claim was reached.
  */
-import type { TaskEvent } from '@causeway/workflow/internal';
+import { type TaskEvent, workflowRegistry } from '@causeway/workflow/internal';
 import fc from 'fast-check';
 import { type Kysely, sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -311,7 +311,7 @@ describe('concurrency keys against a model of the contract (R50)', () => {
 
   it('holds per key exactly the tasks in holding states, never more than the limit', async () => {
     const apply: ApplyContext = {
-      definitions: new Map(modelDefinitions.map((definition) => [definition.name, definition])),
+      definitions: workflowRegistry(modelDefinitions),
       leaseMs: modelLeaseMs,
       random: () => 0.5,
     };

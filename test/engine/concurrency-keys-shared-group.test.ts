@@ -8,6 +8,7 @@
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { type Kysely, sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -40,7 +41,7 @@ const render = onQueue('shared-render', 'q-shared-render');
 const publish = onQueue('shared-publish', 'q-shared-publish');
 const workflows = [render, publish];
 const apply = () => ({
-  definitions: new Map(workflows.map((definition) => [definition.name, definition])),
+  definitions: workflowRegistry(workflows),
   leaseMs: 30_000,
   random: Math.random,
 });

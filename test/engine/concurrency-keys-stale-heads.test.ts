@@ -10,6 +10,7 @@
  * probe of causeway_tasks_keyed_ready per key, with no task queued, on every poll, for good.
  */
 import { defineWorkflow, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -40,7 +41,7 @@ const keyed = defineWorkflow({
 /** The one-statement claim explained with ANALYZE and BUFFERS, rolled back: pages touched. */
 async function claimPages(url: string): Promise<number> {
   const plan = claimStatementPlan(
-    { definitions: new Map([[keyed.name, keyed]]), leaseMs: 30_000, random: Math.random },
+    { definitions: workflowRegistry([keyed]), leaseMs: 30_000, random: Math.random },
     { queue, limit: 10, holder: 'stale-host/1/boot' },
   );
   const kysely = new Kysely<CausewayDatabase>({

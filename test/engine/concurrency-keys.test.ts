@@ -6,6 +6,7 @@
  */
 import { type Engine, EngineError } from '@causeway/engine';
 import { DefinitionError, defineWorkflow, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -57,7 +58,7 @@ const barrier = defineWorkflow({
 });
 const workflows = [keyed, plain, barrier];
 const apply = () => ({
-  definitions: new Map(workflows.map((definition) => [definition.name, definition])),
+  definitions: workflowRegistry(workflows),
   leaseMs: 30_000,
   random: Math.random,
 });

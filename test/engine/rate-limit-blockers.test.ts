@@ -8,6 +8,7 @@
  */
 import type { Engine } from '@causeway/engine';
 import { defineWorkflow, rateLimit, StepError, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readBlockers } from '../../packages/engine/src/runtime/blockers/workflow-blockers';
@@ -51,7 +52,7 @@ const throttled = defineWorkflow({
   },
 });
 const workflows = [posting, throttled];
-const definitions = new Map(workflows.map((definition) => [definition.name, definition]));
+const definitions = workflowRegistry(workflows);
 const engine = (): Engine => testEngine(url(), { workflows, rateLimits });
 
 beforeAll(async () => {

@@ -6,6 +6,7 @@
  */
 import { type Engine, EngineError } from '@causeway/engine';
 import { DefinitionError, defineWorkflow, rateLimit, step } from '@causeway/workflow';
+import { workflowRegistry } from '@causeway/workflow/internal';
 import { sql } from 'kysely';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -50,7 +51,7 @@ const posting = rated('rate-post', 'q-rate', 'platform');
 const heavyPosting = rated('rate-heavy', 'q-rate-heavy', 'heavy', 2);
 const workflows = [posting, heavyPosting];
 const apply = () => ({
-  definitions: new Map(workflows.map((definition) => [definition.name, definition])),
+  definitions: workflowRegistry(workflows),
   leaseMs: 30_000,
   random: Math.random,
   rateLimits,

@@ -1,6 +1,5 @@
 import { type Debounce, workflow } from '@causeway/workflow';
 import {
-  DefinitionError,
   debounceLimits,
   defineWorkflow,
   getStep,
@@ -9,19 +8,10 @@ import {
 } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { definitionError } from './definition-errors';
 
 const input = z.object({ id: z.string() });
 const noop = () => ({});
-
-function definitionError(define: () => unknown): DefinitionError {
-  try {
-    define();
-  } catch (error) {
-    if (error instanceof DefinitionError) return error;
-    throw error;
-  }
-  throw new Error('expected a DefinitionError');
-}
 
 describe('defineWorkflow', () => {
   it('orders steps topologically and records downstream steps', () => {
@@ -110,9 +100,11 @@ describe('defineWorkflow', () => {
     expect(error.problems).toContain('step "b" lists "a" twice in after');
   });
 
-  it('refuses duplicate workflow names in a registry', () => {
+  it('refuses two definitions of one name and version in a registry', () => {
     const make = () => defineWorkflow({ name: 'same', input, steps: { a: step({ run: noop }) } });
-    expect(() => workflowRegistry([make(), make()])).toThrow(/two workflows are named "same"/);
+    expect(() => workflowRegistry([make(), make()])).toThrow(
+      /two definitions of workflow "same" have version "[0-9a-f]{12}"/,
+    );
     expect(workflowRegistry([make()]).get('same')?.name).toBe('same');
   });
 

@@ -6,7 +6,6 @@
 import { rateLimit, type StepRateLimit, workflow } from '@causeway/workflow';
 import {
   checkAdmission,
-  DefinitionError,
   defineWorkflow,
   rateLimitDeclarationProblems,
   rateLimitLimits,
@@ -16,20 +15,11 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { definitionError } from './definition-errors';
 
 const noop = () => ({});
 const tenantInput = z.object({ tenant: z.string() });
 type Tenant = z.output<typeof tenantInput>;
-
-function definitionError(define: () => unknown): DefinitionError {
-  try {
-    define();
-  } catch (error) {
-    if (error instanceof DefinitionError) return error;
-    throw error;
-  }
-  throw new Error('expected a DefinitionError');
-}
 
 /** `rateLimit` as plain JavaScript may call it, with anything. */
 const rateLimitUnchecked = (options: unknown) => rateLimit(options as never);

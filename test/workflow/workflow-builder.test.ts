@@ -7,6 +7,7 @@ import {
 } from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { definitionError } from './definition-errors';
 
 const input = z.object({ noteId: z.string(), title: z.string() });
 type Input = z.output<typeof input>;
@@ -17,16 +18,6 @@ const render = (ctx: StepContext<Input>) => ({ html: `<h1>${ctx.input.title}</h1
 const review = () => ({ approved: true });
 const publish = () => 'published';
 const archive = () => null;
-
-function definitionError(define: () => unknown): DefinitionError {
-  try {
-    define();
-  } catch (error) {
-    if (error instanceof DefinitionError) return error;
-    throw error;
-  }
-  throw new Error('expected a DefinitionError');
-}
 
 describe('workflow(...).step(...).build()', () => {
   it('builds the definition defineWorkflow builds for the same steps', () => {

@@ -52,6 +52,7 @@ const listSizes: Readonly<Record<string, number>> = {
   'Query.definitions': 10,
   'WorkflowDefinition.steps': 10,
   'WorkflowDefinition.edges': 10,
+  'WorkflowDefinition.workers': 5,
   'StepDefinition.after': 5,
   'RequeueDeadPayload.results': 100,
   'SendEventPayload.tasks': 10,

@@ -1,6 +1,7 @@
 import type {
   ConcurrencyGroupView,
   ConcurrencyKeyLoad,
+  DefinitionVersionView,
   DroppedPartition,
   HeldPartition,
   OutboxMessageRecord,
@@ -58,8 +59,12 @@ export interface Models extends ModelMap {
   };
   readonly WorkflowEdge: { readonly cursor: string; readonly node: WorkflowRecord };
   readonly PageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };
-  // biome-ignore lint/suspicious/noExplicitAny: each definition has its own input schema type.
-  readonly WorkflowDefinition: WorkflowDefinition<any>;
+  /** One version of a workflow (R54), with its step graph where this process defines it. */
+  readonly WorkflowDefinition: Omit<DefinitionVersionView, 'defined'> & {
+    readonly defined: boolean;
+    readonly deadlineMs: WorkflowDefinition['deadlineMs'];
+    readonly steps: readonly WorkflowStep<unknown>[];
+  };
   readonly StepDefinition: WorkflowStep<unknown>;
   readonly StepEdge: { readonly from: string; readonly to: string };
   readonly RetryPolicy: RetryPolicy;

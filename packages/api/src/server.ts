@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createReadModel, type Engine, type Logger, type ReadModel } from '@causeway/engine';
 import type { WorkflowDefinition } from '@causeway/workflow';
+import { withMapChildren, workflowRegistry } from '@causeway/workflow/internal';
 import {
   GraphQLError,
   getOperationAST,
@@ -126,7 +127,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     engine: options.engine,
     readModel,
     feed,
-    definitions: new Map(options.workflows.map((definition) => [definition.name, definition])),
+    // Every version, as the engine keys them (R54): by name the latest, `at` any other.
+    definitions: workflowRegistry(withMapChildren(options.workflows)),
     limits,
     memo: new MutationMemo(),
   };

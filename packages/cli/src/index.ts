@@ -2,6 +2,7 @@
 export type { CommandSpec } from './command';
 export type { BlockerView } from './commands/blockers';
 export { commands } from './commands/index';
+export type { VersionView } from './commands/versions';
 export type { WorkerView } from './commands/workers';
 export { CliError, type ExitKind, exitCodes } from './exit-codes';
 export { defaultUrl } from './global-options';

@@ -4,6 +4,7 @@ import {
   type Explanation,
   rateLimitDeclarationProblems,
   type WorkflowDefinition,
+  type WorkflowRegistry,
   withMapChildren,
   workflowRegistry,
 } from '@causeway/workflow/internal';
@@ -84,11 +85,16 @@ import {
 } from './runtime/schedules/scheduler';
 import { Sweeper } from './runtime/sweep/sweeper';
 import { outsideAnyTrace } from './runtime/tracing/trace-context';
+import {
+  type DefinitionVersionView,
+  listDefinitionVersions,
+} from './runtime/versions/definition-versions';
 import { type HandlerRunListener, HandlerRunObservers } from './runtime/worker/handler-runs';
 import { Worker, type WorkerHandle, type WorkerOptions } from './runtime/worker/worker';
 
 export type { EngineOptions } from './engine-options';
 export type { OutboxView, TaskView, WorkflowView } from './runtime/reads/workflow-reads';
+export type { DefinitionVersionView } from './runtime/versions/definition-versions';
 
 /** The queues (R53), concurrency groups (R50), rate limits (R51): `queues`, `rateLimits`, … */
 export interface Engine extends QueueOperations, ConcurrencyOperations, RateLimitOperations {
@@ -133,6 +139,12 @@ export interface Engine extends QueueOperations, ConcurrencyOperations, RateLimi
   blockers(workflowId: string): Promise<Blocker[] | undefined>;
   /** `blockers` of many workflows in one read; unknown ids are absent from the map. */
   blockersOf(workflowIds: readonly string[]): Promise<ReadonlyMap<string, readonly Blocker[]>>;
+  /**
+   * The `definitions` listing (R54): each version of each workflow (this engine's, the live
+   * workers', and any with workflows in flight), with its in-flight count, the live workers
+   * that define it, and whether it is `serving`, `draining` or `drained`.
+   */
+  versions(): Promise<DefinitionVersionView[]>;
   /** The worker registry, most recent heartbeat first; stale rows only with `includeStale`. */
   workers(options?: { includeStale?: boolean }): Promise<WorkerView[]>;
   startWorker(options: WorkerOptions): Promise<WorkerHandle>;
@@ -161,8 +173,11 @@ export interface Engine extends QueueOperations, ConcurrencyOperations, RateLimi
   close(options?: { drainMs?: number }): Promise<void>;
   /** host/pid/boot id of this engine. */
   readonly holder: string;
-  /** The workflow definitions this engine runs, by name. */
-  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  /**
+   * The workflow definitions this engine runs: by name, the latest version listed (what new
+   * submits take); every version in `versions`, one version by `at(name, version)` (R54).
+   */
+  readonly definitions: WorkflowRegistry;
   /** The Kysely instance (for a caller's own transactions around `submit`). */
   readonly db: Kysely<CausewayDatabase>;
 }
@@ -213,7 +228,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   // Every rate limit a step spends is declared, once, and could grant its cost (R51).
   const rateLimits = options.rateLimits ?? [];
-  const rateProblems = rateLimitDeclarationProblems(rateLimits, [...definitions.values()]);
+  const rateProblems = rateLimitDeclarationProblems(rateLimits, definitions.versions);
   if (rateProblems.length > 0) throw new DefinitionError('invalid rate limits', rateProblems);
   const apply = applyContextOf(definitions, leaseMs, rateLimits);
   const context: EngineContext = {
@@ -308,6 +323,7 @@ export function createEngine(options: EngineOptions): Engine {
       return (await readBlockers(db, definitions, [workflowId], rateLimits)).get(workflowId);
     },
     blockersOf: (workflowIds) => readBlockers(db, definitions, workflowIds, rateLimits),
+    versions: () => listDefinitionVersions(db, definitions),
     workers: (workersOptions) => listWorkers(db, workersOptions),
     async startWorker(workerOptions) {
       assertOpen();

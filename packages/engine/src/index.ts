@@ -10,6 +10,7 @@ export type {
 export { scheduleEventKinds } from './db/schedules/schedule-rows';
 export {
   createEngine,
+  type DefinitionVersionView,
   type Engine,
   type EngineOptions,
   type OutboxView,

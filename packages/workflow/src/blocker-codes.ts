@@ -74,13 +74,15 @@ export const blockerCodeMeanings: Readonly<Record<BlockerCode, BlockerCodeMeanin
   },
   no_worker: {
     meaning:
-      'due, but no live worker both serves its queue and defines its workflow with every step (a worker claims only workflows whose steps it all knows)',
+      'due, but no live worker both serves its queue and defines the version its workflow records (R54; a worker claims only workflows of a version it defines)',
     facts: {
       queue: 'its queue',
       workflow: 'its workflow name',
+      version:
+        'the version its workflow records (R54), or null for a workflow stored before versions (then a worker must know every step)',
       step: 'its step',
       workers:
-        '[{ holder, queues, workflows }]: every live worker and what it serves (queue names, workflow names)',
+        '[{ holder, queues, workflows, versions }]: every live worker and what it serves (queue names, workflow names, and `name@version` of each version it defines)',
       readySince: 'since when it has been due',
     },
     until: 'null: it moves when a worker that can run it starts',

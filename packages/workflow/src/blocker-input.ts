@@ -37,8 +37,16 @@ export interface RegisteredWorker {
   readonly holder: string;
   /** The queues it claims from, each with its slots (concurrent attempts, R32). */
   readonly queues: readonly { readonly name: string; readonly slots: number }[];
-  /** The workflows it defines, each with its steps: it claims only tasks of these (all steps). */
-  readonly workflows: readonly { readonly name: string; readonly steps: readonly string[] }[];
+  /**
+   * The workflows it defines, each version with its steps (R54): it claims only tasks of a
+   * version it defines. A row of an engine from before versions has none: it claims the
+   * workflows whose every step it knows.
+   */
+  readonly workflows: readonly {
+    readonly name: string;
+    readonly version?: string;
+    readonly steps: readonly string[];
+  }[];
   /** It runs the sweeper (expired leases, deadlines, receipt and wait timeouts). */
   readonly sweeper: boolean;
   readonly heartbeatAt: Date;
@@ -71,8 +79,15 @@ export interface BlockerInput {
    * null when this process does not define the workflow.
    */
   readonly upstream: readonly { readonly step: string; readonly state: TaskState }[] | null;
-  /** Its workflow's name and every step the workflow was submitted with. */
-  readonly workflow: { readonly name: string; readonly steps: readonly string[] };
+  /**
+   * Its workflow's name, the version it records (R54; null or absent if stored before
+   * versions) and every step the workflow was submitted with.
+   */
+  readonly workflow: {
+    readonly name: string;
+    readonly version?: string | null;
+    readonly steps: readonly string[];
+  };
   /** The step's policy from its definition; null when this process does not define it. */
   readonly policy: RetryPolicy | null;
   /** Every live worker, and the registry rows of the task's lease holder, live or not. */

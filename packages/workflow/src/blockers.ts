@@ -86,18 +86,20 @@ function dueBlocker(input: BlockerInput, readySince: Date): Blocker {
     const why =
       serving.length === 0
         ? `no live worker serves queue "${queue}" (${workersPhrase(live)})`
-        : `no live worker serving queue "${queue}" defines workflow ${workflow.name} with all of its steps (${serving
+        : `no live worker serving queue "${queue}" defines ${workflowPhrase(input)} (${serving
             .slice(0, namedWorkers)
             .map((worker) => `${worker.holder} ${lackPhrase(worker, input)}`)
             .join('; ')}${more(serving.length)})`;
     return blockerOf(input, 'no_worker', `${due}, but ${why}${deadline}`, null, {
       queue,
       workflow: workflow.name,
+      version: workflow.version ?? null,
       step: task.step,
       workers: live.map((worker) => ({
         holder: worker.holder,
         queues: worker.queues.map((served) => served.name),
         workflows: worker.workflows.map((defined) => defined.name),
+        versions: worker.workflows.map(definedPhrase),
       })),
       readySince: isoOf(readySince),
     });
@@ -154,21 +156,45 @@ function slotsOf(worker: RegisteredWorker, queue: string): number {
 
 /**
  * The steps of the task's workflow the worker does not define (all of them when it does not
- * define the workflow): a worker claims a task only when it knows every step of its workflow.
+ * define the workflow, or not its version, R54): a worker claims a task only when it defines
+ * the version its workflow records, or, for a workflow stored before versions (or a worker
+ * registered before them), when it knows every step of its workflow.
  */
 function missingSteps(worker: RegisteredWorker, input: BlockerInput): readonly string[] {
   const needed = input.workflow.steps.length > 0 ? input.workflow.steps : [input.task.step];
-  const defined = worker.workflows.find((known) => known.name === input.workflow.name);
+  const { name, version } = input.workflow;
+  const named = worker.workflows.filter((known) => known.name === name);
+  if (version != null && named.some((known) => known.version !== undefined)) {
+    return named.some((known) => known.version === version) ? [] : needed;
+  }
+  // A workflow stored before versions is claimed by its name's latest (last listed) version.
+  const defined = named[named.length - 1];
   if (defined === undefined) return needed;
   return needed.filter((step) => !defined.steps.includes(step));
 }
 
+/** The workflow a task needs, as a sentence names it: with its version when it records one. */
+function workflowPhrase(input: BlockerInput): string {
+  const { name, version } = input.workflow;
+  return version == null
+    ? `workflow ${name} with all of its steps`
+    : `version "${version}" of workflow ${name}`;
+}
+
+function definedPhrase(known: RegisteredWorker['workflows'][number]): string {
+  return known.version === undefined ? known.name : `${known.name}@${known.version}`;
+}
+
 function lackPhrase(worker: RegisteredWorker, input: BlockerInput): string {
-  const defined = worker.workflows.some((known) => known.name === input.workflow.name);
-  if (!defined) {
+  const { name, version } = input.workflow;
+  const named = worker.workflows.filter((known) => known.name === name);
+  if (
+    named.length === 0 ||
+    (version != null && named.some((known) => known.version !== undefined))
+  ) {
     return worker.workflows.length === 0
       ? 'defines no workflow'
-      : `defines ${worker.workflows.map((known) => known.name).join(', ')}`;
+      : `defines ${worker.workflows.map(definedPhrase).join(', ')}`;
   }
   const missing = missingSteps(worker, input);
   return `lacks ${missing.length === 1 ? 'step' : 'steps'} ${missing.join(', ')}`;

@@ -20,6 +20,7 @@ import type {
   WorkflowDefinition,
   WorkflowStep,
 } from './workflow-definition';
+import { shapeDigest, versionProblems } from './workflow-version';
 
 export type {
   StepDefinition,
@@ -64,6 +65,11 @@ export interface StepOptions<TInput, TOutput> {
 
 export interface WorkflowOptions<TSchema extends z.ZodType> {
   readonly name: string;
+  /**
+   * The version its workflows record (R54): 1 to 64 characters. Without it, they record a
+   * digest of the steps' shape (names, kinds, `after`, queues).
+   */
+  readonly version?: string;
   readonly input: TSchema;
   /** Derives the idempotency key from the input (R2); a caller's explicit key wins. */
   readonly idempotencyKey?: (input: z.output<TSchema>) => string;
@@ -79,15 +85,32 @@ export interface WorkflowOptions<TSchema extends z.ZodType> {
   readonly steps: Readonly<Record<string, StepDefinition<z.output<TSchema>>>>;
 }
 
+/**
+ * The codes of `DefinitionError`: `invalid_version` for a bad `version` (R54),
+ * `duplicate_version` for two definitions of one name and version on one engine,
+ * `invalid_definition` for any other mistake.
+ */
+export const definitionErrorCodes = Object.freeze([
+  'invalid_definition',
+  'invalid_version',
+  'duplicate_version',
+] as const);
+export type DefinitionErrorCode = (typeof definitionErrorCodes)[number];
+
 /** A definition mistake, thrown at definition time with every problem found. */
 export class DefinitionError extends Error {
   override readonly name = 'DefinitionError';
-  readonly code = 'invalid_definition';
+  readonly code: DefinitionErrorCode;
   readonly problems: readonly string[];
 
-  constructor(subject: string, problems: readonly string[]) {
+  constructor(
+    subject: string,
+    problems: readonly string[],
+    code: DefinitionErrorCode = 'invalid_definition',
+  ) {
     super(`${subject}: ${problems.join('; ')}`);
     this.problems = problems;
+    this.code = code;
   }
 }
 
@@ -147,6 +170,10 @@ export function defineWorkflow<TSchema extends z.ZodType>(
   options: WorkflowOptions<TSchema>,
 ): WorkflowDefinition<TSchema> {
   const subject = `workflow ${JSON.stringify(options.name)}`;
+  if (options.version !== undefined) {
+    const wrong = versionProblems(options.version);
+    if (wrong.length > 0) throw new DefinitionError(subject, wrong, 'invalid_version');
+  }
   const problems: string[] = [...nameProblems('workflow name', options.name, 100)];
   if (options.deadlineMs !== undefined) {
     const { min, max } = retryPolicyLimits.deadlineMs;
@@ -186,11 +213,17 @@ export function defineWorkflow<TSchema extends z.ZodType>(
     throw new DefinitionError(subject, [`steps form a cycle: ${order.cycle.join(' → ')}`]);
   }
   const byName = new Map(entries);
+  const version =
+    options.version ??
+    shapeDigest({
+      steps: order.names.map((name) => ({ ...(byName.get(name) as StepDefinition), name })),
+    });
   const steps = order.names.map((name) => {
     const definition = namedMapChild(
       byName.get(name) as StepDefinition,
       options.name,
       name,
+      version,
     ) as StepDefinition<z.output<TSchema>>;
     const downstream = entries
       .filter(([, other]) => other.after.includes(name))
@@ -199,6 +232,7 @@ export function defineWorkflow<TSchema extends z.ZodType>(
   });
   return Object.freeze({
     name: options.name,
+    ...(options.version === undefined ? {} : { version: options.version }),
     input: options.input,
     idempotencyKey: options.idempotencyKey ?? null,
     deadlineMs: options.deadlineMs ?? null,
@@ -206,24 +240,6 @@ export function defineWorkflow<TSchema extends z.ZodType>(
     ...(options.attributes === undefined ? {} : { attributes: options.attributes }),
     steps: Object.freeze(steps),
   });
-}
-
-/** Looks a workflow up by name; duplicate names are a definition error. */
-export function workflowRegistry(
-  definitions: readonly WorkflowDefinition[],
-): ReadonlyMap<string, WorkflowDefinition> {
-  const registry = new Map<string, WorkflowDefinition>();
-  const duplicates = new Set<string>();
-  for (const definition of definitions) {
-    if (registry.has(definition.name)) duplicates.add(definition.name);
-    registry.set(definition.name, definition);
-  }
-  if (duplicates.size > 0) {
-    throw new DefinitionError('workflow registry', [
-      ...[...duplicates].map((name) => `two workflows are named "${name}"`),
-    ]);
-  }
-  return registry;
 }
 
 /** The step named `name`, or a clear error. */

@@ -26,13 +26,15 @@ export function unnamedOneStepChild(input: z.ZodType, step: StepDefinition): Wor
 
 /**
  * The step `name` of workflow `parent` as the definition holds it: a map step whose child is
- * one step gets that child named `<parent>/<name>`, its step named `name`; any other step is
- * returned as it is.
+ * one step gets that child named `<parent>/<name>`, its step named `name`, with the parent's
+ * version (R54: two versions of a parent have children of their own, whose `run` may differ
+ * while their shape does not); any other step is returned as it is.
  */
 export function namedMapChild(
   definition: StepDefinition,
   parent: string,
   name: string,
+  version: string,
 ): StepDefinition {
   const spec = definition.map;
   if (spec === undefined || !unnamedChildren.has(spec.workflow)) return definition;
@@ -40,6 +42,7 @@ export function namedMapChild(
   const workflow = Object.freeze({
     ...spec.workflow,
     name: `${parent}/${name}`,
+    version,
     steps: Object.freeze(steps),
   });
   namedChildren.add(workflow);

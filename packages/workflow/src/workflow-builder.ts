@@ -232,7 +232,7 @@ export class WorkflowBuilder<
       definition = defineWorkflow(options);
     } catch (error) {
       if (!(error instanceof DefinitionError) || problems.length === 0) throw error;
-      throw new DefinitionError(subject, [...problems, ...error.problems]);
+      throw new DefinitionError(subject, [...problems, ...error.problems], error.code);
     }
     if (problems.length > 0) {
       throw new DefinitionError(subject, problems);

@@ -60,6 +60,8 @@ export interface WorkflowStep<TInput = unknown> extends StepDefinition<TInput> {
  */
 export interface WorkflowDefinition<TSchema extends z.ZodType = z.ZodType, TResult = unknown> {
   readonly name: string;
+  /** The declared version (R54); absent: its workflows record a digest of its shape. */
+  readonly version?: string;
   readonly input: TSchema;
   readonly idempotencyKey: ((input: z.output<TSchema>) => string) | null;
   readonly deadlineMs: number | null;

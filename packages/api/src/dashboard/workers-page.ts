@@ -1,15 +1,20 @@
-/** `/workers`: the worker registry, most recent heartbeat first (stale ones on request). */
+/**
+ * `/workers`: the worker registry, most recent heartbeat first (stale ones on request), and
+ * the workflow versions they serve (R54).
+ */
 import { timeElement } from './format';
 import type { ReadResult } from './graphql-reads';
 import { html, type SafeHtml } from './html';
 import { renderProblem } from './layout';
+import { renderVersionsSection, type VersionData, versionsSelection } from './versions-section';
 
 export const workersQuery = `query DashboardWorkers($includeStale: Boolean) {
   workers(includeStale: $includeStale) {
     holder host pid version sweeper startedAt heartbeatAt staleAt live
     queues { name slots }
-    workflows { name steps }
+    workflows { name version steps }
   }
+  ${versionsSelection}
 }`;
 
 interface WorkerData {
@@ -23,11 +28,16 @@ interface WorkerData {
   readonly heartbeatAt: string;
   readonly live: boolean;
   readonly queues: readonly { readonly name: string; readonly slots: number }[];
-  readonly workflows: readonly { readonly name: string; readonly steps: readonly string[] }[];
+  readonly workflows: readonly {
+    readonly name: string;
+    readonly version: string | null;
+    readonly steps: readonly string[];
+  }[];
 }
 
 export interface WorkersData {
   readonly workers: readonly WorkerData[];
+  readonly definitions: readonly VersionData[];
 }
 
 function row(worker: WorkerData, now: Date): SafeHtml {
@@ -36,7 +46,7 @@ function row(worker: WorkerData, now: Date): SafeHtml {
   <td>${worker.live ? html`<span class="state state-running">live</span>` : html`<span class="state state-dead">stale</span>`}</td>
   <td>${worker.host} <span class="id">pid ${worker.pid}</span></td>
   <td><ul class="plain">${worker.queues.map((queue) => html`<li>${queue.name}: ${queue.slots} slot${queue.slots === 1 ? '' : 's'}</li>`)}</ul></td>
-  <td><ul class="plain">${worker.workflows.map((workflow) => html`<li>${workflow.name} <span class="steps">(${workflow.steps.join(', ')})</span></li>`)}</ul></td>
+  <td><ul class="plain">${worker.workflows.map((workflow) => html`<li>${workflow.name}${workflow.version === null ? '' : html` <code>${workflow.version}</code>`} <span class="steps">(${workflow.steps.join(', ')})</span></li>`)}</ul></td>
   <td>${worker.version}</td>
   <td>${worker.sweeper ? 'yes' : 'no'}</td>
   <td>${timeElement(worker.startedAt, now, 'relative')}</td>
@@ -66,5 +76,6 @@ export function renderWorkersPage(
       ? html`<a href="/workers">Live workers only</a>`
       : html`<a href="/workers?stale=1">Include stale workers</a>`
   } · <a href="${includeStale ? '/workers?stale=1' : '/workers'}">Reload</a></p>
-<section data-region="workers" aria-label="Workers">${content}</section>`;
+<section data-region="workers" aria-label="Workers">${content}</section>
+${result.ok ? renderVersionsSection(result.data.definitions) : ''}`;
 }

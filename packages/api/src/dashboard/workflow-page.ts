@@ -100,7 +100,12 @@ export function renderWorkflowPage(
       body: html`<h1>Workflow not found</h1>${renderProblem('NOT_FOUND', `no workflow has the id ${JSON.stringify(id)}`)}<p><a href="/">All workflows</a></p>`,
     };
   }
-  const definition = definitions.find((candidate) => candidate.name === workflow.name);
+  // The version it was accepted under (R54); one stored before versions reads the first listed.
+  const definition = definitions.find(
+    (candidate) =>
+      candidate.name === workflow.name &&
+      (workflow.version === null || candidate.version === workflow.version),
+  );
   const up =
     workflow.parent === null
       ? ''
@@ -109,7 +114,7 @@ export function renderWorkflowPage(
 <section data-region="summary" aria-label="Summary">${renderSummary(workflow, now)}</section>
 <section aria-labelledby="graph-heading">
   <h2 id="graph-heading">Steps</h2>
-  ${definition === undefined ? html`<p class="note">This API process does not define ${workflow.name}: steps shown without their edges.</p>` : ''}
+  ${definition === undefined ? html`<p class="note">This API process does not define ${workflow.name}${workflow.version === null ? '' : html` version <code>${workflow.version}</code>`}: steps shown without their edges.</p>` : ''}
   <div class="scroll graph-box" tabindex="0" role="region" aria-label="Step graph" data-region="graph">${renderStepGraph(graphSteps(workflow, definition), workflow.tasks, now)}</div>
 </section>
 ${renderChildren(workflow.id, workflow.childCounts, children, now)}

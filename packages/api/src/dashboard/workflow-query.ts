@@ -7,7 +7,7 @@ import {
 
 export const workflowQuery = `query DashboardWorkflow($id: ID!) {
   workflow(id: $id) {
-    id name state input idempotencyKey attributes createdAt updatedAt explanation
+    id name version state input idempotencyKey attributes createdAt updatedAt explanation
     transitions { id taskId step from to reason errorCategory errorSummary actor attempt at detail }
     tasks {
       id step queue state attempt maxAttempts runAt leaseHolder leaseExpiresAt
@@ -21,7 +21,7 @@ export const workflowQuery = `query DashboardWorkflow($id: ID!) {
     parent { workflow { id name } step index root { id name } depth detached }
     childCounts { step total failed allowedFailures detached workflows byState { state count } }
   }
-  definitions { name steps { name after queue delayMs event { name timeoutMs } } }
+  definitions { name version steps { name after queue delayMs event { name timeoutMs } } }
 }`;
 
 export interface TransitionData {
@@ -128,6 +128,8 @@ export interface ChildCountsData {
 export interface WorkflowData {
   readonly id: string;
   readonly name: string;
+  /** The version it was accepted under (R54); null if stored before versions. */
+  readonly version: string | null;
   readonly state: string;
   readonly input: unknown;
   readonly idempotencyKey: string | null;
@@ -144,6 +146,7 @@ export interface WorkflowData {
 
 export interface DefinitionData {
   readonly name: string;
+  readonly version: string | null;
   readonly steps: readonly {
     readonly name: string;
     readonly after: readonly string[];

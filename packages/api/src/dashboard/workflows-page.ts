@@ -205,7 +205,10 @@ export function renderWorkflowsPage(
   result: ReadResult<WorkflowsData> | null,
   now: Date,
 ): SafeHtml {
-  const names = result?.ok ? result.data.definitions.map((definition) => definition.name) : [];
+  // One name per workflow, however many versions of it are defined (R54).
+  const names = result?.ok
+    ? [...new Set(result.data.definitions.map((definition) => definition.name))]
+    : [];
   let content: SafeHtml;
   if (result === null) {
     content = renderProblem('BAD_USER_INPUT', filterProblem(params) ?? 'bad filter');

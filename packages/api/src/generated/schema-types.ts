@@ -189,6 +189,10 @@ export const taskStateGraphQLValues = [
   'DEAD',
 ] as const;
 
+/** GraphQL enum VersionStatus, as the domain's lowercase codes. */
+export type VersionStatus = 'serving' | 'draining' | 'drained';
+export const versionStatusGraphQLValues = ['SERVING', 'DRAINING', 'DRAINED'] as const;
+
 /** GraphQL enum WorkflowOrder, as the domain's lowercase codes. */
 export type WorkflowOrder = 'newest_first' | 'oldest_first';
 export const workflowOrderGraphQLValues = ['NEWEST_FIRST', 'OLDEST_FIRST'] as const;
@@ -223,6 +227,7 @@ export const graphQLEnums = {
   ReceiptOutcome: receiptOutcomeGraphQLValues,
   ScheduleEventKind: scheduleEventKindGraphQLValues,
   TaskState: taskStateGraphQLValues,
+  VersionStatus: versionStatusGraphQLValues,
   WorkflowOrder: workflowOrderGraphQLValues,
   WorkflowState: workflowStateGraphQLValues,
 } as const;
@@ -772,11 +777,14 @@ export interface SchemaFields<M extends ModelMap> {
   };
   WorkerWorkflow: {
     name: { args: Record<string, never>; result: Scalars['String'] };
+    version: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    latest: { args: Record<string, never>; result: Scalars['Boolean'] };
     steps: { args: Record<string, never>; result: readonly Scalars['String'][] };
   };
   Workflow: {
     id: { args: Record<string, never>; result: Scalars['ID'] };
     name: { args: Record<string, never>; result: Scalars['String'] };
+    version: { args: Record<string, never>; result: Maybe<Scalars['String']> };
     state: { args: Record<string, never>; result: WorkflowState };
     input: { args: Record<string, never>; result: Scalars['JSON'] };
     idempotencyKey: { args: Record<string, never>; result: Maybe<Scalars['String']> };
@@ -800,6 +808,12 @@ export interface SchemaFields<M extends ModelMap> {
   };
   WorkflowDefinition: {
     name: { args: Record<string, never>; result: Scalars['String'] };
+    version: { args: Record<string, never>; result: Maybe<Scalars['String']> };
+    defined: { args: Record<string, never>; result: Scalars['Boolean'] };
+    latest: { args: Record<string, never>; result: Scalars['Boolean'] };
+    status: { args: Record<string, never>; result: VersionStatus };
+    inFlight: { args: Record<string, never>; result: Scalars['Int'] };
+    workers: { args: Record<string, never>; result: readonly Scalars['String'][] };
     deadlineMs: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
     steps: { args: Record<string, never>; result: readonly M['StepDefinition'][] };
     edges: { args: Record<string, never>; result: readonly M['StepEdge'][] };

@@ -28,5 +28,6 @@ export const blockerResolvers: Pick<
   Blocker: {},
   Worker: {},
   WorkerQueue: {},
-  WorkerWorkflow: {},
+  // A row of an engine from before versions (R54) says nothing of its latest.
+  WorkerWorkflow: { latest: (workflow) => workflow.latest === true },
 };

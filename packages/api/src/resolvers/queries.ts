@@ -1,5 +1,5 @@
 import { explainWithFacts, type TaskRecord } from '@causeway/engine';
-import { mayHaveStaleResults } from '@causeway/workflow/internal';
+import { definitionAt, mayHaveStaleResults } from '@causeway/workflow/internal';
 import type { ApiResolvers, Models } from '../models';
 import { taskAttemptFields } from './attempts';
 import { blockerQueryFields, taskBlockerFields, workflowBlockerFields } from './blockers';
@@ -9,6 +9,7 @@ import { queueQueryFields } from './queues';
 import { rateLimitQueryFields } from './rate-limits';
 import { scheduleQueryFields } from './schedules';
 import { workflowTreeFields } from './tree';
+import { versionQueryFields } from './versions';
 import { workflowConnection } from './workflow-connection';
 
 /** Query fields and the object types they return. */
@@ -36,7 +37,7 @@ export const queryResolvers: Pick<
     workflow: (_root, { id }, context) => context.loaders.workflow.load(id),
     task: (_root, { id }, context) => context.loaders.task.load(id),
     workflows: (_root, args, context) => workflowConnection(args, context),
-    definitions: (_root, _args, context) => [...context.services.definitions.values()],
+    ...versionQueryFields,
   },
   Workflow: {
     ...workflowBlockerFields,
@@ -44,7 +45,9 @@ export const queryResolvers: Pick<
     tasks: async (workflow, _args, context) =>
       inStepOrder(
         await context.loaders.tasksByWorkflow.load(workflow.id),
-        context.services.definitions.get(workflow.name)?.steps.map((step) => step.name) ?? [],
+        definitionAt(context.services.definitions, workflow.name, workflow.version)?.steps.map(
+          (step) => step.name,
+        ) ?? [],
       ),
     transitions: (workflow, _args, context) =>
       context.loaders.transitionsByWorkflow.load(workflow.id),

@@ -6,6 +6,7 @@ import { queueCommands } from './queues';
 import { scheduleCommands } from './schedules';
 import { taskCommands } from './tasks';
 import { treeCommands } from './tree';
+import { versionCommands } from './versions';
 import { watchCommands } from './watch';
 import { workerCommands } from './workers';
 import { workflowListCommands } from './workflow-list';
@@ -22,6 +23,7 @@ export const commands: readonly CommandSpec[] = [
   ...scheduleCommands,
   ...queueCommands,
   ...workerCommands,
+  ...versionCommands,
   ...purgeCommands,
   ...watchCommands,
 ];

@@ -29,6 +29,7 @@ export type TaskWithWorkflowRow = Selectable<TaskTable> & {
   readonly w_depth: number;
   readonly w_detached: boolean;
   readonly w_attributes?: unknown;
+  readonly w_version: string | null;
   readonly db_now: Date;
 };
 
@@ -54,6 +55,7 @@ export function loadedFromRows(rows: readonly TaskWithWorkflowRow[], now: Date):
         depth: row.w_depth,
         detached: row.w_detached,
         attributes: row.w_attributes,
+        version: row.w_version,
       }),
     );
   }
@@ -84,4 +86,4 @@ export const workflowColumns = sql`w.name as w_name, w.state as w_state, w.input
   w.updated_at as w_updated_at, w.parent_workflow_id as w_parent_workflow_id,
   w.parent_task_id as w_parent_task_id, w.child_index as w_child_index,
   w.root_workflow_id as w_root_workflow_id, w.depth as w_depth, w.detached as w_detached,
-  w.attributes as w_attributes`;
+  w.attributes as w_attributes, w.version as w_version`;

@@ -123,6 +123,8 @@ export function leasedTaskFromRow(
 export interface WorkflowRecord {
   readonly id: string;
   readonly name: string;
+  /** The definition's version it was accepted under (R54); null if stored before versions. */
+  readonly version: string | null;
   readonly state: WorkflowState;
   readonly input: unknown;
   readonly idempotencyKey: string | null;
@@ -191,6 +193,7 @@ export function taskFromRow(row: Selectable<TaskTable>): TaskRecord {
 export type WorkflowRow = Omit<
   Selectable<WorkflowTable>,
   | 'steps'
+  | 'version'
   | 'rare_state'
   | 'parent_workflow_id'
   | 'parent_task_id'
@@ -216,6 +219,7 @@ export type WorkflowRow = Omit<
       | 'root_workflow_id'
       | 'depth'
       | 'detached'
+      | 'version'
     >
   >;
 
@@ -223,6 +227,7 @@ export function workflowFromRow(row: WorkflowRow): WorkflowRecord {
   return {
     id: row.id,
     name: row.name,
+    version: row.version ?? null,
     state: row.state as WorkflowState,
     input: row.input,
     idempotencyKey: row.idempotency_key,

@@ -11,6 +11,7 @@ export interface CausewayDatabase {
   causeway_workers: WorkerTable;
   causeway_stale_results: StaleResultTable;
   causeway_workflow_attributes: WorkflowAttributeTable;
+  causeway_workflow_versions: WorkflowVersionTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -32,6 +33,8 @@ export interface WorkflowTable {
   idempotency_key: string | null;
   /** The workflow's steps at submit, comma-separated (null for rows not written by a submit). */
   steps: string | null;
+  /** The definition's version it was accepted under (R54); null for rows stored before 0036. */
+  version: ColumnType<string | null, string | null | undefined, never>;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** `state` when it is a rare one (cancel_requested, cancelled, dead), else null: generated (0021). */
@@ -171,11 +174,24 @@ export interface WorkerTable {
   host: string;
   pid: number;
   queues: ColumnType<readonly { name: string; slots: number }[], string, string>;
-  workflows: ColumnType<readonly { name: string; steps: readonly string[] }[], string, string>;
+  /** What it defines: each version (R54; absent in rows of older engines) with its steps. */
+  workflows: ColumnType<
+    readonly { name: string; version?: string; latest?: boolean; steps: readonly string[] }[],
+    string,
+    string
+  >;
   sweeper: boolean;
   engine_version: string;
   app_version: string | null;
   started_at: Timestamp;
   heartbeat_at: Timestamp;
   stale_at: Timestamp;
+}
+
+/** Every version a worker ever served (0036, R54): what `definitions` lists once drained. */
+export interface WorkflowVersionTable {
+  name: string;
+  version: string;
+  first_served_at: Timestamp;
+  last_served_at: Timestamp;
 }

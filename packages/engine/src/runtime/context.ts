@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '@causeway/workflow';
+import type { WorkflowRegistry } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import type { CausewayDatabase } from '../db/schema';
 import type { Logger } from '../logger';
@@ -11,7 +11,7 @@ import type { HandlerRunObservers } from './worker/handler-runs';
 /** What the runtime parts of one engine share. */
 export interface EngineContext {
   readonly db: Kysely<CausewayDatabase>;
-  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly definitions: WorkflowRegistry;
   readonly apply: ApplyContext;
   /** host/pid/boot id of this engine (R7). */
   readonly holder: string;

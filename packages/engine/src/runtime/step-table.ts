@@ -1,17 +1,30 @@
-import type { RateLimit, WorkflowDefinition } from '@causeway/workflow/internal';
+import {
+  type RateLimit,
+  versionKey,
+  type WorkflowDefinition,
+  type WorkflowRegistry,
+  workflowVersion,
+} from '@causeway/workflow/internal';
 import type { RateLimitPlan } from '../db/claim/rate-claim';
 
 /**
  * The engine's workflow steps as parallel arrays, the shape the one-statement claim and settle
- * take as parameters: one entry per (workflow, step), built once per set of definitions.
+ * take as parameters: one entry per (workflow, version, step), built once per registry.
  */
 export interface StepTable {
+  /** The names it defines (some version of). */
   readonly definedNames: readonly string[];
   readonly stepNames: readonly string[];
+  /** The version of the entry's definition (R54). */
+  readonly stepVersions: readonly string[];
+  /** The latest version of the entry's name: the one a workflow stored without a version takes. */
+  readonly stepLatest: readonly string[];
   readonly stepSteps: readonly string[];
   /**
-   * `workflow/step` per entry: what a claim may take (names are lowercase letters, digits,
-   * `_` and `-`, so the slash is unambiguous).
+   * What a claim, sweep or send may take (`definedWorkflowStep`): `workflow@version` of every
+   * version this engine defines, and `workflow/step` of every step of each name's latest
+   * version, for workflows stored without a version (names are lowercase letters, digits, `_`,
+   * `-` and a map child's `/`, never `@`, so the two kinds never meet).
    */
   readonly stepKeys: readonly string[];
   /** JSON array of the steps it runs after directly (what promotion checks). */
@@ -26,19 +39,32 @@ export interface StepTable {
   readonly ratedQueues: ReadonlySet<string>;
 }
 
-const tables = new WeakMap<ReadonlyMap<string, WorkflowDefinition>, StepTable>();
+const tables = new WeakMap<WorkflowRegistry, StepTable>();
 
-export function stepTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): StepTable {
+export function stepTableOf(definitions: WorkflowRegistry): StepTable {
   let table = tables.get(definitions);
   if (table === undefined) {
-    const steps = [...definitions.values()].flatMap((definition) =>
+    const steps = definitions.versions.flatMap((definition) =>
       definition.steps.map((step, order) => ({ definition, step, order })),
     );
+    const latestVersion = (name: string) => {
+      const latest = definitions.get(name);
+      return latest === undefined ? '' : workflowVersion(latest);
+    };
     table = {
       definedNames: [...definitions.keys()],
       stepNames: steps.map((entry) => entry.definition.name),
+      stepVersions: steps.map((entry) => workflowVersion(entry.definition)),
+      stepLatest: steps.map((entry) => latestVersion(entry.definition.name)),
       stepSteps: steps.map((entry) => entry.step.name),
-      stepKeys: steps.map((entry) => `${entry.definition.name}/${entry.step.name}`),
+      stepKeys: [
+        ...definitions.versions.map((definition) =>
+          versionKey(definition.name, workflowVersion(definition)),
+        ),
+        ...[...definitions.values()].flatMap((definition) =>
+          definition.steps.map((step) => `${definition.name}/${step.name}`),
+        ),
+      ],
       stepAfter: steps.map((entry) => JSON.stringify(entry.step.after)),
       stepUpstream: steps.map((entry) =>
         JSON.stringify([...upstreamSteps(entry.definition, entry.step.name)]),

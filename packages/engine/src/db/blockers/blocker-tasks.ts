@@ -10,6 +10,8 @@ import { terminalStatesSql } from '../task-states';
 export interface BlockerWorkflow {
   readonly id: string;
   readonly name: string;
+  /** The version it records (R54); null if stored before versions. */
+  readonly version: string | null;
   /** In definition order; empty for a row not written by a submit. */
   readonly steps: readonly string[];
 }
@@ -44,9 +46,16 @@ export async function blockerTaskRead(db: Db, ids: readonly string[]): Promise<B
   const wanted = onlyUuids(ids);
   const { rows } = await sql<
     Partial<Selectable<TaskTable>> &
-      EdgeColumns & { w_id: string; w_name: string; w_steps: string | null; read_now: Date }
+      EdgeColumns & {
+        w_id: string;
+        w_name: string;
+        w_version: string | null;
+        w_steps: string | null;
+        read_now: Date;
+      }
   >`
-    select w.id as w_id, w.name as w_name, w.steps as w_steps, causeway_now() as read_now,
+    select w.id as w_id, w.name as w_name, w.version as w_version, w.steps as w_steps,
+      causeway_now() as read_now,
       t.*, e.id as e_id, e.workflow_id as e_workflow_id, e.task_id as e_task_id,
       e.step as e_step, e.from_state as e_from_state, e.to_state as e_to_state,
       e.reason as e_reason, e.error_category as e_error_category,
@@ -68,7 +77,7 @@ export async function blockerTaskRead(db: Db, ids: readonly string[]): Promise<B
   for (const row of rows) {
     now = row.read_now;
     const steps = row.w_steps === null || row.w_steps === '' ? [] : row.w_steps.split(',');
-    workflows.set(row.w_id, { id: row.w_id, name: row.w_name, steps });
+    workflows.set(row.w_id, { id: row.w_id, name: row.w_name, version: row.w_version, steps });
     if (row.id === null || row.id === undefined) continue;
     tasks.push({
       task: taskFromRow(row as Selectable<TaskTable>),

@@ -6,6 +6,8 @@ import { succeededStateSql } from '../task-states';
 export interface ChildResultRow {
   readonly id: string;
   readonly name: string;
+  /** The version it records (R54); null if stored before versions. */
+  readonly version: string | null;
   readonly state: string;
   readonly index: number;
   /** Each step's stored output, by step name. */
@@ -25,12 +27,13 @@ export async function childResultsRead(
   const { rows } = await sql<{
     id: string;
     name: string;
+    version: string | null;
     state: string;
     child_index: number;
     outputs: Record<string, unknown> | null;
     reason: string | null;
   }>`
-    select w.id, w.name, w.state, w.child_index,
+    select w.id, w.name, w.version, w.state, w.child_index,
       (select jsonb_object_agg(t.step, t.output) from causeway_tasks as t
         where t.workflow_id = w.id) as outputs,
       case when w.state <> ${succeededStateSql} then (
@@ -43,6 +46,7 @@ export async function childResultsRead(
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
+    version: row.version,
     state: row.state,
     index: row.child_index,
     outputs: row.outputs ?? {},

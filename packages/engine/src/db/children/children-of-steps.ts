@@ -7,6 +7,8 @@ import { failedStatesSql, succeededStateSql, terminalStatesSql } from '../task-s
 export interface AwaitedChild {
   readonly id: string;
   readonly name: string;
+  /** The version it records (R54); null if stored before versions. */
+  readonly version: string | null;
   readonly state: string;
   readonly parentTaskId: string;
   readonly index: number;
@@ -26,11 +28,12 @@ export async function childrenOfSteps(
   const { rows } = await sql<{
     id: string;
     name: string;
+    version: string | null;
     state: string;
     parent_task_id: string;
     child_index: number;
   }>`
-    select w.id, w.name, w.state, w.parent_task_id, w.child_index
+    select w.id, w.name, w.version, w.state, w.parent_task_id, w.child_index
     from causeway_workflows as w
     where w.parent_task_id = any(${arrayLiteral(taskIds)}::uuid[])
       and not w.detached and not w.replaced
@@ -39,6 +42,7 @@ export async function childrenOfSteps(
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
+    version: row.version,
     state: row.state,
     parentTaskId: row.parent_task_id,
     index: row.child_index,

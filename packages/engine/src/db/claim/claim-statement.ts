@@ -34,8 +34,11 @@ export interface ClaimStatementPlan extends ClaimEdgePlan {
   readonly leaseMs: number;
   readonly definedNames: readonly string[];
   readonly stepNames: readonly string[];
+  /** Per step: its definition's version, and the latest version of its name (R54). */
+  readonly stepVersions: readonly string[];
+  readonly stepLatest: readonly string[];
   readonly stepSteps: readonly string[];
-  /** `workflow/step` of every step this engine defines (`definedWorkflowStep`). */
+  /** `workflow@version` of every version this engine defines (`definedWorkflowStep`). */
   readonly stepKeys: readonly string[];
   /** Per step: a JSON array of the steps it runs after, directly or not (whose outputs it reads). */
   readonly stepUpstream: readonly string[];
@@ -51,6 +54,8 @@ export interface ClaimStatementPlan extends ClaimEdgePlan {
 export interface LeasedTaskWithInputs {
   readonly task: LeasedTask;
   readonly workflowName: string;
+  /** The version its workflow records (R54); null for one stored before versions. */
+  readonly workflowVersion: string | null;
   readonly input: unknown;
   /** Outputs of the step's upstream steps by step name. */
   readonly outputs: Readonly<Record<string, unknown>>;
@@ -95,6 +100,7 @@ export async function taskClaimInOneStatement(
     .map((row) => ({
       task: leasedTaskFromRow(row),
       workflowName: row.w_name,
+      workflowVersion: row.w_version,
       input: row.w_input,
       outputs: row.outputs ?? {},
       awaitedChild: row.w_awaited_child,
@@ -147,6 +153,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
   return sql<
     LeasedTaskRow & {
       readonly w_name: string;
+      readonly w_version: string | null;
       readonly w_input: unknown;
       readonly w_awaited_child: boolean;
       readonly position: string | null;
@@ -185,7 +192,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
         : sql`candidates as materialized (${plainCandidates}),`
     }
     locked as materialized (
-      select id, name, state, input,
+      select id, name, version, state, input,
         parent_task_id is not null and not detached as awaited_child
       from causeway_workflows
       -- An array, not a semi-join: primary-key probes, never a hash of the whole table.
@@ -195,7 +202,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
     ),
     ready as materialized (
       select c.id, c.workflow_id, c.step, c.deadline_at, l.state as parent_state, l.name,
-        l.input, l.awaited_child, row_number() over (order by c.claim_at, c.id) as position,
+        l.version, l.input, l.awaited_child, row_number() over (order by c.claim_at, c.id) as position,
         n.name is not null as name_defined, s.name is not null as step_defined,
         s.upstream, m.after_state, c.concurrency_group, c.concurrency_key, c.grant_version,
         c.head_version, c.rate_name, c.rate_key, c.rate_cost
@@ -205,9 +212,12 @@ export function claimStatement(plan: ClaimStatementPlan) {
         on n.name = l.name
       left join unnest(
         ${constantArrayLiteral(plan.stepNames)}::text[],
+        ${constantArrayLiteral(plan.stepVersions)}::text[],
+        ${constantArrayLiteral(plan.stepLatest)}::text[],
         ${constantArrayLiteral(plan.stepSteps)}::text[],
         ${constantArrayLiteral(plan.stepUpstream)}::jsonb[]
-      ) as s(name, step, upstream) on s.name = l.name and s.step = c.step
+      ) as s(name, version, latest, step, upstream)
+        on s.name = l.name and s.step = c.step and s.version = coalesce(l.version, s.latest)
       left join unnest(
         ${constantArrayLiteral(plan.parentFrom)}::text[],
         ${constantArrayLiteral(plan.parentTo)}::text[]
@@ -237,7 +247,8 @@ export function claimStatement(plan: ClaimStatementPlan) {
       -- Conditional on the state it was read in (R1), like every other write of an edge.
       where t.id = c.id and t.state = ${sql.lit(plan.from)}
       -- What the attempt reads (pg parses every column it is sent), and its workflow's.
-      returning ${leasedTaskColumns}, c.position, c.name as w_name, c.input as w_input,
+      returning ${leasedTaskColumns}, c.position, c.name as w_name, c.version as w_version,
+        c.input as w_input,
         c.awaited_child as w_awaited_child, c.upstream
     ),
     -- Each parent once, changed by its first claim in claim order. A CTE of its own, so the

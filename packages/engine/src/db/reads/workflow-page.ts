@@ -67,8 +67,11 @@ export interface WorkflowPageAsk {
   readonly limit: number;
 }
 
-// One arm per state's partial index; queued rows have two, plain and keyed (R50).
-const withLiveTask = sql<boolean>`id = any(array(${sql.join(
+/**
+ * The workflow row (`id`) has a live task: one arm per state's partial index; queued rows have
+ * two, plain and keyed (R50). The cost follows the live tasks, not the finished history.
+ */
+export const withLiveTask = sql<boolean>`id = any(array(${sql.join(
   nonTerminalTaskStates.flatMap((state) =>
     (state === claimRule.from ? readyHalves : [sql`true`]).map(
       (half) =>

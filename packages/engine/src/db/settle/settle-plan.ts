@@ -69,6 +69,7 @@ export interface ChainedRow {
   readonly evidence: Selectable<TaskTable>['evidence'];
   readonly checkpoints: Selectable<TaskTable>['checkpoints'];
   readonly w_name: string;
+  readonly w_version: string | null;
   readonly w_input: unknown;
   readonly w_awaited_child: boolean;
   readonly outputs: Record<string, unknown>;

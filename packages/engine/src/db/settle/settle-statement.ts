@@ -98,7 +98,7 @@ export async function taskSettleInOneStatement(
     ),
     ${children ? sql`${awaitingStepCtes},` : sql``}
     locked_workflow as materialized (
-      select id, name, state, parent_task_id, detached, replaced from causeway_workflows
+      select id, name, version, state, parent_task_id, detached, replaced from causeway_workflows
       -- An array, not a semi-join: the planner then probes the primary key for each id
       -- instead of hashing the whole table whenever it is small enough to look cheap.
       where id = any(${arrayLiteral(plan.batchWorkflowIds)}::uuid[])
@@ -122,13 +122,14 @@ export async function taskSettleInOneStatement(
     candidate as materialized (
       select r.task_id, r.workflow_id, r.output, r.position, r.epoch, t.step,
         t.state as from_state, t.attempt, e.to_state, e.reason, w.name,
-        w.state as parent_before, w.parent_task_id, w.detached
+        w.version, w.state as parent_before, w.parent_task_id, w.detached
       from request as r
       -- Plain joins, not correlated subqueries: those run once per pair of rows the join
       -- considers.
       join locked_task as t on t.id = r.task_id and t.workflow_id = r.workflow_id
       join locked_workflow as w on w.id = r.workflow_id
       join step as s on s.name = w.name and s.step = t.step
+        and s.version = coalesce(w.version, s.latest)
       join unnest(
         ${constantArrayLiteral(plan.completeFrom)}::text[],
         ${constantArrayLiteral(plan.completeTo)}::text[],
@@ -147,7 +148,8 @@ export async function taskSettleInOneStatement(
     }
     after_cause as materialized (
       select t.id, t.workflow_id, t.step, t.queue, t.attempt, t.deadline_at, t.concurrency_key,
-        t.rate_name, c.name, case when t.id = c.task_id then c.to_state else t.state end as state
+        t.rate_name, c.name, c.version,
+        case when t.id = c.task_id then c.to_state else t.state end as state
       from locked_task as t
       join cause as c on c.workflow_id = t.workflow_id
     ),
@@ -158,6 +160,7 @@ export async function taskSettleInOneStatement(
         a.rate_name, s.ord, s.upstream
       from after_cause as a
       join step as s on s.name = a.name and s.step = a.step
+        and s.version = coalesce(a.version, s.latest)
       left join lateral jsonb_array_elements_text(s.after) as u(step) on true
       left join after_cause as done
         on done.workflow_id = a.workflow_id and done.step = u.step
@@ -294,7 +297,7 @@ export async function taskSettleInOneStatement(
         'id', pu.id, 'workflow_id', pu.workflow_id, 'step', pu.step, 'queue', pu.queue,
         'state', pu.state, 'attempt', pu.attempt, 'lease_epoch', pu.lease_epoch,
         'deadline_at', pu.deadline_at, 'evidence', pu.evidence, 'checkpoints', pu.checkpoints,
-        'w_name', c.name,
+        'w_name', c.name, 'w_version', c.version,
         'w_input', (select w.input from causeway_workflows as w where w.id = pu.workflow_id),
         'w_awaited_child', c.parent_task_id is not null and not c.detached,
         'outputs', coalesce((
@@ -361,6 +364,7 @@ export async function taskSettleInOneStatement(
       deadline_at: row.deadline_at === null ? null : new Date(row.deadline_at),
     }),
     workflowName: row.w_name,
+    workflowVersion: row.w_version,
     input: row.w_input,
     outputs: row.outputs,
     awaitedChild: row.w_awaited_child,

@@ -5,8 +5,14 @@ import { constantArrayLiteral } from '../array-literal';
 
 /** The engine's steps, as the `step` CTE the promotion reads. */
 export interface StepColumns {
-  /** Per (workflow, step): workflow name, step, its direct upstream steps (JSON), all its upstream steps (JSON), order. */
+  /**
+   * Per (workflow, version, step): workflow name, its version, the name's latest version (what
+   * a workflow stored without one takes), step, its direct upstream steps (JSON), all its
+   * upstream steps (JSON), order.
+   */
   readonly stepNames: readonly string[];
+  readonly stepVersions: readonly string[];
+  readonly stepLatest: readonly string[];
   readonly stepSteps: readonly string[];
   readonly stepAfter: readonly string[];
   readonly stepUpstream: readonly string[];
@@ -19,11 +25,13 @@ export function stepCte(plan: StepColumns): RawBuilder<unknown> {
     step as materialized (
       select * from unnest(
         ${constantArrayLiteral(plan.stepNames)}::text[],
+        ${constantArrayLiteral(plan.stepVersions)}::text[],
+        ${constantArrayLiteral(plan.stepLatest)}::text[],
         ${constantArrayLiteral(plan.stepSteps)}::text[],
         ${constantArrayLiteral(plan.stepAfter)}::jsonb[],
         ${constantArrayLiteral(plan.stepUpstream)}::jsonb[],
         ${constantArrayLiteral(plan.stepOrder)}::integer[]
-      ) as s(name, step, after, upstream, ord)
+      ) as s(name, version, latest, step, after, upstream, ord)
     )`;
 }
 

@@ -22,6 +22,8 @@ export interface NewWorkflowRow {
   readonly idempotencyKey: string | null;
   /** The definition's step names, comma-separated (`workflowStepsText`). */
   readonly steps: string;
+  /** The definition's version it is accepted under (R54). */
+  readonly version: string;
   /** A child workflow's place in its tree (R43); absent for a root. */
   readonly parent?: NewChildLink;
   /** The trace context it was submitted in (R57); absent or null: none. */
@@ -126,7 +128,8 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
   };
   const workflowKinds = distinctRows(
     workflows,
-    (a, b) => a.name === b.name && a.state === b.state && a.steps === b.steps,
+    (a, b) =>
+      a.name === b.name && a.state === b.state && a.steps === b.steps && a.version === b.version,
   );
   const taskKinds = distinctRows(
     tasks,
@@ -253,14 +256,15 @@ export function submissionInsertStatement(rows: SubmissionRows): SubmissionInser
         ${arrayLiteral(tasks.map((task) => task.id))}::uuid[] as task
     ),
     workflow_insert as (
-      insert into causeway_workflows (id, name, state, input, idempotency_key, steps, created_at,
-        updated_at${parentColumns}${traceColumn}${attributes.column})
+      insert into causeway_workflows (id, name, state, input, idempotency_key, steps, version,
+        created_at, updated_at${parentColumns}${traceColumn}${attributes.column})
       select (select workflow from id)[v.position],
         (${column(workflowKinds, (row) => row.name)}::text[])[v.kind],
         (${column(workflowKinds, (row) => row.state)}::text[])[v.kind],
         (${`[${workflows.map((row) => row.inputJson).join(',')}]`}::jsonb)->(v.position::integer - 1),
         v.idempotency_key,
         (${column(workflowKinds, (row) => row.steps)}::text[])[v.kind],
+        (${column(workflowKinds, (row) => row.version)}::text[])[v.kind],
         (select at from clock), (select at from clock)${parentValues}${traceValue}${attributes.value}
       -- The inputs travel as one JSON array (their texts joined), read back by position:
       -- as a text array each needed its quotes escaped.

@@ -65,14 +65,19 @@ export async function taskListWaitsTimedOut(
   db: Db,
   stepKeys: readonly string[],
   limit: number,
-): Promise<{ id: string; workflowName: string; step: string }[]> {
-  const { rows } = await sql<{ id: string; name: string; step: string }>`
-    select t.id, w.name, t.step from causeway_tasks as t
+): Promise<{ id: string; workflowName: string; workflowVersion: string | null; step: string }[]> {
+  const { rows } = await sql<{ id: string; name: string; version: string | null; step: string }>`
+    select t.id, w.name, w.version, t.step from causeway_tasks as t
     join causeway_workflows as w on w.id = t.workflow_id
     where t.state = ${waitingStateSql} and t.wait_timeout_at <= causeway_now()
       and ${definedWorkflowStep(sql`t`, stepKeys)}
     order by t.wait_timeout_at limit ${limit}`.execute(db);
-  return rows.map((row) => ({ id: row.id, workflowName: row.name, step: row.step }));
+  return rows.map((row) => ({
+    id: row.id,
+    workflowName: row.name,
+    workflowVersion: row.version,
+    step: row.step,
+  }));
 }
 
 /** Tasks whose receipt did not arrive in time (R23). */

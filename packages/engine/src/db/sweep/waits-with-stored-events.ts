@@ -9,6 +9,8 @@ export interface WaitWithStoredEvent {
   readonly taskId: string;
   readonly workflowId: string;
   readonly workflowName: string;
+  /** The version its workflow records (R54); null if stored before versions. */
+  readonly workflowVersion: string | null;
   readonly step: string;
   readonly event: {
     readonly id: string;
@@ -57,6 +59,7 @@ export async function taskListWaitsWithStoredEvents(
     task_id: string;
     workflow_id: string;
     workflow_name: string;
+    workflow_version: string | null;
     step: string;
     id: string;
     name: string;
@@ -76,9 +79,10 @@ export async function taskListWaitsWithStoredEvents(
         and ${inScope}
     ),
     matched as materialized (
-      select k.id, k.workflow_id, k.step, k.event_name, k.event_key, w.name, w.created_at
+      select k.id, k.workflow_id, k.step, k.event_name, k.event_key, w.name, w.version,
+        w.created_at
       from keyed as k
-      cross join lateral (select name, created_at from causeway_workflows
+      cross join lateral (select name, version, created_at from causeway_workflows
         where id = k.workflow_id limit 1) as w
       cross join lateral (select 1 from causeway_events as e
         where e.name = k.event_name and e.key = k.event_key and e.received_at >= w.created_at
@@ -87,8 +91,8 @@ export async function taskListWaitsWithStoredEvents(
       order by k.id
       limit ${limit}
     )
-    select m.id as task_id, m.workflow_id, m.name as workflow_name, m.step, e.id, e.name, e.key,
-      e.payload, e.sent_by, e.reason
+    select m.id as task_id, m.workflow_id, m.name as workflow_name,
+      m.version as workflow_version, m.step, e.id, e.name, e.key, e.payload, e.sent_by, e.reason
     from matched as m
     cross join lateral (
       select id, name, key, payload, sent_by, reason, received_at from causeway_events
@@ -101,6 +105,7 @@ export async function taskListWaitsWithStoredEvents(
     taskId: row.task_id,
     workflowId: row.workflow_id,
     workflowName: row.workflow_name,
+    workflowVersion: row.workflow_version,
     step: row.step,
     event: {
       id: row.id,

@@ -7,7 +7,16 @@ export interface WorkerRegistration {
   readonly host: string;
   readonly pid: number;
   readonly queues: readonly { readonly name: string; readonly slots: number }[];
-  readonly workflows: readonly { readonly name: string; readonly steps: readonly string[] }[];
+  /**
+   * Each version it defines (R54) with its steps, and whether new submits take it (the name's
+   * latest); rows of engines from before versions have neither.
+   */
+  readonly workflows: readonly {
+    readonly name: string;
+    readonly version?: string;
+    readonly latest?: boolean;
+    readonly steps: readonly string[];
+  }[];
   readonly sweeper: boolean;
   readonly engineVersion: string;
   readonly appVersion: string | null;

@@ -5,6 +5,7 @@ import {
   type ConcurrencyFacts,
   childLimits,
   decideBlocker,
+  definitionAt,
   eventWaitingState,
   isTerminalTaskState,
   leaseHoldingStates,
@@ -132,7 +133,7 @@ async function blockersAtLevel(
   for (const [id, workflow] of workflows) {
     const all = tasks.filter(({ task }) => task.workflowId === id);
     const states = new Map(all.map(({ task }) => [task.step, task.state]));
-    const definition = definitions.get(workflow.name);
+    const definition = definitionAt(definitions, workflow.name, workflow.version);
     const order = stepOrder(workflow, definition);
     const mine = open
       .filter(({ task }) => task.workflowId === id)
@@ -240,7 +241,7 @@ function blockerInput(
             const state = states.get(name);
             return state === undefined ? [] : [{ step: name, state }];
           }),
-    workflow: { name: workflow.name, steps: workflow.steps },
+    workflow: { name: workflow.name, version: workflow.version, steps: workflow.steps },
     policy: step?.policy ?? null,
     queue: read.loads.get(task.queue) ?? noLoad,
     now: read.now,

@@ -8,6 +8,8 @@ import {
   type TaskConcurrency,
   type Tolerance,
   type WorkflowDefinition,
+  type WorkflowRegistry,
+  workflowVersion,
 } from '@causeway/workflow/internal';
 import type { TaskRecord, WorkflowRecord } from '../../db/rows';
 import type { TraceCarrier } from '../../db/schema';
@@ -48,8 +50,8 @@ export type ChildAdmission =
 
 /** What to start: from `startChildren(...)` or from a map step's list (R43, R44). */
 export interface ChildRequest {
-  /** A definition (only its name is read) or the name. */
-  readonly workflow: { readonly name: string } | string;
+  /** A definition (its name and version are read, R54) or the name (its latest version). */
+  readonly workflow: WorkflowDefinition | string;
   readonly inputs: readonly unknown[];
   readonly tolerate: Tolerance | null;
   readonly single: boolean;
@@ -71,13 +73,19 @@ export interface ChildRequest {
  * never starts a second set) are chosen here.
  */
 export function admitChildren(
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  definitions: WorkflowRegistry,
   request: ChildRequest,
   parent: { readonly workflow: WorkflowRecord; readonly task: TaskRecord },
   now: Date,
 ): ChildAdmission {
   const name = typeof request.workflow === 'string' ? request.workflow : request.workflow.name;
-  const definition = definitions.get(name);
+  // The child records the version it starts under (R54): the one the step named, if this
+  // engine defines it, else the latest version of the name.
+  const definition =
+    typeof request.workflow === 'string' ||
+    definitions.at(name, workflowVersion(request.workflow)) === undefined
+      ? definitions.get(name)
+      : definitions.at(name, workflowVersion(request.workflow));
   if (definition === undefined) {
     return {
       ok: false,
@@ -104,7 +112,7 @@ export function admitChildren(
   const rootId = parent.workflow.parent?.rootId ?? parent.workflow.id;
   const deadlineAt = parent.task.deadlineAt;
   const deadlineCapMs = deadlineAt === null ? null : deadlineAt.getTime() - now.getTime();
-  const mapSlot = mapConcurrencyOf(definitions, parent.workflow.name, parent.task);
+  const mapSlot = mapConcurrencyOf(definitions, parent.workflow, parent.task);
   const children: Prepared[] = [];
   for (const [position, input] of request.inputs.entries()) {
     const index = request.indexes?.[position] ?? position;
@@ -172,12 +180,14 @@ function childRefused(index: number, error: AdmissionError): ChildAdmission {
  * definition, so children started again by a replay take it too.
  */
 function mapConcurrencyOf(
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
-  workflowName: string,
+  definitions: WorkflowRegistry,
+  workflow: WorkflowRecord,
   task: TaskRecord,
 ): TaskConcurrency | null {
-  const step = definitions.get(workflowName)?.steps.find((each) => each.name === task.step);
+  const step = definitions
+    .at(workflow.name, workflow.version)
+    ?.steps.find((each) => each.name === task.step);
   const limit = step?.map?.concurrency ?? null;
   if (limit === null) return null;
-  return { group: mapConcurrencyGroup(workflowName, task.step), key: task.id, limit };
+  return { group: mapConcurrencyGroup(workflow.name, task.step), key: task.id, limit };
 }

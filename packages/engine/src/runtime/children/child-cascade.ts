@@ -135,7 +135,7 @@ async function childrenCancel(
   const reasonOf = new Map(cancels.map((cancel) => [cancel.parentTaskId, cancel.reason]));
   // A child of a workflow this engine does not define (another version's, R54) is left to it.
   const children = (await childrenOfSteps(tx, [...reasonOf.keys()], { unfinished: true })).filter(
-    (child) => definitions.has(child.name),
+    (child) => definitions.at(child.name, child.version) !== undefined,
   );
   if (children.length === 0) return noChildWork;
   const loaded = await workflowLockWithTasks(
@@ -223,7 +223,7 @@ async function stepOutputJson(
 ): Promise<string> {
   const rows = await childResultsRead(tx, taskId);
   const results = rows.map((row) => {
-    const definition = context.definitions.get(row.name);
+    const definition = context.definitions.at(row.name, row.version);
     return row.state !== 'succeeded'
       ? undefined
       : definition === undefined

@@ -35,6 +35,7 @@ export async function childrenRestart(
     { skipLocked: false },
   );
   const inputOf = new Map(old.workflows.map((workflow) => [workflow.id, workflow.input]));
+  const versionOf = new Map(old.workflows.map((workflow) => [workflow.id, workflow.version]));
   const starts: ChildStart[] = [];
   const replaced: string[] = [];
   for (const task of parents.tasks) {
@@ -43,13 +44,18 @@ export async function childrenRestart(
       .sort((a, b) => a.index - b.index);
     const workflow = parents.workflows.find((candidate) => candidate.id === task.workflowId);
     if (mine.length === 0 || workflow === undefined) continue;
-    const byName = new Map<string, typeof mine>();
-    for (const child of mine) byName.set(child.name, [...(byName.get(child.name) ?? []), child]);
-    for (const [name, group] of byName) {
+    // A child starts again under the version it recorded, if this engine defines it (R54).
+    const byVersion = new Map<string, typeof mine>();
+    for (const child of mine) {
+      const key = `${child.name}\n${versionOf.get(child.id) ?? ''}`;
+      byVersion.set(key, [...(byVersion.get(key) ?? []), child]);
+    }
+    for (const group of byVersion.values()) {
+      const { id, name } = group[0] as (typeof mine)[number];
       const admitted = admitChildren(
         context.definitions,
         {
-          workflow: name,
+          workflow: context.definitions.at(name, versionOf.get(id) ?? null) ?? name,
           inputs: group.map((child) => inputOf.get(child.id)),
           tolerate: null,
           single: false,

@@ -1,4 +1,4 @@
-import type { RateLimit, WorkflowDefinition } from '@causeway/workflow/internal';
+import type { RateLimit, WorkflowRegistry } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import { childTallyWrite } from '../../db/children/child-tally-write';
 import type { CausewayDatabase } from '../../db/schema';
@@ -54,7 +54,7 @@ export async function childStartsWrite(
 
 /** The decisions' context of an engine: its definitions and lease, and how it writes children. */
 export function applyContextOf(
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  definitions: WorkflowRegistry,
   leaseMs: number,
   rateLimits: readonly RateLimit[] = [],
 ): ApplyContext {

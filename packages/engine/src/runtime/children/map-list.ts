@@ -3,6 +3,7 @@ import {
   type MapContext,
   type StepInputProblem,
   type WorkflowDefinition,
+  type WorkflowRegistry,
   type WorkflowStep,
 } from '@causeway/workflow/internal';
 import type { TaskRecord, WorkflowRecord } from '../../db/rows';
@@ -21,7 +22,7 @@ export type MapStartOrProblem =
  * with nothing written for the children.
  */
 export function mapStartOf(
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  definitions: WorkflowRegistry,
   definition: WorkflowDefinition,
   step: WorkflowStep,
   parent: { readonly workflow: WorkflowRecord; readonly task: TaskRecord },

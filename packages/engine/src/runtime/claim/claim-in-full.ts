@@ -67,9 +67,7 @@ export async function claimInFull(
       }
     }
     const awaited = workflow.parent !== null && !workflow.parent.detached;
-    claimed.push(
-      prepareClaimed(context, task, workflow.name, workflow.input, outputs, result.now, awaited),
-    );
+    claimed.push(prepareClaimed(context, task, workflow, outputs, result.now, awaited));
   }
   return { claimed, skipped: result.skipped };
 }

@@ -22,6 +22,8 @@ export function claimStatementPlan(
     leaseMs: context.leaseMs,
     definedNames: steps.definedNames,
     stepNames: steps.stepNames,
+    stepVersions: steps.stepVersions,
+    stepLatest: steps.stepLatest,
     stepSteps: steps.stepSteps,
     stepKeys: steps.stepKeys,
     stepUpstream: steps.stepUpstream,

@@ -39,16 +39,15 @@ export interface ClaimedTask {
 export function prepareClaimed(
   context: ApplyContext,
   task: LeasedTask,
-  workflowName: string,
-  input: unknown,
+  workflow: { readonly name: string; readonly version: string | null; readonly input: unknown },
   outputs: Readonly<Record<string, unknown>>,
   now: Date,
   awaitedChild: boolean,
 ): ClaimedTask {
-  const definition = context.definitions.get(workflowName);
+  const definition = context.definitions.at(workflow.name, workflow.version);
   if (definition === undefined) throw new Error(`claimed task ${task.id} of unknown workflow`);
   const step = definition.steps.find((candidate) => candidate.name === task.step);
-  if (step === undefined) throw new Error(`workflow "${workflowName}" has no step "${task.step}"`);
+  if (step === undefined) throw new Error(`workflow "${workflow.name}" has no step "${task.step}"`);
   // Outputs of every upstream step, direct or not (they all succeeded, or this would not run).
   const results: Record<string, unknown> = {};
   for (const upstream of upstreamSteps(definition, step.name)) {
@@ -58,7 +57,7 @@ export function prepareClaimed(
     task,
     definition,
     step,
-    input: deepFreeze(input), // ctx.input is read-only at every depth (R30)
+    input: deepFreeze(workflow.input), // ctx.input is read-only at every depth (R30)
     results,
     deadlineInMs: task.deadlineAt === null ? null : task.deadlineAt.getTime() - now.getTime(),
     awaitedChild,
@@ -74,8 +73,7 @@ export function claimedFromStatement(
   return prepareClaimed(
     context,
     row.task,
-    row.workflowName,
-    row.input,
+    { name: row.workflowName, version: row.workflowVersion, input: row.input },
     row.outputs,
     now,
     row.awaitedChild,

@@ -1,5 +1,9 @@
 import type { WorkflowDefinition } from '@causeway/workflow';
-import { defaultConcurrencyGroup, mapConcurrencyGroup } from '@causeway/workflow/internal';
+import {
+  defaultConcurrencyGroup,
+  everyVersion,
+  mapConcurrencyGroup,
+} from '@causeway/workflow/internal';
 import {
   type ConcurrencyKeyLoad,
   concurrencyGroupLoadList,
@@ -81,7 +85,7 @@ export function definedConcurrencyGroups(
     for (const name of steps) entry.steps.add(name);
     groups.set(group, entry);
   };
-  for (const definition of definitions.values()) {
+  for (const definition of everyVersion(definitions)) {
     for (const step of definition.steps) {
       const option = step.concurrency;
       if (option !== undefined) {

@@ -5,6 +5,7 @@ import {
   type StepInputProblem,
   type TaskEdge,
   type WorkflowDefinition,
+  type WorkflowRegistry,
   type WorkflowState,
 } from '@causeway/workflow/internal';
 import type { LoadedRuns } from '../../db/locked-runs';
@@ -82,7 +83,7 @@ export class ChildEffects {
   private readonly requested = new Map<string, ChildStart>();
 
   constructor(
-    private readonly definitions: ReadonlyMap<string, WorkflowDefinition>,
+    private readonly definitions: WorkflowRegistry,
     private readonly now: Date,
   ) {}
 

@@ -4,7 +4,7 @@ import type {
   Refusal,
   TaskEdge,
   TaskEvent,
-  WorkflowDefinition,
+  WorkflowRegistry,
   WorkflowState,
 } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
@@ -99,7 +99,7 @@ export interface ApplyResult {
 }
 
 export interface ApplyContext {
-  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly definitions: WorkflowRegistry;
   readonly leaseMs: number;
   readonly random: () => number;
   /** The engine's rate limits (R51); absent: none. */

@@ -50,7 +50,7 @@ export class RunState {
   private readonly wake = new Set<string>();
   /** Send requests of edges into awaiting_receipt (R22). */
   readonly outbox: NewOutboxRow[] = [];
-  /** Locked workflows whose definition this engine does not have, by id. */
+  /** Locked workflows whose definition (at their version, R54) this engine lacks: name, by id. */
   readonly undefinedNames = new Map<string, string>();
   /** Waits started and not yet matched against the stored events (`takeWaitEntries`). */
   private waits: WaitEntry[] = [];
@@ -75,10 +75,10 @@ export class RunState {
       else siblings.push(task);
     }
     for (const record of workflows) {
-      const definition = this.context.definitions.get(record.name);
+      const definition = this.context.definitions.at(record.name, record.version);
       if (definition === undefined) {
         // Another version of the service defines it (a rolling deploy): leave it alone.
-        this.undefinedNames.set(record.id, record.name);
+        this.undefinedNames.set(record.id, versionLabel(record));
         continue;
       }
       // Definition order, so edges of one decision are logged in step order.
@@ -280,10 +280,10 @@ export class RunState {
   }
 
   private definitionOf(record: WorkflowRecord): WorkflowDefinition {
-    const definition = this.context.definitions.get(record.name);
+    const definition = this.context.definitions.at(record.name, record.version);
     if (definition === undefined) {
       throw new Error(
-        `workflow ${record.id} is a "${record.name}", which this engine does not define`,
+        `workflow ${record.id} is a "${versionLabel(record)}", which this engine does not define`,
       );
     }
     return definition;
@@ -370,4 +370,9 @@ export class RunState {
       }
     }
   }
+}
+
+/** `name` with the version it records, as messages name a workflow this engine lacks (R54). */
+function versionLabel(record: WorkflowRecord): string {
+  return record.version === null ? record.name : `${record.name}@${record.version}`;
 }

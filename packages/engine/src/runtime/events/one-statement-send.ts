@@ -5,7 +5,7 @@ import {
   eventReceivedEdge,
   formatActor,
   type TaskState,
-  type WorkflowDefinition,
+  type WorkflowRegistry,
   type WorkflowStep,
 } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
@@ -41,22 +41,28 @@ interface SendTable {
   readonly shape: EventSendShape;
 }
 
-const tables = new WeakMap<ReadonlyMap<string, WorkflowDefinition>, SendTable>();
+const tables = new WeakMap<WorkflowRegistry, SendTable>();
 
-function sendTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): SendTable {
+function sendTableOf(definitions: WorkflowRegistry): SendTable {
   let table = tables.get(definitions);
   if (table !== undefined) return table;
-  const entries = [...definitions.values()].flatMap((definition) =>
+  const entries = definitions.versions.flatMap((definition) =>
     definition.steps.flatMap((step) =>
       step.event === undefined ? [] : [{ definition, step, event: step.event.name }],
     ),
   );
+  // The statement knows a step by (workflow, step): with two versions of a workflow served,
+  // their events are decided in full, where each waiting workflow's own version is read (R54).
+  const names = definitions.versions.map((definition) => definition.name);
+  const versioned = new Set(names.filter((name, index) => names.indexOf(name) !== index));
   const byEvent = new Map<string, { inOne: boolean; promotes: boolean; steps: WorkflowStep[] }>();
   for (const { definition, step, event } of entries) {
     const entry = byEvent.get(event) ?? { inOne: true, promotes: false, steps: [] };
     // A completion that makes a delayed or event step ready is decided in full (its run_at,
     // key and timeout are per step), as the settle does.
-    if (promotesStepDecidedInFull(definition, step.name)) entry.inOne = false;
+    if (promotesStepDecidedInFull(definition, step.name) || versioned.has(definition.name)) {
+      entry.inOne = false;
+    }
     // Only a step after the completed one can become ready: any other pending step's upstream
     // steps are as they were when the last of them finished, which would have made it ready.
     if (definition.steps.some((other) => other.after.includes(step.name))) entry.promotes = true;
@@ -93,9 +99,7 @@ function sendTableOf(definitions: ReadonlyMap<string, WorkflowDefinition>): Send
 }
 
 /** What the one-statement send is made of for these definitions (built once per set). */
-export function eventSendShapeOf(
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
-): EventSendShape {
+export function eventSendShapeOf(definitions: WorkflowRegistry): EventSendShape {
   return sendTableOf(definitions).shape;
 }
 
@@ -121,7 +125,7 @@ function commonOutput(steps: readonly WorkflowStep[], payloadJson: string): stri
  */
 export async function sendInOneStatement(
   db: Kysely<CausewayDatabase>,
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  definitions: WorkflowRegistry,
   events: readonly CheckedEvent[],
   actor: Actor,
 ): Promise<SendEventAnswer[] | null> {

@@ -7,6 +7,7 @@ import {
   eventStepsByName,
   formatActor,
   idempotencyKeyProblem,
+  type WorkflowDefinition,
 } from '@causeway/workflow/internal';
 import type { Transaction } from 'kysely';
 import {
@@ -130,7 +131,7 @@ export function checkedEvents(
 ): CheckedEvent[] {
   let steps = stepsByEngine.get(context.definitions);
   if (steps === undefined) {
-    steps = eventStepsByName(context.definitions.values());
+    steps = eventStepsByName(context.definitions.versions);
     stepsByEngine.set(context.definitions, steps);
   }
   const known = steps;
@@ -212,15 +213,16 @@ async function sendInTransaction(
     const event = freshByKey.get(`${task.name}\n${task.key}`);
     const record = recordById.get(task.taskId);
     const workflow = workflowById.get(task.workflowId);
-    const step = context.definitions
-      .get(workflow?.name ?? '')
-      ?.steps.find((s) => s.name === record?.step);
+    // Only a workflow whose version this engine defines (R54): another version's engine
+    // completes its wait from the stored event within a sweep interval.
+    const definition =
+      workflow === undefined ? undefined : context.definitions.at(workflow.name, workflow.version);
+    const step = definition?.steps.find((s) => s.name === record?.step);
     // A wait of a workflow accepted after the event never matches it (R37).
     if (event === undefined || workflow === undefined || step === undefined) continue;
     if (receivedAt !== null && workflow.createdAt > receivedAt) continue;
-    // Nor one of a workflow with a step this engine does not define (R54): its own engine's
-    // sweeper completes it, and makes ready the steps this one does not know.
-    if (!definesEveryTask(context, workflow.name, loaded.tasks, task.workflowId)) continue;
+    // Nor one of a workflow stored before versions with a step this engine does not define.
+    if (!definesEveryTask(definition, loaded.tasks, task.workflowId)) continue;
     const outputJson = eventOutputJson(step, JSON.parse(event.payloadJson));
     if (outputJson === null) continue;
     requests.push({
@@ -257,14 +259,13 @@ async function sendInTransaction(
   return answersOf(ids, fresh, existing, receivedAt, delivered);
 }
 
-/** Whether this engine defines the step of every task of the workflow (its submitted steps). */
+/** Whether `definition` has the step of every task of the workflow (its submitted steps). */
 function definesEveryTask(
-  context: Pick<EngineContext, 'definitions'>,
-  workflowName: string,
+  definition: WorkflowDefinition | undefined,
   tasks: readonly { readonly workflowId: string; readonly step: string }[],
   workflowId: string,
 ): boolean {
-  const steps = context.definitions.get(workflowName)?.steps ?? [];
+  const steps = definition?.steps ?? [];
   return tasks.every(
     (other) =>
       other.workflowId !== workflowId || steps.some((defined) => defined.name === other.step),

@@ -15,6 +15,8 @@ export interface SubmittedWait {
   readonly taskId: string;
   readonly workflowId: string;
   readonly workflowName: string;
+  /** The version it is accepted under (R54). */
+  readonly workflowVersion: string;
   readonly step: string;
   readonly name: string;
   readonly key: string;

@@ -6,8 +6,9 @@ import {
   getStep,
   priorityProblem,
   submitDelayProblem,
-  type WorkflowDefinition,
+  type WorkflowRegistry,
   type WorkflowState,
+  workflowVersion,
 } from '@causeway/workflow/internal';
 import type { Kysely, Transaction } from 'kysely';
 import type { Db } from '../../db/database';
@@ -72,7 +73,7 @@ export interface SubmitOptions {
 
 export interface SubmitContext {
   readonly db: Kysely<CausewayDatabase>;
-  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly definitions: WorkflowRegistry;
   readonly queueLimits: ReadonlyMap<string, { readonly maxBacklog?: number }>;
   /** For first steps that wait for an event already stored (R37). */
   readonly apply: ApplyContext;
@@ -232,6 +233,7 @@ export function planSubmission(
       idempotencyKey: item.idempotencyKey,
       steps: workflowStepsText(item.definition),
       traceContext: item.traceContext ?? null,
+      version: workflowVersion(item.definition),
       ...(item.child === undefined ? {} : { parent: item.child.link }),
       ...(item.attributes ? { attributes: item.attributes } : {}),
     });
@@ -253,6 +255,7 @@ export function planSubmission(
           taskId: task.taskId,
           workflowId,
           workflowName: item.definition.name,
+          workflowVersion: workflowVersion(item.definition),
           step: step.name,
           name: waitEvent.name,
           key: waitEvent.key,

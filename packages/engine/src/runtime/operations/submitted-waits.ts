@@ -59,7 +59,9 @@ export async function completeSubmittedWaits(
   const stepOf = new Map(
     waits.map((wait) => [
       wait.taskId,
-      apply.definitions.get(wait.workflowName)?.steps.find((step) => step.name === wait.step),
+      apply.definitions
+        .at(wait.workflowName, wait.workflowVersion)
+        ?.steps.find((step) => step.name === wait.step),
     ]),
   );
   const requests = await storedEventRequests(tx, waits, (taskId, payload) => {

@@ -1,4 +1,5 @@
 import type { WorkflowDefinition } from '@causeway/workflow';
+import { everyVersion } from '@causeway/workflow/internal';
 import type { Db } from '../../db/database';
 import {
   type QueuePause,
@@ -71,7 +72,7 @@ export async function listQueues(
 ): Promise<QueueView[]> {
   const pauses = await queuePauseList(db);
   const names = new Set<string>(pauses.keys());
-  for (const definition of definitions.values()) {
+  for (const definition of everyVersion(definitions)) {
     for (const step of definition.steps) names.add(step.queue);
   }
   const shown = only === null ? [...names].sort() : [only];

@@ -1,4 +1,5 @@
 import {
+  definitionAt,
   type WorkflowDefinition,
   type WorkflowState,
   workflowResultOf,
@@ -78,11 +79,11 @@ export function createTreeReads(db: Kysely<CausewayDatabase>): TreeReads {
  * steps are the definition's).
  */
 export function workflowResult(
-  workflow: Pick<WorkflowRecord, 'name' | 'state'>,
+  workflow: Pick<WorkflowRecord, 'name' | 'state'> & { readonly version?: string | null },
   tasks: readonly Pick<TaskRecord, 'step' | 'output'>[],
   definitions: ReadonlyMap<string, WorkflowDefinition>,
 ): unknown {
-  const definition = definitions.get(workflow.name);
+  const definition = definitionAt(definitions, workflow.name, workflow.version ?? null);
   if (workflow.state !== 'succeeded' || definition === undefined) return null;
   const outputs = new Map(tasks.map((task) => [task.step, task.output]));
   return workflowResultOf(definition, (step) => outputs.get(step) ?? null);

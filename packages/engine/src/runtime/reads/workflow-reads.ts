@@ -1,4 +1,5 @@
 import {
+  definitionAt,
   type Explanation,
   type RateLimit,
   receiptAwaitingState,
@@ -96,7 +97,10 @@ export async function readWorkflowView(
   if (read === undefined) return undefined;
   const { workflow, tasks, transitions, stale, outbox, childCounts, parent } = read;
   const order = new Map(
-    definitions.get(workflow.name)?.steps.map((step, index) => [step.name, index]),
+    definitionAt(definitions, workflow.name, workflow.version)?.steps.map((step, index) => [
+      step.name,
+      index,
+    ]),
   );
   return {
     ...workflow,

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { WorkflowDefinition } from '@causeway/workflow';
+import { type WorkflowRegistry, workflowVersion } from '@causeway/workflow/internal';
 import type { Kysely } from 'kysely';
 import type { CausewayDatabase } from '../../db/schema';
 import { workerDeregister } from '../../db/workers/worker-deregister';
@@ -46,7 +46,7 @@ export class WorkerRegistry {
   constructor(
     private readonly db: Kysely<CausewayDatabase>,
     private readonly holder: string,
-    private readonly definitions: ReadonlyMap<string, WorkflowDefinition>,
+    private readonly definitions: WorkflowRegistry,
     private readonly logger: Logger,
     readonly options: RegistryOptions,
   ) {}
@@ -100,8 +100,11 @@ export class WorkerRegistry {
       queues: [...slots]
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([name, count]) => ({ name, slots: count })),
-      workflows: [...this.definitions.values()].map((definition) => ({
+      // Every version it defines (R54), each name's latest last, as the registry lists them.
+      workflows: this.definitions.versions.map((definition) => ({
         name: definition.name,
+        version: workflowVersion(definition),
+        latest: this.definitions.get(definition.name) === definition,
         steps: definition.steps.map((step) => step.name),
       })),
       sweeper: [...this.members].some((member) => member.sweeps),

@@ -1,7 +1,7 @@
 import {
   type ScheduleDefinition,
   scheduleRegistry,
-  type WorkflowDefinition,
+  type WorkflowRegistry,
 } from '@causeway/workflow/internal';
 import type { Logger } from '../../logger';
 import type { SubmitContext } from '../operations/submit';
@@ -14,7 +14,7 @@ import { checkSchedules, syncSchedules } from './schedule-sync';
  */
 export function engineScheduleContext(options: {
   readonly schedules: readonly ScheduleDefinition[];
-  readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
+  readonly definitions: WorkflowRegistry;
   readonly submit: SubmitContext;
   readonly logger: Logger;
   readonly intervalMs: number;

@@ -3,7 +3,7 @@ import {
   DefinitionError,
   nextTick,
   type ScheduleDefinition,
-  type WorkflowDefinition,
+  type WorkflowRegistry,
 } from '@causeway/workflow/internal';
 import { databaseNow } from '../../db/clock';
 import type { Db } from '../../db/database';
@@ -15,7 +15,7 @@ import { scheduleUpsert } from '../../db/schedules/schedule-upsert';
  */
 export function checkSchedules(
   schedules: ReadonlyMap<string, ScheduleDefinition>,
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  definitions: WorkflowRegistry,
 ): void {
   const problems: string[] = [];
   for (const schedule of schedules.values()) {

@@ -134,6 +134,8 @@ async function settleCompleteResults(
       actor,
       ...paths.settle,
       stepNames: steps.stepNames,
+      stepVersions: steps.stepVersions,
+      stepLatest: steps.stepLatest,
       stepSteps: steps.stepSteps,
       stepAfter: steps.stepAfter,
       stepUpstream: steps.stepUpstream,

@@ -3,7 +3,7 @@ import {
   eventWaitingState,
   parseActor,
   type TaskEvent,
-  type WorkflowDefinition,
+  type WorkflowRegistry,
 } from '@causeway/workflow/internal';
 import type { WaitWithStoredEvent } from '../../db/sweep/waits-with-stored-events';
 import type { EventRequest } from '../decision/event-request';
@@ -16,7 +16,7 @@ import type { EventRequest } from '../decision/event-request';
  * output. A wait with no acceptable event is left as it is.
  */
 export function storedEventWaitRequests(
-  definitions: ReadonlyMap<string, WorkflowDefinition>,
+  definitions: WorkflowRegistry,
   listed: readonly WaitWithStoredEvent[],
 ): EventRequest[] {
   const requests: EventRequest[] = [];
@@ -24,7 +24,7 @@ export function storedEventWaitRequests(
   for (const wait of listed) {
     if (decided.has(wait.taskId)) continue;
     const step = definitions
-      .get(wait.workflowName)
+      .at(wait.workflowName, wait.workflowVersion)
       ?.steps.find((candidate) => candidate.name === wait.step);
     if (step === undefined) continue;
     const outputJson = eventOutputJson(step, wait.event.payload);

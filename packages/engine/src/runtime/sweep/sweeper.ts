@@ -135,10 +135,10 @@ export class Sweeper {
             task.receiptDeadlineAt.getTime() <= now.getTime(),
         })),
         // The machine refuses a wait that has not timed out yet, on the locked row.
-        ...timedOut.map(({ id, workflowName, step }) => ({
+        ...timedOut.map(({ id, workflowName, workflowVersion, step }) => ({
           taskId: id,
           event: { type: 'wait_timeout', actor } satisfies TaskEvent,
-          ...timeoutOutput(this.context.definitions.get(workflowName), step),
+          ...timeoutOutput(this.context.definitions.at(workflowName, workflowVersion), step),
         })),
       ];
       if (requests.length === 0) return edges;

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { WorkflowDefinition } from '@causeway/workflow';
+import type { WorkflowRegistry } from '@causeway/workflow/internal';
 import { outboxWakeup } from '../../db/notify-channels';
 import { isRetryableDatabaseError } from '../../db/pg-errors';
 import { claimReadyTasks } from '../claim/claim-ready-tasks';
@@ -356,9 +356,9 @@ export class Worker implements WorkerHandle, RegistryMember {
   }
 }
 
-function allQueues(definitions: ReadonlyMap<string, WorkflowDefinition>): string[] {
+function allQueues(definitions: WorkflowRegistry): string[] {
   const queues = new Set<string>();
-  for (const definition of definitions.values())
+  for (const definition of definitions.versions)
     for (const step of definition.steps) queues.add(step.queue);
   return [...queues].sort();
 }
