@@ -1,6 +1,7 @@
 import type { WorkflowAttributes } from '@causeway/workflow/internal';
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { CausewayDatabase, WorkflowTable } from '../schema';
+import { rareWorkflowStates } from './rare-states';
 import { onlyUuids } from './read-queries';
 
 /**
@@ -10,7 +11,8 @@ import { onlyUuids } from './read-queries';
  * from the term it expects fewest rows of: a common one is walked in key order from the
  * page's position and stops after the page (its workflow's created_at and id are the
  * attribute row's), a rare one is read whole and sorted. The other filters (states, name,
- * parent, root) are checked on the workflows the terms find.
+ * parent, root) are checked on the workflows the terms find; a filter of rare states only may
+ * instead start from those states' partial index, each workflow's terms looked up by key.
  */
 type ReadDb = Kysely<CausewayDatabase>;
 
@@ -87,7 +89,13 @@ export function attributePageQuery(
 function workflowConditions(filter: AttributeFilterRow): RawBuilder<unknown>[] {
   const conditions: RawBuilder<unknown>[] = [];
   if (filter.states !== undefined) {
-    conditions.push(sql`w.state = any(${[...new Set(filter.states)]}::text[])`);
+    const states = [...new Set(filter.states)];
+    conditions.push(sql`w.state = any(${states}::text[])`);
+    // Rare states only: the planner may start from their partial index (0021) instead, and
+    // look each workflow's terms up by key, rather than walk a common term's every row.
+    if (states.every((state) => (rareWorkflowStates as readonly string[]).includes(state))) {
+      conditions.push(sql`w.rare_state = any(${states}::text[])`);
+    }
   }
   if (filter.name !== undefined) conditions.push(sql`w.name = ${filter.name}`);
   if (filter.parentId !== undefined) {

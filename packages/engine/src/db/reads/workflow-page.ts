@@ -10,6 +10,7 @@ import { readyHalves } from '../claim/claim-order';
 import { type WorkflowRecord, workflowFromRow } from '../rows';
 import type { CausewayDatabase, WorkflowTable } from '../schema';
 import { type AttributePageAsk, attributeCountRead, attributePageRows } from './attribute-page';
+import { rareWorkflowStates } from './rare-states';
 import { onlyUuids } from './read-queries';
 
 /**
@@ -31,6 +32,8 @@ import { onlyUuids } from './read-queries';
  */
 type ReadDb = Kysely<CausewayDatabase>;
 
+export { rareWorkflowStates } from './rare-states';
+
 /** Filters of a workflow listing; absent means "any". */
 export interface WorkflowFilterRow {
   readonly states?: readonly string[];
@@ -51,13 +54,6 @@ export interface WorkflowKey {
 
 /** Which end of the (created_at, id) order a list starts from. */
 export type WorkflowOrder = 'newest_first' | 'oldest_first';
-
-/** The states `rare_state` holds: keep equal to the column's expression in migration 0021. */
-export const rareWorkflowStates: readonly WorkflowState[] = Object.freeze([
-  'cancel_requested',
-  'cancelled',
-  'dead',
-]);
 
 /** One page's question: its filter, order, position and size. */
 export interface WorkflowPageAsk {
