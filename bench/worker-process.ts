@@ -14,6 +14,7 @@ import {
 } from './worker-protocol';
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
+if (process.env.BENCH_TRACER === 'drop') (await import('./drop-tracer')).registerDroppingTracer();
 const send = (message: ChildMessage, callback?: () => void) =>
   process.send?.(message, undefined, {}, callback);
 

@@ -1,0 +1,35 @@
+/**
+ * `BENCH_TRACER=drop`: the worker processes register an OpenTelemetry SDK as an application
+ * would (a tracer provider, a batching processor, the async-hooks context manager and the W3C
+ * propagator) whose exporter drops every span, so a run measures what tracing costs the
+ * engine (R57) without an exporter's own cost.
+ */
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  type ExportResult,
+  ExportResultCode,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+
+class DroppingExporter implements SpanExporter {
+  export(_spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    done({ code: ExportResultCode.SUCCESS });
+  }
+  async shutdown(): Promise<void> {}
+}
+
+export function registerDroppingTracer(): void {
+  const provider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(new DroppingExporter())],
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+}
