@@ -15,6 +15,8 @@ import {
 
 const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
 if (process.env.BENCH_TRACER === 'drop') (await import('./drop-tracer')).registerDroppingTracer();
+if (process.env.BENCH_TRACER === 'context')
+  (await import('./drop-tracer')).registerContextManager();
 const send = (message: ChildMessage, callback?: () => void) =>
   process.send?.(message, undefined, {}, callback);
 
