@@ -1,14 +1,12 @@
--- plain.sql with a concurrency key of limit 1 on every task (R50), the least a claim must do to
--- count a key's holders and serialise with other claims of the key: one probe of the holders and
--- one write of the key's row per grant. No walk by key heads (head-of-line blocking and fairness
--- are not paid for here).
+-- One loop of a worker at the contract floor (S of W2): claim up to 10 ready tasks with their
+-- workflows and log rows in one statement, then settle them in another. run.sh fills in what a
+-- case changes: which candidates a claim may grant (-- GRANT, grant-*.sql) and what a settle
+-- writes besides its tasks, workflows and log rows (-- END, end-*.sql).
 with c as (
   select id, ckey from kf_tasks where state = 'queued' and queue = 'q' and run_at <= now()
    order by run_at limit 10 for update skip locked
 ), g as (
-  update kf_keys k set grant_version = k.grant_version + 1 from c
-   where k.ckey = c.ckey and (select count(*) from kf_tasks h where h.ckey = c.ckey and h.state = 'leased') < 1
-  returning c.id
+-- GRANT
 ), t as (
   update kf_tasks t set state = 'leased', attempt = t.attempt + 1, lease_holder = 'h',
      lease_epoch = t.lease_epoch + 1, lease_expires_at = now() + interval '30 seconds', updated_at = now()
@@ -33,4 +31,4 @@ with d as (
   insert into kf_transitions (workflow_id, task_id, step, from_state, to_state, reason, actor, attempt, at)
   select workflow_id, id, step, 'leased', 'succeeded', 'completed', 'w', attempt, now() from d
   union all select id, null, null, 'running', 'succeeded', 'completed', 'w', 0, now() from w
-) select 1;
+-- END

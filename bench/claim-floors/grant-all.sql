@@ -1,0 +1,2 @@
+-- Every candidate.
+  select id from c
