@@ -8,6 +8,8 @@ import { type LeasedTaskRow, leasedTaskColumns } from '../locked-runs';
 import { transitionsChannel } from '../notify-channels';
 import { queueNotPausedSql } from '../queues/queue-pauses';
 import { type LeasedTask, leasedTaskFromRow } from '../rows';
+import type { TraceCarrier } from '../schema';
+import { type TaskTraceParent, traceParentFromRow } from '../tracing/trace-contexts';
 import { claimAtSql, dueSql } from './claim-order';
 import { keyedCandidatesSql, keyGrantCtes, plainCandidateKeyColumns } from './concurrency-claim';
 import { definedWorkflowStep } from './defined-workflow-step';
@@ -61,6 +63,8 @@ export interface LeasedTaskWithInputs {
   readonly outputs: Readonly<Record<string, unknown>>;
   /** Its workflow is a child its parent step awaits (R45): its end may move that step. */
   readonly awaitedChild: boolean;
+  /** Its workflow's stored trace context (R57), read with the lease: null when none is stored. */
+  readonly traceParent: TaskTraceParent | null;
 }
 
 export interface ClaimStatementResult {
@@ -104,6 +108,7 @@ export async function taskClaimInOneStatement(
       input: row.w_input,
       outputs: row.outputs ?? {},
       awaitedChild: row.w_awaited_child,
+      traceParent: traceParentFromRow(row.w_trace_context, row.t_replay_count),
     }));
   return {
     decided: summary.decided,
@@ -156,6 +161,8 @@ export function claimStatement(plan: ClaimStatementPlan) {
       readonly w_version: string | null;
       readonly w_input: unknown;
       readonly w_awaited_child: boolean;
+      readonly w_trace_context: TraceCarrier | null;
+      readonly t_replay_count: number;
       readonly position: string | null;
       readonly outputs: Record<string, unknown> | null;
       readonly candidate_count: string;
@@ -192,7 +199,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
         : sql`candidates as materialized (${plainCandidates}),`
     }
     locked as materialized (
-      select id, name, version, state, input,
+      select id, name, version, state, input, trace_context,
         parent_task_id is not null and not detached as awaited_child
       from causeway_workflows
       -- An array, not a semi-join: primary-key probes, never a hash of the whole table.
@@ -202,7 +209,7 @@ export function claimStatement(plan: ClaimStatementPlan) {
     ),
     ready as materialized (
       select c.id, c.workflow_id, c.step, c.deadline_at, l.state as parent_state, l.name,
-        l.version, l.input, l.awaited_child, row_number() over (order by c.claim_at, c.id) as position,
+        l.version, l.input, l.awaited_child, l.trace_context, row_number() over (order by c.claim_at, c.id) as position,
         n.name is not null as name_defined, s.name is not null as step_defined,
         s.upstream, m.after_state, c.concurrency_group, c.concurrency_key, c.grant_version,
         c.head_version, c.rate_name, c.rate_key, c.rate_cost
@@ -246,10 +253,11 @@ export function claimStatement(plan: ClaimStatementPlan) {
       from claimable as c, clock
       -- Conditional on the state it was read in (R1), like every other write of an edge.
       where t.id = c.id and t.state = ${sql.lit(plan.from)}
-      -- What the attempt reads (pg parses every column it is sent), and its workflow's.
+      -- What the attempt reads (pg parses every column it is sent), and its workflow's: the
+      -- trace context too, a null when none is stored, so a traced attempt needs no read of its own.
       returning ${leasedTaskColumns}, c.position, c.name as w_name, c.version as w_version,
-        c.input as w_input,
-        c.awaited_child as w_awaited_child, c.upstream
+        c.input as w_input, c.awaited_child as w_awaited_child,
+        c.trace_context as w_trace_context, t.replay_count as t_replay_count, c.upstream
     ),
     -- Each parent once, changed by its first claim in claim order. A CTE of its own, so the
     -- update joins a plain scan (see the settle statement on following concurrent updates).

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { ClaimEdgePlan, SettleEdgePlan } from '../edge-plans';
 import type { TaskRecord } from '../rows';
-import type { TaskTable } from '../schema';
+import type { TaskTable, TraceCarrier } from '../schema';
 import type { StepColumns } from './shared-ctes';
 
 /**
@@ -72,5 +72,7 @@ export interface ChainedRow {
   readonly w_version: string | null;
   readonly w_input: unknown;
   readonly w_awaited_child: boolean;
+  readonly w_trace_context: TraceCarrier | null;
+  readonly replay_count: number;
   readonly outputs: Record<string, unknown>;
 }

@@ -14,6 +14,7 @@ import { taskColumns } from '../locked-runs';
 import { transitionsChannel, wakeupChannel } from '../notify-channels';
 import { leasedTaskFromRow, taskFromRow } from '../rows';
 import type { TaskTable } from '../schema';
+import { traceParentFromRow } from '../tracing/trace-contexts';
 import {
   afterAwaitingSteps,
   awaitingStepCtes,
@@ -241,7 +242,8 @@ export async function taskSettleInOneStatement(
       from promoted_plan as p, clock
       where t.id = p.id and t.state = ${sql.lit(plan.promoteFrom)}
       returning t.id, t.workflow_id, t.step, t.queue, t.state, t.attempt, t.lease_epoch,
-        t.deadline_at, t.evidence, t.checkpoints, p.chained, p.position, p.ord, p.upstream
+        t.deadline_at, t.evidence, t.checkpoints, t.replay_count, p.chained, p.position, p.ord,
+        p.upstream
     ),
     ${parentUpdateCte},
     ${children ? sql`${tallyUpdateCte},` : sql``}
@@ -297,8 +299,8 @@ export async function taskSettleInOneStatement(
         'id', pu.id, 'workflow_id', pu.workflow_id, 'step', pu.step, 'queue', pu.queue,
         'state', pu.state, 'attempt', pu.attempt, 'lease_epoch', pu.lease_epoch,
         'deadline_at', pu.deadline_at, 'evidence', pu.evidence, 'checkpoints', pu.checkpoints,
-        'w_name', c.name, 'w_version', c.version,
-        'w_input', (select w.input from causeway_workflows as w where w.id = pu.workflow_id),
+        'w_name', c.name, 'w_version', c.version, 'w_input', w.input,
+        'w_trace_context', w.trace_context, 'replay_count', pu.replay_count,
         'w_awaited_child', c.parent_task_id is not null and not c.detached,
         'outputs', coalesce((
           select jsonb_object_agg(u.step, case when u.step = c.step
@@ -309,6 +311,7 @@ export async function taskSettleInOneStatement(
       ) order by pu.position, pu.ord) as tasks
       from promoted_update as pu
       join cause as c on c.workflow_id = pu.workflow_id
+      join causeway_workflows as w on w.id = pu.workflow_id
       where pu.chained
     ),
     announce as (
@@ -368,6 +371,7 @@ export async function taskSettleInOneStatement(
     input: row.w_input,
     outputs: row.outputs,
     awaitedChild: row.w_awaited_child,
+    traceParent: traceParentFromRow(row.w_trace_context, row.replay_count),
   }));
   return { completed, chained, now };
 }

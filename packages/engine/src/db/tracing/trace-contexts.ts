@@ -9,10 +9,18 @@ export interface TaskTraceParent {
   readonly replayCount: number;
 }
 
+/** A task's trace parent from its workflow's stored context column, null when none is stored. */
+export function traceParentFromRow(
+  carrier: TraceCarrier | null,
+  replayCount: number,
+): TaskTraceParent | null {
+  return carrier === null ? null : { carrier, replayCount };
+}
+
 /**
  * The stored trace contexts of the workflows of `taskIds`, by task id; a task whose workflow
- * was submitted outside any span has none. Read only when a tracer provider is registered, so
- * the claim itself never reads the column.
+ * was submitted outside any span has none. For tasks leased by a decision in full, whose
+ * claim does not return the context; read only when a tracer provider is registered.
  */
 export async function taskTraceParents(
   db: Db,

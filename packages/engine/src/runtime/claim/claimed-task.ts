@@ -5,6 +5,7 @@ import {
 } from '@causeway/workflow/internal';
 import type { LeasedTaskWithInputs } from '../../db/claim/claim-statement';
 import type { LeasedTask } from '../../db/rows';
+import type { TaskTraceParent } from '../../db/tracing/trace-contexts';
 import type { ApplyContext } from '../decision/event-request';
 import { upstreamSteps } from '../step-table';
 
@@ -33,6 +34,11 @@ export interface ClaimedTask {
   readonly deadlineInMs: number | null;
   /** Its workflow is a child its parent step awaits (R45): its end may move that step. */
   readonly awaitedChild: boolean;
+  /**
+   * Its workflow's stored trace context (R57) when the claim returned it (null: none stored);
+   * undefined when the claim did not, and the attempt reads it if a tracer is registered.
+   */
+  readonly traceParent?: TaskTraceParent | null;
 }
 
 /** A leased task with its definition, its input and the outputs of its upstream steps. */
@@ -70,7 +76,7 @@ export function claimedFromStatement(
   row: LeasedTaskWithInputs,
   now: Date,
 ): ClaimedTask {
-  return prepareClaimed(
+  const claimed = prepareClaimed(
     context,
     row.task,
     { name: row.workflowName, version: row.workflowVersion, input: row.input },
@@ -78,4 +84,5 @@ export function claimedFromStatement(
     now,
     row.awaitedChild,
   );
+  return { ...claimed, traceParent: row.traceParent };
 }

@@ -19,6 +19,17 @@ import {
   traceCarrierOf,
 } from './trace-context';
 
+/**
+ * Why an attempt's result wrote no edge: `stale`, its lease was lost first (the attempt
+ * ledger's stale attempt, R56); `refused`, the machine refused it in the task's state.
+ */
+export type ResultRefusal = 'stale' | 'refused';
+
+const refusalMeanings: Readonly<Record<ResultRefusal, string>> = {
+  stale: 'the lease was lost before the result was written; nothing changed',
+  refused: 'the state machine refused the result; nothing changed',
+};
+
 /** Handler outcomes that are the attempt's failure, whatever edge follows. */
 const failedOutcomes: ReadonlySet<HandlerOutcome> = new Set(['failed', 'timed_out', 'lease_lost']);
 
@@ -68,20 +79,33 @@ export class AttemptSpan {
 
   /**
    * Ends the span with the edge the attempt wrote (null when none was: its lease was lost or
-   * its result refused) and how its handler ended; the status is an error when it failed.
+   * its result refused, and `refused` says which) and how its handler ended; the status is an
+   * error when it failed, or when its result was refused: a step that ran to its end without
+   * its result counting may have had its effect twice, which is what a person looks for.
    */
-  end(edge: TaskEdge | null, outcome: HandlerOutcome | null, thrown: unknown): void {
+  end(
+    edge: TaskEdge | null,
+    outcome: HandlerOutcome | null,
+    thrown: unknown,
+    refused: ResultRefusal | null,
+  ): void {
     if (edge !== null) this.span.setAttribute(spanAttributes.reason, edge.reason);
     if (outcome !== null) this.span.setAttribute(spanAttributes.outcome, outcome);
+    if (refused !== null) this.span.setAttribute(spanAttributes.refused, refused);
     const failed =
       (edge !== null && edge.errorCategory !== null) ||
       (outcome !== null && failedOutcomes.has(outcome));
-    if (failed) {
+    if (failed || refused !== null) {
       if (thrown instanceof Error) this.span.recordException(thrown);
       this.span.setStatus({
         code: SpanStatusCode.ERROR,
         message:
-          edge?.errorSummary ?? (outcome === null ? 'failed' : handlerOutcomeMeanings[outcome]),
+          edge?.errorSummary ??
+          (refused !== null
+            ? refusalMeanings[refused]
+            : outcome === null
+              ? 'failed'
+              : handlerOutcomeMeanings[outcome]),
       });
     }
     this.span.end();

@@ -72,5 +72,6 @@ export const spanAttributes = Object.freeze({
   attempt: 'causeway.attempt',
   reason: 'causeway.reason',
   outcome: 'causeway.outcome',
+  refused: 'causeway.result.refused',
   eventId: 'causeway.event.id',
 } as const);

@@ -18,7 +18,7 @@ import type { EngineContext } from '../context';
 import type { EventRequest } from '../decision/event-request';
 import type { ResultWriter } from '../settle/result-writer';
 import { promotesStepDecidedInFull } from '../step-table';
-import { AttemptSpan } from '../tracing/attempt-span';
+import { AttemptSpan, type ResultRefusal } from '../tracing/attempt-span';
 import { tracerRegistered } from '../tracing/trace-context';
 import { type TraceParentRead, traceParentOf } from '../tracing/trace-parents';
 import { AttemptContext, type AttemptOwner, type FencedChange } from './attempt-context';
@@ -50,10 +50,15 @@ export class Attempt implements AttemptOwner {
   leaseConfirmedAt = this.claimedAt;
   private settled = false;
   private writing: Promise<void> = Promise.resolve();
-  /** Its workflow's stored trace context, read only when a tracer provider is registered (R57). */
-  private readonly traceParent: Promise<TraceParentRead> | null;
+  /**
+   * Its workflow's stored trace context, only when a tracer provider is registered (R57): as
+   * the claim returned it, or else read.
+   */
+  private readonly traceParent: TraceParentRead | Promise<TraceParentRead> | null;
   private span: AttemptSpan | null = null;
   private outcome: HandlerOutcome | null = null;
+  /** Why its result wrote no edge, when the write refused it. */
+  private refusedAs: ResultRefusal | null = null;
   private thrown: unknown;
 
   constructor(
@@ -66,7 +71,11 @@ export class Attempt implements AttemptOwner {
       holder: context.holder,
       epoch: claimed.task.leaseEpoch,
     };
-    this.traceParent = tracerRegistered() ? traceParentOf(context.db, claimed.task.id) : null;
+    this.traceParent = !tracerRegistered()
+      ? null
+      : claimed.traceParent === undefined
+        ? traceParentOf(context.db, claimed.task.id)
+        : { ok: true, parent: claimed.traceParent };
   }
 
   get logger(): Logger {
@@ -107,7 +116,7 @@ export class Attempt implements AttemptOwner {
    */
   async run(): Promise<void> {
     if (this.traceParent === null) return this.runHandler();
-    const read = await this.traceParent;
+    const read = this.traceParent instanceof Promise ? await this.traceParent : this.traceParent;
     if (!read.ok) {
       this.logger.warn({ err: read.error }, 'could not read the trace context: a new trace');
     }
@@ -117,7 +126,9 @@ export class Attempt implements AttemptOwner {
       await span.run(() => this.runHandler());
     } finally {
       // Ended with the edge its result wrote, once written.
-      void this.written.then(() => span.end(this.writtenEdge, this.outcome, this.thrown));
+      void this.written.then(() =>
+        span.end(this.writtenEdge, this.outcome, this.thrown, this.refusedAs),
+      );
     }
   }
 
@@ -329,11 +340,13 @@ export class Attempt implements AttemptOwner {
             `${outcome.edge.from} → ${outcome.edge.to} (${outcome.edge.reason})`,
           );
       } else if (outcome.kind === 'stale') {
+        this.refusedAs = 'stale';
         this.logger.warn(
           { event: event.type },
           'stale writer: the lease was lost before the result was written; nothing changed',
         );
       } else if (outcome.kind === 'refused') {
+        this.refusedAs = 'refused';
         this.logger.warn(
           { event: event.type, refusal: outcome.refusal },
           'the state machine refused the result',
