@@ -10,11 +10,12 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { type PgBouncer, startPgBouncer } from '../scripts/pgbouncer';
+import { loadSystem } from './load-system';
 import { type BenchOptions, parseOptions, usage } from './options';
 import type { RunRecord } from './record';
 import { formatReport } from './report';
 import { adminPool, type BenchServer, startServer } from './server';
-import { loadSystem, type SystemName, type SystemSpec } from './system';
+import type { SystemName, SystemSpec } from './system';
 import { engineRevision, repoRoot, sourceDigest } from './versions';
 import { type Workload, type WorkloadId, workloads } from './workloads';
 

@@ -128,9 +128,3 @@ export interface System {
   /** Rows that look like `finished` successful one-step workflows of the past (the w2h workload). */
   insertHistory(pool: pg.Pool, rows: number): Promise<void>;
 }
-
-export async function loadSystem(spec: SystemSpec): Promise<System> {
-  if (spec.kind === 'causeway') return (await import('./causeway')).causewaySystem(spec);
-  if (spec.kind === 'spec') return (await import('./spec-floor')).specFloorSystem(spec);
-  return (await import('./raw-floor')).rawFloorSystem(spec);
-}

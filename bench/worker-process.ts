@@ -4,7 +4,8 @@
  * counts every 5 ms, and on "stop" stops it and sends back the latencies and stalls.
  */
 import { now } from './clock';
-import { loadSystem, type WorkerHooks } from './system';
+import { loadSystem } from './load-system';
+import type { WorkerHooks } from './system';
 import {
   type ChildMessage,
   type ParentMessage,

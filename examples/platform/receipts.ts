@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ReceiptMode } from './modes';
+import type { ReceiptMode } from './receipt-modes';
 import type { Receipt, Verdict } from './records';
 
 /**

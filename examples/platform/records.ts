@@ -1,4 +1,4 @@
-import type { ReceiptOutcome } from './modes';
+import type { ReceiptOutcome } from './receipt-modes';
 
 /**
  * The platform's data: what it has really done. Every accepted submission gets an acceptance

@@ -31,9 +31,9 @@ export type {
   FaultKind,
   FaultSpec,
   PlatformConfig,
-  ReceiptMode,
 } from './modes';
 export { faultKinds, parseModeDirectives } from './modes';
+export type { ReceiptMode } from './receipt-modes';
 export type { DeliveryRecord, ReceiptCallback } from './receipts';
 export { receiptDeliveryPolicy } from './receipts';
 export type {
