@@ -89,7 +89,7 @@ export function causewaySystem(spec: CausewaySpec): System {
         ? {}
         : { preparedStatements: spec.preparedStatements }),
       workflows: benchWorkflows(hooks),
-      logger: pino({ level: 'silent' }),
+      logger: pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }),
       ...(poolSize === undefined ? {} : { poolSize }),
       ...(spec.pollIntervalMs === undefined ? {} : { pollIntervalMs: spec.pollIntervalMs }),
       ...(spec.leaseMs === undefined ? {} : { leaseMs: spec.leaseMs }),

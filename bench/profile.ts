@@ -1,6 +1,7 @@
 /**
  * Where Causeway's time goes: `pnpm exec tsx bench/profile.ts [--workload w1a|w1b|w2|w4|w6]
- * [--n 10000] [--concurrency 10] [--claim-batch B] [--prefetch P]`. Runs the submits (w1a, w1b)
+ * [--n 10000] [--concurrency 10] [--claim-batch B] [--prefetch P]
+ * [--lease-ms MS]`. Runs the submits (w1a, w1b)
  * or one Causeway worker (w2, w4; w6: one step starting n children) in this process, without
  * the benchmark's child processes,
  * and reports
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '10' },
     'claim-batch': { type: 'string' },
     prefetch: { type: 'string' },
+    'lease-ms': { type: 'string' },
   },
 });
 const workload = values.workload as 'w1a' | 'w1b' | 'w2' | 'w4' | 'w6';
@@ -41,6 +43,7 @@ const mode: Mode = workload === 'w4' ? 'workflow' : 'job';
 const n = Number(values.n ?? (mode === 'job' ? 10_000 : 2_000));
 const concurrency = Number(values.concurrency);
 const prefetch = values.prefetch === undefined ? undefined : Number(values.prefetch);
+const leaseMs = values['lease-ms'] === undefined ? undefined : Number(values['lease-ms']);
 const claimBatchSize =
   values['claim-batch'] === undefined ? undefined : Number(values['claim-batch']);
 
@@ -161,7 +164,13 @@ const dbName = 'bench_cw_profile';
 const url = await server.createDatabase(dbName);
 const pool = adminPool(url);
 try {
-  const system = causewaySystem({ kind: 'causeway', concurrency, claimBatchSize, prefetch });
+  const system = causewaySystem({
+    kind: 'causeway',
+    concurrency,
+    claimBatchSize,
+    prefetch,
+    ...(leaseMs === undefined ? {} : { leaseMs }),
+  });
   await system.setup(url);
   const submitting = workload === 'w1a' || workload === 'w1b';
   const producer = await system.producer(url, submitting ? 10 : 4, mode);
@@ -203,6 +212,11 @@ try {
           handled += 1;
         },
       });
+  // w6: the drain of the children only, from once the step's transaction has committed them.
+  if (parentId !== null) {
+    await worker?.start();
+    while (!(await childrenStarted(pool, parentId))) await sleep(1);
+  }
   recording = true;
   const cpuBefore = process.cpuUsage();
   const started = now();
@@ -211,7 +225,7 @@ try {
   } else if (workload === 'w1b') {
     for (const batch of batches(n)) await producer.submitBatch(batch);
   } else {
-    await worker?.start();
+    if (parentId === null) await worker?.start();
     while (handled < n) await sleep(2);
     while ((await system.counts(pool, mode)).done < n) await sleep(5);
     while (parentId !== null && !(await workflowSucceeded(pool, parentId))) await sleep(5);
@@ -242,7 +256,7 @@ try {
   const f = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '–');
   const out: string[] = [];
   out.push(
-    `${workload} profile: ${n} ${mode === 'job' ? 'one-step' : 'three-step'} workflows${workload === 'w6' ? ', children of one step' : ''}, ` +
+    `${workload} profile: ${n} ${mode === 'job' ? 'one-step' : 'three-step'} workflows${workload === 'w6' ? ', children of one step (their drain, after the step committed them)' : ''}, ` +
       (submitting
         ? `${workload === 'w1a' ? '10 producers, engine.submit()' : 'engine.submitMany() × 1,000'}; `
         : `1 in-process worker, concurrency ${concurrency}, claimBatchSize ${claimBatchSize ?? 'default'}, prefetch ${prefetch ?? 'default'}; `) +
@@ -306,6 +320,15 @@ try {
   await server.dropDatabase(dbName);
   await server.stop();
   if (dataDir !== null) await rm(dataDir, { recursive: true, force: true });
+}
+
+/** Whether the parent's step has committed its children (its tally has them). */
+async function childrenStarted(pool: pg.Pool, parentId: string): Promise<boolean> {
+  const { rows } = await pool.query(
+    'select children_total from causeway_tasks where workflow_id = $1',
+    [parentId],
+  );
+  return Number(rows[0]?.children_total ?? 0) > 0;
 }
 
 async function workflowSucceeded(pool: pg.Pool, id: string): Promise<boolean> {

@@ -64,8 +64,10 @@ export class LeaseRenewal {
           attempt.leaseConfirmedAt = sentAt;
           continue;
         }
-        // Its handler has returned: the result being written is fenced on the lease anyway.
-        if (this.pools.get(attempt.claimed.task.queue)?.isWriting(attempt)) continue;
+        // Its handler has returned, its result is written or being written (fenced on the
+        // lease anyway): a result committed before the renewal's snapshot leaves nothing to
+        // renew, and the attempt has not lost its lease.
+        if (!this.running.has(attempt) && !this.isWaiting(attempt)) continue;
         const task = await taskGet(this.context.db, attempt.fence.taskId);
         const cancelRequested =
           task?.state === 'cancel_requested' &&
@@ -82,6 +84,11 @@ export class LeaseRenewal {
     } finally {
       this.renewing = false;
     }
+  }
+
+  /** A claimed attempt still waiting for a slot of its queue's pool. */
+  private isWaiting(attempt: Attempt): boolean {
+    return this.pools.get(attempt.claimed.task.queue)?.waitingAttempts().includes(attempt) ?? false;
   }
 
   /** Aborts running steps whose lease may run out before a renewal could still confirm it. */
