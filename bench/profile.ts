@@ -33,6 +33,7 @@ const { values } = parseArgs({
     'claim-batch': { type: 'string' },
     prefetch: { type: 'string' },
     'lease-ms': { type: 'string' },
+    'plan-cache-mode': { type: 'string' },
   },
 });
 const workload = values.workload as 'w1a' | 'w1b' | 'w2' | 'w4' | 'w6';
@@ -155,6 +156,10 @@ const server = await startServer(repoRoot, async () => {
   await withClient(first.url, async (client) => {
     await client.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
     await client.query('alter system set pg_stat_statements.track_planning = on');
+    const planCacheMode = values['plan-cache-mode'];
+    if (planCacheMode !== undefined) {
+      await client.query(`alter system set plan_cache_mode = '${planCacheMode.replace(/\W/g, '')}'`);
+    }
   });
   await first.stop();
   return startEmbeddedPostgres({ repoRoot, dataDir, label: '[profile]' });
