@@ -25,6 +25,7 @@ import type { EngineContext } from '../context';
 import { decideAndWrite } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 import { requesterActor, requesterReasonText } from '../operations/operations';
+import { transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import { completedWaitSpans } from '../tracing/event-spans';
 import { activeTraceCarrier } from '../tracing/trace-context';
 import type { DeliveredTask, SendEventAnswer } from './event-answers';
@@ -113,9 +114,9 @@ export async function sendEventsInFull(
   let extraWorkflows: readonly string[] = [];
   for (let round = 1; ; round += 1) {
     try {
-      return await context.db
-        .transaction()
-        .execute((tx) => sendInTransaction(tx, context, checked, { actor, extraWorkflows }));
+      return await transactionRecordingWaits(context, (tx) =>
+        sendInTransaction(tx, context, checked, { actor, extraWorkflows }),
+      );
     } catch (error) {
       if (round >= maxRounds) throw error;
       if (error instanceof WaitersMoved) extraWorkflows = error.workflowIds;
