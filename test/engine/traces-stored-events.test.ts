@@ -36,7 +36,12 @@ const reviewed = workflow({ name: 'stored-reviewed', input: z.object({ noteId: z
   .event('approved', { after: ['draft'], ...approval })
   .step('publish', { after: ['approved'], queue: 'q-stored', run: () => 'published' })
   .build();
-const engine = () => testEngine(url(), { workflows: [reviewed] });
+/** Two waits in a row: one send of both events completes the second as it starts. */
+const twice = workflow({ name: 'stored-twice', input: z.object({ noteId: z.string() }) })
+  .event('approved', approval)
+  .event('signed', { after: ['approved'], ...approval, name: 'stored.signed' })
+  .build();
+const engine = () => testEngine(url(), { workflows: [reviewed, twice] });
 
 beforeAll(async () => {
   const setup = engine();
@@ -124,6 +129,35 @@ describe('a wait that meets an event stored before it (R37, R57)', () => {
         .getFinishedSpans()
         .filter((span) => span.attributes['causeway.event.id'] === sent.eventId),
     ).toEqual([]);
+  });
+});
+
+describe('a batch whose events complete waits one after the other (R37, R57)', () => {
+  it('records each wait once, linked to the send', async () => {
+    const app = engine();
+    const { submit, id } = await submittedInSpan(tracing, app, 'stored-twice', { noteId: 't1' });
+    // The second event is stored by the send itself, before the wait it completes starts.
+    const { span: sender, result: sent } = await tracing.inSpan('editor signs off', () =>
+      app.sendEvents([
+        { name: 'stored.approved', key: 't1', payload: { editor: 'di' } },
+        { name: 'stored.signed', key: 't1', payload: { editor: 'di' } },
+      ]),
+    );
+    expect(sent.map((answer) => answer.tasks.map((task) => task.step))).toEqual([
+      ['approved'],
+      ['signed'],
+    ]);
+    const received = await receivedSpans(id, 2);
+    expect(received.map((span) => span.attributes['causeway.step']).sort()).toEqual([
+      'approved',
+      'signed',
+    ]);
+    for (const [index, step] of ['approved', 'signed'].entries()) {
+      expectWaitSpan(
+        received.find((span) => span.attributes['causeway.step'] === step),
+        { workflowId: id, step, eventId: sent[index]?.eventId as string, submit, sender },
+      );
+    }
   });
 });
 

@@ -41,6 +41,22 @@ export function noteStoredEventWaits(
 }
 
 /**
+ * Forgets the noted waits of `eventIds`: events a send stores and records itself
+ * (`completedWaitSpans`), though a wait that started in its own decision met them stored.
+ */
+export function forgetWaitsOfEvents(
+  tx: Transaction<CausewayDatabase>,
+  eventIds: ReadonlySet<string>,
+): void {
+  const noted = completedIn.get(tx);
+  if (noted === undefined) return;
+  completedIn.set(
+    tx,
+    noted.filter((wait) => !eventIds.has(wait.eventId)),
+  );
+}
+
+/**
  * Runs `work` in a transaction and, once it has committed, records the spans of the waits its
  * decisions completed with stored events (`storedEventWaitSpans`). Every transaction that may
  * decide a step into a wait runs through here; a caller's own transaction (a submit given one)
