@@ -1,10 +1,10 @@
 /**
  * Traces (R57) of waits completed by an event stored before them: when a step starts waiting
- * and its event is already stored (R37), and when a
- * sweep completes a wait with an event an engine that lacked its workflow stored (R54). Each
- * is recorded as a send's completion is: a `causeway.step` span with reason `event_received`
- * in the waiting workflow's trace, linked to the span the event was sent in. The SDK is
- * registered as an application does; real PostgreSQL, real workers.
+ * and its event is already stored (R37), and when a sweep completes a wait with an event an
+ * engine that lacked its workflow stored (R54). Each is recorded as a send's completion is: a
+ * `causeway.step` span with reason `event_received` in the waiting workflow's trace, linked
+ * to the span the event was sent in, once. The SDK is registered as an application does; real
+ * PostgreSQL, real workers.
  */
 import { workflow } from '@causeway/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
