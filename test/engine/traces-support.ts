@@ -90,6 +90,16 @@ export async function storedContext(
   return row.trace_context;
 }
 
+/** The child workflows of `parentId`, in index order. */
+export async function childWorkflowIds(databaseUrl: string, parentId: string): Promise<string[]> {
+  const rows = await query<{ id: string }>(
+    databaseUrl,
+    'select id from causeway_workflows where parent_workflow_id = $1 order by child_index',
+    [parentId],
+  );
+  return rows.map((row) => row.id);
+}
+
 /** The W3C `traceparent` of a span: what a carrier holds for it, sampled. */
 export function traceparentOf(span: ReadableSpan | Span): string {
   const { traceId, spanId } = span.spanContext();

@@ -13,6 +13,7 @@ import { query, setDatabaseClockOffset, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
 import { scheduledWorkflows } from './fixtures/schedules';
 import {
+  childWorkflowIds,
   registerTestTracing,
   stepSpans,
   storedContext,
@@ -70,21 +71,17 @@ describe('a fan-out in a traced workflow (R57)', () => {
     const worker = await app.startWorker({ queues: ['q-tree'], concurrency: 4 });
     await workflowIn(app, id, 'succeeded');
     const [fan] = await stepSpans(tracing, id, 1);
-    const children = await query<{ id: string }>(
-      url(),
-      'select id from causeway_workflows where parent_workflow_id = $1 order by child_index',
-      [id],
-    );
+    const children = await childWorkflowIds(url(), id);
     expect(children).toHaveLength(3);
     const childSpans = await Promise.all(
-      children.map(async (child) => (await stepSpans(tracing, child.id, 1))[0]),
+      children.map(async (child) => (await stepSpans(tracing, child, 1))[0]),
     );
     await worker.stop();
     expect(fan?.attributes['causeway.reason']).toBe('children_started');
     expect(fan?.parentSpanContext?.spanId).toBe(submit.spanContext().spanId);
     const fanSpan = fan as NonNullable<typeof fan>;
     for (const child of children) {
-      expect(await storedContext(url(), child.id)).toEqual({
+      expect(await storedContext(url(), child)).toEqual({
         traceparent: traceparentOf(fanSpan),
       });
     }

@@ -247,7 +247,13 @@ export function createEngine(options: EngineOptions): Engine {
     handlerRuns: new HandlerRunObservers(),
   };
   const queueLimits = new Map(Object.entries(options.queues ?? {}));
-  const submitContext = { db, definitions, queueLimits, apply: context.apply };
+  const submitContext = {
+    db,
+    definitions,
+    queueLimits,
+    apply: context.apply,
+    logger: context.logger,
+  };
   const scheduling = engineScheduleContext({
     schedules: options.schedules ?? [],
     definitions,

@@ -55,3 +55,32 @@ export async function workflowTraceContexts(
     .execute();
   return new Map(rows.map((row) => [row.id, row.trace_context as TraceCarrier]));
 }
+
+/** The stored trace contexts of waiting workflows and of the events that completed them. */
+export interface WaitTraceContexts {
+  readonly workflows: ReadonlyMap<string, TraceCarrier>;
+  readonly events: ReadonlyMap<string, TraceCarrier>;
+}
+
+/**
+ * The stored trace contexts of `workflowIds` and of `eventIds` that have one, in one statement:
+ * what the spans of waits completed by stored events hang under and link to (R57).
+ */
+export async function waitTraceContexts(
+  db: Db,
+  workflowIds: readonly string[],
+  eventIds: readonly string[],
+): Promise<WaitTraceContexts> {
+  const { rows } = await sql<{ kind: 'workflow' | 'event'; id: string; trace_context: unknown }>`
+    select 'workflow' as kind, id, trace_context from causeway_workflows
+      where id = any(${[...workflowIds]}::uuid[]) and trace_context is not null
+    union all
+    select 'event' as kind, id, trace_context from causeway_events
+      where id = any(${[...eventIds]}::uuid[]) and trace_context is not null`.execute(db);
+  const workflows = new Map<string, TraceCarrier>();
+  const events = new Map<string, TraceCarrier>();
+  for (const row of rows) {
+    (row.kind === 'workflow' ? workflows : events).set(row.id, row.trace_context as TraceCarrier);
+  }
+  return { workflows, events };
+}

@@ -29,6 +29,11 @@ export interface ChildStart {
   readonly detached: boolean;
   /** Children started again by a replay (R47): the step's tally is recounted, not set. */
   readonly restart?: boolean;
+  /**
+   * Children the engine starts for a map step (R44): no attempt starts them, so they store
+   * their parent workflow's trace context (R57), read as they are written.
+   */
+  readonly parentTrace?: boolean;
   /** Their rows and insert, when they were planned before the transaction that writes them. */
   readonly planned?: { readonly plan: Plan; readonly insert: SubmissionInsertStatement };
 }

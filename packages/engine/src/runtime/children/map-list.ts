@@ -83,7 +83,7 @@ export function mapStartOf(
     now,
   );
   if (!admitted.ok) return problem('child_input', admitted.summary, null);
-  return admitted;
+  return { ok: true, start: { ...admitted.start, parentTrace: true } };
 }
 
 function problem(

@@ -5,6 +5,7 @@ import type { CausewayDatabase } from '../../db/schema';
 import type { ApplyContext } from '../decision/event-request';
 import { oneStatementPaths } from '../one-statement-paths';
 import { rateLimitPlanOf, stepTableOf } from '../step-table';
+import { transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import { claimInFull } from './claim-in-full';
 import type { ClaimRequest, ClaimResult } from './claimed-task';
 import { claimedFromStatement } from './claimed-task';
@@ -56,5 +57,5 @@ export async function claimReadyTasks(
   const full = (tx: Transaction<CausewayDatabase>) => claimInFull(tx, context, request);
   return db.isTransaction
     ? full(db as Transaction<CausewayDatabase>)
-    : (db as Kysely<CausewayDatabase>).transaction().execute(full);
+    : transactionRecordingWaits({ db: db as Kysely<CausewayDatabase> }, full);
 }

@@ -4,6 +4,7 @@ import { eventFindFirstMatches, eventKeysLock } from '../../db/events/event-quer
 import type { CausewayDatabase } from '../../db/schema';
 import type { NewDeliveryRow } from '../../db/settle/run-changes-write';
 import type { NewTransitionRow } from '../../db/transition-row';
+import { noteStoredEventWaits } from '../tracing/committed-wait-spans';
 import type { EventRequest } from './event-request';
 import type { RunState } from './run-state';
 
@@ -59,7 +60,8 @@ export async function completeWaitsWithStoredEvents(
     const requests = await storedEventRequests(tx, waits, (taskId, payload) =>
       state.eventOutputJson(taskId, payload),
     );
-    for (const request of requests) state.apply(request, undefined);
+    const outcomes = requests.map((request) => state.apply(request, undefined));
+    noteStoredEventWaits(tx, requests, outcomes);
   }
 }
 

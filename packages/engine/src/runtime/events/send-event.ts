@@ -25,6 +25,7 @@ import type { EngineContext } from '../context';
 import { decideAndWrite } from '../decision/apply-events';
 import type { EventRequest } from '../decision/event-request';
 import { requesterActor, requesterReasonText } from '../operations/operations';
+import { forgetWaitsOfEvents, transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import { completedWaitSpans } from '../tracing/event-spans';
 import { activeTraceCarrier } from '../tracing/trace-context';
 import type { DeliveredTask, SendEventAnswer } from './event-answers';
@@ -113,9 +114,9 @@ export async function sendEventsInFull(
   let extraWorkflows: readonly string[] = [];
   for (let round = 1; ; round += 1) {
     try {
-      return await context.db
-        .transaction()
-        .execute((tx) => sendInTransaction(tx, context, checked, { actor, extraWorkflows }));
+      return await transactionRecordingWaits(context, (tx) =>
+        sendInTransaction(tx, context, checked, { actor, extraWorkflows }),
+      );
     } catch (error) {
       if (round >= maxRounds) throw error;
       if (error instanceof WaitersMoved) extraWorkflows = error.workflowIds;
@@ -238,6 +239,9 @@ async function sendInTransaction(
     });
   }
   const result = await decideAndWrite(tx, context.apply, loaded, requests, {});
+  const freshIds = new Set(fresh.map((event) => event.id));
+  // A batch's later event may complete a wait its earlier one started: the send answers it.
+  forgetWaitsOfEvents(tx, freshIds);
   // What the fresh events completed is in this decision; repeats read their deliveries.
   const completed = result.transitions.flatMap((row) => {
     const task = row.taskId === null ? undefined : result.tasks.get(row.taskId);
@@ -253,7 +257,6 @@ async function sendInTransaction(
           },
         ];
   });
-  const freshIds = new Set(fresh.map((event) => event.id));
   const repeats = ids.filter((id) => !freshIds.has(id));
   const delivered = [...completed, ...(await eventDeliveredTasks(tx, [...new Set(repeats)]))];
   return answersOf(ids, fresh, existing, receivedAt, delivered);

@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import { isConflictError } from '../../db/pg-errors';
 import type { CausewayDatabase } from '../../db/schema';
+import { transactionRecordingWaits } from '../tracing/committed-wait-spans';
+import type { WaitSpanContext } from '../tracing/event-spans';
 
 /**
  * Waits before each new try of an operation's transaction. A deadlock or serialization failure
@@ -17,12 +19,12 @@ const conflictRetryDelaysMs = [5, 20, 100, 250, 500];
  * operation, never fail it. Other errors, and a conflict that outlasts the tries, are thrown.
  */
 export async function transactionRetried<T>(
-  db: Kysely<CausewayDatabase>,
+  context: WaitSpanContext & { readonly db: Kysely<CausewayDatabase> },
   run: (tx: Transaction<CausewayDatabase>) => Promise<T>,
 ): Promise<T> {
   for (let attempt = 0; ; attempt += 1) {
     try {
-      return await db.transaction().execute(run);
+      return await transactionRecordingWaits(context, run);
     } catch (error) {
       const delayMs = conflictRetryDelaysMs[attempt];
       if (delayMs === undefined || !isConflictError(error)) throw error;

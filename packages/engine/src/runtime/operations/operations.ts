@@ -61,7 +61,7 @@ async function applyOne(
   event: TaskEvent,
 ): Promise<{ outcome: EventOutcome; result: ApplyResult }> {
   assertUuid(taskId, 'task');
-  const result = await transactionRetried(context.db, (tx) =>
+  const result = await transactionRetried(context, (tx) =>
     applyEvents(tx, context.apply, [{ taskId, event }]),
   );
   const outcome = result.outcomes[0];
@@ -153,7 +153,7 @@ export async function cancelWorkflow(
 ): Promise<WorkflowCancelAnswer> {
   assertUuid(workflowId, 'workflow');
   const actor = requesterActor(requester);
-  const result = await transactionRetried(context.db, (tx) =>
+  const result = await transactionRetried(context, (tx) =>
     applyEvents(tx, context.apply, [], {
       workflowCancels: [{ workflowId, actor, reason: requesterReasonText(requester) }],
     }),
@@ -237,7 +237,7 @@ export async function requeueDead(
   }
   const ids = await taskListDeadByReason(context.db, request.reasonCode, request.from, request.to);
   if (ids.length === 0) return [];
-  const result = await transactionRetried(context.db, (tx) =>
+  const result = await transactionRetried(context, (tx) =>
     applyEvents(
       tx,
       context.apply,

@@ -24,12 +24,14 @@ import {
 } from '../../db/submission/submission-insert';
 import { EngineError } from '../../errors';
 import { newId } from '../../ids';
+import type { Logger } from '../../logger';
 import { applyEvents } from '../decision/apply-events';
 import type { ApplyContext } from '../decision/event-request';
 import { logRowOf } from '../decision/log-rows';
 import type { WaitEvent } from '../decision/wait-event';
 import { rowsWithOrigin, type SubmitOrigin } from '../schedules/submit-origin';
 import { workflowStepsText } from '../step-table';
+import { transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import { activeTraceCarrier } from '../tracing/trace-context';
 import { debounceLockKeys, debounceSupersede } from './debounce';
 import type { Prepared } from './prepared';
@@ -77,6 +79,8 @@ export interface SubmitContext {
   readonly queueLimits: ReadonlyMap<string, { readonly maxBacklog?: number }>;
   /** For first steps that wait for an event already stored (R37). */
   readonly apply: ApplyContext;
+  /** Where a failed read of the trace contexts of those waits is told (R57). */
+  readonly logger?: Logger;
 }
 
 /**
@@ -126,7 +130,7 @@ export async function submitMany(
   ) {
     return run(context.db);
   }
-  return context.db.transaction().execute(run);
+  return transactionRecordingWaits(context, run);
 }
 
 function prepare(

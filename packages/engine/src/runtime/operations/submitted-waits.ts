@@ -16,6 +16,7 @@ import {
   waitDetail,
   waitEventOf,
 } from '../decision/wait-event';
+import { noteStoredEventWaits } from '../tracing/committed-wait-spans';
 import type { SubmittedWait } from './submission-plan';
 
 /**
@@ -68,5 +69,7 @@ export async function completeSubmittedWaits(
     const step = stepOf.get(taskId);
     return step === undefined ? null : eventOutputJson(step, payload);
   });
-  if (requests.length > 0) await applyEvents(tx, apply, requests);
+  if (requests.length === 0) return;
+  const result = await applyEvents(tx, apply, requests);
+  noteStoredEventWaits(tx, requests, result.outcomes);
 }

@@ -14,6 +14,7 @@ import { taskLogger } from '../../logger';
 import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
 import { Backoff } from '../reconnect-backoff';
+import { transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import type { DeliveryResult } from './delivery-channels';
 
 const batchSize = 20;
@@ -155,7 +156,7 @@ export class OutboxDispatcher {
         ? // Retry-After, with the jitter on top (a storm must not return in one instant).
           (result.retryAfterMs ?? 0) + backoffDelayMs(message.attempt, defaultBackoff, Math.random)
         : null;
-    const recorded = await this.context.db.transaction().execute(async (tx) => {
+    const recorded = await transactionRecordingWaits(this.context, async (tx) => {
       const owned = await outboxRecordDelivery(tx, {
         outboxId: message.id,
         attempt: message.attempt,

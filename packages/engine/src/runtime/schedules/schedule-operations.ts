@@ -14,6 +14,7 @@ import {
 import { EngineError } from '../../errors';
 import { newId } from '../../ids';
 import { submitMany } from '../operations/submit';
+import { transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import type { ScheduleContext } from './schedule-context';
 import { scheduleSubmitOrigin } from './submit-origin';
 
@@ -109,7 +110,7 @@ export async function triggerSchedule(
 ): Promise<ScheduleTriggerAnswer> {
   const { operator, reason } = checkRequest(name, request);
   await context.ready();
-  const workflow = await context.submit.db.transaction().execute(async (tx) => {
+  const workflow = await transactionRecordingWaits(context.submit, async (tx) => {
     const locked = await scheduleLock(tx, name);
     if (locked === undefined) throw notFound(name);
     const { schedule } = locked;

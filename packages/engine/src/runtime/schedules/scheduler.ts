@@ -13,6 +13,7 @@ import { scheduleAdvance } from '../../db/schedules/schedule-writes';
 import type { CausewayDatabase } from '../../db/schema';
 import { submitMany } from '../operations/submit';
 import { Backoff } from '../reconnect-backoff';
+import { transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import { onTimeMs, type ScheduleContext } from './schedule-context';
 import { scheduleSubmitOrigin } from './submit-origin';
 
@@ -80,7 +81,7 @@ export async function runSchedulerPass(context: ScheduleContext): Promise<Schedu
   while (done.length < maxSchedulesPerPass) {
     let claimed: readonly string[] = [];
     try {
-      const outcome = await context.submit.db.transaction().execute(async (tx) => {
+      const outcome = await transactionRecordingWaits(context.submit, async (tx) => {
         const due = await claim(tx, batchSize);
         claimed = due.schedules.map((schedule) => schedule.name);
         return submitDueTicks(tx, context, due.schedules, due.now);
@@ -94,7 +95,7 @@ export async function runSchedulerPass(context: ScheduleContext): Promise<Schedu
       for (let index = 0; index < claimed.length; index++) {
         let one: string | null = null;
         try {
-          const outcome = await context.submit.db.transaction().execute(async (tx) => {
+          const outcome = await transactionRecordingWaits(context.submit, async (tx) => {
             const due = await claim(tx, 1);
             one = due.schedules[0]?.name ?? null;
             return submitDueTicks(tx, context, due.schedules, due.now);

@@ -6,6 +6,7 @@ import type { EngineContext } from '../context';
 import { applyEvents } from '../decision/apply-events';
 import type { EventOutcome, EventRequest } from '../decision/event-request';
 import { Backoff } from '../reconnect-backoff';
+import { transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import {
   type ChainCapacity,
   type ResultOutcome,
@@ -146,9 +147,9 @@ export class ResultWriter {
           this.context.apply,
           pending.map((item) => item.request),
         );
-        const applied = await this.context.db
-          .transaction()
-          .execute((tx) => applyEvents(tx, this.context.apply, requests));
+        const applied = await transactionRecordingWaits(this.context, (tx) =>
+          applyEvents(tx, this.context.apply, requests),
+        );
         if (fellBackFrom !== undefined) this.logFallback(pending, applied.outcomes, fellBackFrom);
         pending.forEach((item, index) => {
           item.resolve(applied.outcomes[index] as EventOutcome);

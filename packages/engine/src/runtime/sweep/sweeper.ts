@@ -22,6 +22,7 @@ import type { EventRequest } from '../decision/event-request';
 import { Backoff } from '../reconnect-backoff';
 import { PartitionUpkeep } from '../retention/partition-upkeep';
 import { stepTableOf } from '../step-table';
+import { noteStoredEventWaits, transactionRecordingWaits } from '../tracing/committed-wait-spans';
 import { storedEventWaitRequests } from './stored-event-waits';
 
 const batchSize = 200;
@@ -95,7 +96,9 @@ export class Sweeper {
     const db = this.context.db;
     const decided = await taskListChildrenDecided(db, stepKeys, batchSize);
     if (decided.length === 0) return;
-    await db.transaction().execute((tx) => settleDecidedSteps(tx, this.context.apply, decided));
+    await transactionRecordingWaits(this.context, (tx) =>
+      settleDecidedSteps(tx, this.context.apply, decided),
+    );
   }
 
   /** Expired leases, deadlines, wait timeouts and overdue receipts, oldest first. */
@@ -204,9 +207,12 @@ export class Sweeper {
 
   /** Decides the requests in one transaction and logs each edge written; returns how many. */
   private async apply(requests: readonly EventRequest[]): Promise<number> {
-    const result = await this.context.db
-      .transaction()
-      .execute((tx) => applyEvents(tx, this.context.apply, requests));
+    // The waits stored events complete here (R54) are recorded as the send's would be (R57).
+    const result = await transactionRecordingWaits(this.context, async (tx) => {
+      const applied = await applyEvents(tx, this.context.apply, requests);
+      noteStoredEventWaits(tx, requests, applied.outcomes);
+      return applied;
+    });
     let applied = 0;
     for (const outcome of result.outcomes) {
       if (outcome.kind !== 'applied') continue;
