@@ -1,7 +1,7 @@
 /**
  * Where Causeway's time goes: `pnpm exec tsx bench/profile.ts [--workload w1a|w1b|w2|w4|w6]
  * [--n 10000] [--concurrency 10] [--claim-batch B] [--prefetch P]
- * [--lease-ms MS]`. Runs the submits (w1a, w1b)
+ * [--lease-ms MS] [--plan-cache-mode M] [--auto-explain-ms MS]`. Runs the submits (w1a, w1b)
  * or one Causeway worker (w2, w4; w6: one step starting n children) in this process, without
  * the benchmark's child processes,
  * and reports
@@ -34,6 +34,7 @@ const { values } = parseArgs({
     prefetch: { type: 'string' },
     'lease-ms': { type: 'string' },
     'plan-cache-mode': { type: 'string' },
+    'auto-explain-ms': { type: 'string' },
   },
 });
 const workload = values.workload as 'w1a' | 'w1b' | 'w2' | 'w4' | 'w6';
@@ -157,12 +158,27 @@ const server = await startServer(repoRoot, async () => {
     await client.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
     await client.query('alter system set pg_stat_statements.track_planning = on');
     const planCacheMode = values['plan-cache-mode'];
+    const explainMs = values['auto-explain-ms'];
+    if (explainMs !== undefined) {
+      // Plans of statements slower than this, with their timings, on stderr (the server's log).
+      await client.query(`alter system set session_preload_libraries = 'auto_explain'`);
+      await client.query(`alter system set auto_explain.log_min_duration = ${Number(explainMs)}`);
+      await client.query('alter system set auto_explain.log_analyze = on');
+      await client.query('alter system set auto_explain.log_buffers = on');
+    }
     if (planCacheMode !== undefined) {
-      await client.query(`alter system set plan_cache_mode = '${planCacheMode.replace(/\W/g, '')}'`);
+      await client.query(
+        `alter system set plan_cache_mode = '${planCacheMode.replace(/\W/g, '')}'`,
+      );
     }
   });
   await first.stop();
-  return startEmbeddedPostgres({ repoRoot, dataDir, label: '[profile]' });
+  return startEmbeddedPostgres({
+    repoRoot,
+    dataDir,
+    label: '[profile]',
+    echoLogs: values['auto-explain-ms'] !== undefined,
+  });
 });
 const withServerStats = server.kind === 'embedded';
 const dbName = 'bench_cw_profile';
