@@ -45,9 +45,8 @@ const failedOutcomes: ReadonlySet<HandlerOutcome> = new Set(['failed', 'timed_ou
 export class AttemptSpan {
   /** The span's context: what the handler runs in, and what children it starts record. */
   readonly context: Context;
-  /** The span's context as the propagator writes it, for the children the attempt starts. */
-  readonly carrier: TraceCarrier | null;
   private readonly span: Span;
+  private carrierOrNull: TraceCarrier | null | undefined;
 
   constructor(claimed: ClaimedTask, parent: TaskTraceParent | null) {
     const { task } = claimed;
@@ -69,7 +68,15 @@ export class AttemptSpan {
       under,
     );
     this.context = trace.setSpan(under, this.span);
-    this.carrier = traceCarrierOf(this.context);
+  }
+
+  /**
+   * The span's context as the propagator writes it, for the children the attempt starts:
+   * written when first asked, since few attempts start children.
+   */
+  get carrier(): TraceCarrier | null {
+    if (this.carrierOrNull === undefined) this.carrierOrNull = traceCarrierOf(this.context);
+    return this.carrierOrNull;
   }
 
   /** Runs the handler in the span's context. */
