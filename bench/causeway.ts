@@ -231,9 +231,9 @@ export function causewaySystem(spec: CausewaySpec): System {
 
 /**
  * Counts for `verify`. `keyedTasks` and `keys`: tasks with a concurrency key, and their keys.
- * `logMismatches` is R25: tasks and workflows whose state differs from
- * the `to` of their last transition row; it skips w2h's history (written a day in the past
- * by SQL, not by the engine) to keep verification quick.
+ * `logMismatches` is R25: tasks and workflows whose state differs from the `to` of their last
+ * transition row; it skips w2h's history (written a day in the past by SQL, not by the engine)
+ * to keep verification quick.
  */
 async function verificationCounts(pool: pg.Pool, name: string): Promise<Record<string, number>> {
   const { rows } = await pool.query(
