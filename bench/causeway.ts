@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { pooledUrl } from '../scripts/pgbouncer';
 import { historySql } from './causeway-history';
 import { drainSpan } from './causeway-log';
-import { specExpectations, verificationOf, workflowCounts } from './checks';
-import type { CausewaySpec, Counts, JobInput, System, WorkerHooks } from './system';
+import { keyedExpectations, specExpectations, verificationOf, workflowCounts } from './checks';
+import type { CausewaySpec, Counts, JobInput, Mode, System, WorkerHooks } from './system';
 import { engineRevision, packageVersion } from './versions';
 
 const input = z.object({
@@ -20,9 +20,17 @@ const input = z.object({
 const names = { job: 'bench-noop', workflow: 'bench-three-step' } as const;
 /** W6's parent: one step that starts `children` children of the one-step no-op workflow. */
 export const fanOutName = 'bench-fan-out';
+/** w2k's one-step workflow: its task keyed (R50) by its input's `key`, limit 1. */
+export const keyedName = 'bench-keyed';
+const keyedInput = input.extend({ key: z.string() });
+export type KeyedInput = z.output<typeof keyedInput>;
 
-/** The two benchmark workflows; every handler reports to `hooks` first thing, then returns. */
-export function benchWorkflows(hooks: WorkerHooks) {
+/**
+ * The benchmark workflows; every handler reports to `hooks` first thing, then returns. The
+ * keyed one only when asked for: a queue with a keyed step claims through the keyed path
+ * (R50), so declaring it anywhere would change every other workload's claim.
+ */
+export function benchWorkflows(hooks: WorkerHooks, withKeyed = false) {
   const noop = defineWorkflow({
     name: names.job,
     input,
@@ -75,12 +83,35 @@ export function benchWorkflows(hooks: WorkerHooks) {
       }),
     },
   });
-  return [noop, threeStep, fanOut];
+  const keyed = defineWorkflow({
+    name: keyedName,
+    input: keyedInput,
+    steps: {
+      only: step<KeyedInput>({
+        concurrency: { key: (ctx) => ctx.input.key, limit: 1 },
+        run: (ctx) => {
+          hooks.onJob(ctx.input);
+          return null;
+        },
+      }),
+    },
+  });
+  return withKeyed ? [noop, threeStep, fanOut, keyed] : [noop, threeStep, fanOut];
 }
 
 const noHooks: WorkerHooks = { onJob() {}, onStep() {}, onWorkflowDone() {} };
 
 export function causewaySystem(spec: CausewaySpec): System {
+  const { keys } = spec;
+  /** The workflow a mode's workloads run: with `keys`, W2's is the keyed one. */
+  const nameOf = (mode: Mode): string => {
+    if (keys === undefined) return names[mode];
+    if (mode === 'job') return keyedName;
+    throw new Error('concurrency keys (w2k) apply to the one-step workflow only');
+  };
+  /** Input `i` goes to key `k<i mod keys>`: every key gets its share, in submit order. */
+  const inputOf = (job: JobInput): JobInput | KeyedInput =>
+    keys === undefined ? job : { ...job, key: `k${(job.i ?? 0) % keys}` };
   const engineFor = (url: string, hooks: WorkerHooks, poolSize?: number): Engine =>
     createEngine({
       databaseUrl: spec.poolerPort === undefined ? url : pooledUrl(url, spec.poolerPort),
@@ -88,7 +119,7 @@ export function causewaySystem(spec: CausewaySpec): System {
       ...(spec.preparedStatements === undefined
         ? {}
         : { preparedStatements: spec.preparedStatements }),
-      workflows: benchWorkflows(hooks),
+      workflows: benchWorkflows(hooks, keys !== undefined),
       logger: pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }),
       ...(poolSize === undefined ? {} : { poolSize }),
       ...(spec.pollIntervalMs === undefined ? {} : { pollIntervalMs: spec.pollIntervalMs }),
@@ -109,6 +140,10 @@ export function causewaySystem(spec: CausewaySpec): System {
         spec.poolerPort === undefined
           ? 'none'
           : 'PgBouncer 1.18, pool_mode=transaction; directUrl for LISTEN and migrate()',
+      concurrencyKeys:
+        keys === undefined
+          ? 'none declared'
+          : `every task of the one-step workflow: ${keys} keys (k<i mod ${keys}>), limit 1`,
       sweeper: 'on (default, every 1000 ms)',
       logger: "pino({ level: 'silent' })",
       submit: 'engine.submit()',
@@ -123,17 +158,17 @@ export function causewaySystem(spec: CausewaySpec): System {
 
     async producer(url, connections, mode) {
       const engine = engineFor(url, noHooks, connections);
-      const name = names[mode];
+      const name = nameOf(mode);
       return {
         async submit(job) {
-          await engine.submit(name, job);
+          await engine.submit(name, inputOf(job));
         },
         async submitBatch(jobs) {
-          await engine.submitMany(jobs.map((job) => ({ name, input: job })));
+          await engine.submitMany(jobs.map((job) => ({ name, input: inputOf(job) })));
         },
         async submitBatchDelayed(jobs, delayMs) {
           await engine.submitMany(
-            jobs.map((job) => ({ name, input: job })),
+            jobs.map((job) => ({ name, input: inputOf(job) })),
             { delayMs },
           );
         },
@@ -164,15 +199,19 @@ export function causewaySystem(spec: CausewaySpec): System {
     },
 
     counts: (pool, mode): Promise<Counts> =>
-      workflowCounts(pool, 'causeway_workflows', names[mode]),
+      workflowCounts(pool, 'causeway_workflows', nameOf(mode)),
 
     async verify(pool, mode, expected) {
-      const checks = await verificationCounts(pool, names[mode]);
-      const { want } = specExpectations(mode, expected);
-      return verificationOf(checks, { ...want, retried: 0 });
+      const checks = await verificationCounts(pool, nameOf(mode));
+      const { want, steps } = specExpectations(mode, expected);
+      return verificationOf(checks, {
+        ...want,
+        retried: 0,
+        ...keyedExpectations(keys, expected.workflows * steps),
+      });
     },
 
-    drainSpan: (pool, mode) => drainSpan(pool, { name: names[mode] }),
+    drainSpan: (pool, mode) => drainSpan(pool, { name: nameOf(mode) }),
 
     async insertHistory(pool, rows) {
       const client = await pool.connect();
@@ -191,9 +230,10 @@ export function causewaySystem(spec: CausewaySpec): System {
 }
 
 /**
- * Counts for `verify`. `logMismatches` is R25: tasks and workflows whose state differs from
- * the `to` of their last transition row; it skips w2h's history (written a day in the past
- * by SQL, not by the engine) to keep verification quick.
+ * Counts for `verify`. `keyedTasks` and `keys`: tasks with a concurrency key, and their keys.
+ * `logMismatches` is R25: tasks and workflows whose state differs from the `to` of their last
+ * transition row; it skips w2h's history (written a day in the past by SQL, not by the engine)
+ * to keep verification quick.
  */
 async function verificationCounts(pool: pg.Pool, name: string): Promise<Record<string, number>> {
   const { rows } = await pool.query(
@@ -206,6 +246,8 @@ async function verificationCounts(pool: pg.Pool, name: string): Promise<Record<s
             (select count(*) from w where state = 'queued')::int as queued,
             (select count(*) from t)::int as tasks,
             (select count(*) from t where attempt > 1)::int as retried,
+            (select count(*) from t where concurrency_key is not null)::int as "keyedTasks",
+            (select count(distinct concurrency_key) from t)::int as keys,
             (select count(*) from causeway_transitions tr join w on w.id = tr.workflow_id)::int
               as transitions,
             (select count(*) from recent_t t left join lateral (

@@ -59,3 +59,13 @@ export function specExpectations(
     },
   };
 }
+
+/**
+ * Causeway's concurrency keys after a run: with `keys` (w2k) every one of the `tasks` keyed and
+ * every key used; without, no task keyed.
+ */
+export function keyedExpectations(keys: number | undefined, tasks: number): Record<string, number> {
+  return keys === undefined
+    ? { keyedTasks: 0 }
+    : { keyedTasks: tasks, keys: Math.min(keys, tasks) };
+}

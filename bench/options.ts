@@ -8,7 +8,7 @@ export interface BenchOptions {
   readonly scale: number;
   /** Overrides every selected workload's N. */
   readonly n: number | undefined;
-  /** Worker processes for W2 and W6 (each value is its own case); W2h, W2d and W4 use the first. */
+  /** Worker processes for W2, W2k and W6 (each value is its own case); W2h, W2d and W4 use the first. */
   readonly procs: readonly number[];
   readonly concurrency: number;
   readonly producers: number;
@@ -17,6 +17,8 @@ export interface BenchOptions {
   readonly history: number;
   /** W2d: delayed workflows as multiples of N, each value its own case. */
   readonly delayed: readonly number[];
+  /** W2k: concurrency keys (limit 1 each) the tasks are spread over. */
+  readonly keys: number;
   /** W5: engine processes, and real minutes (ticks) measured. */
   readonly engines: number;
   readonly minutes: number;
@@ -36,20 +38,23 @@ export interface BenchOptions {
 
 export const usage = `Usage: pnpm bench [options]
 
-  --workload w1a|w1b|w2|w2h|w2d|w3|w4|w5|w6|all   comma-separated (default all: every one but w5)
+  --workload w1a|w1b|w2|w2k|w2h|w2d|w3|w4|w5|w6|all   comma-separated (default all: all but w5)
+                      w2k: W2 with every task keyed (R50), --keys keys of limit 1 (Causeway
+                      only): workflows/s and keyed ÷ plain, paired with w2's same run and procs
                       w2d: W2 beside delayed workflows (delayMs 1 day, queued in the same queue)
                       w6: one step starts N one-step child workflows: its commit, their drain,
                       the parent's settle, lock waits (Causeway only; with w2 for the ratios)
                       w5: N cron schedules '* * * * *' in --engines processes for --minutes real
                       minutes (opt-in, Causeway only, ~5 min a run): CPU per minute, lateness
   --reps R            repetitions, interleaved: every workload once, then again (default 3)
-  --n N               N for every selected workload (default: w1 20000, w2 20000, w3 500, w4 2000;
+  --n N               N for every selected workload (default: w1, w2* 20000, w3 500, w4 2000;
                       w5: schedules, 1000; w6: children, 10000)
   --scale S           multiply the default N and the w2h history by S (default 1)
-  --procs 1,2         worker processes for W2 and W6 (default 1,2; w2h, w2d and w4 use the first)
+  --procs 1,2         worker processes for w2, w2k, w6 (default 1,2; w2h, w2d, w4 use the first)
   --concurrency C     worker concurrency (default 10)
   --history H         finished workflows already in the tables for w2h (default 200000)
   --delayed 0,1,10    w2d: delayed workflows as multiples of N, each value its own case
+  --keys K            w2k: concurrency keys, limit 1 each, input i on key i mod K (default 1000)
   --engines E         w5: engine processes, each with every schedule and one worker (default 2)
   --minutes K         w5: minute ticks measured, each inside its own whole minute (default 3)
   --quick             smoke check: --scale 0.05 --reps 1
@@ -82,6 +87,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'interval-ms': { type: 'string', default: '10' },
       history: { type: 'string', default: '200000' },
       delayed: { type: 'string', default: '0,1,10' },
+      keys: { type: 'string', default: '1000' },
       engines: { type: 'string', default: '2' },
       minutes: { type: 'string', default: '3' },
       'timeout-s': { type: 'string', default: '300' },
@@ -119,6 +125,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       throw new Error(`unknown system ${system}`);
     }
   }
+  const keys = int('keys', values.keys) as number;
+  if (keys < 1) throw new Error('--keys must be at least 1');
   const scale = values.scale === undefined ? (values.quick ? 0.05 : 1) : Number(values.scale);
   if (!(scale > 0)) throw new Error('--scale must be positive');
   return {
@@ -133,6 +141,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     intervalMs: int('interval-ms', values['interval-ms']) as number,
     history: Math.round((int('history', values.history) as number) * scale),
     delayed: list(values.delayed).map((text) => int('delayed', text) as number),
+    keys,
     engines: Math.max(1, int('engines', values.engines) as number),
     minutes: Math.max(1, int('minutes', values.minutes) as number),
     timeoutMs: (int('timeout-s', values['timeout-s']) as number) * 1000,

@@ -8,7 +8,6 @@
  * burst), against the limit's rate, and the most any window of the period held (never above
  * the limit).
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { createEngine } from '@causeway/engine';
 import { defineWorkflow, rateLimit, step } from '@causeway/workflow';
@@ -16,6 +15,7 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { epochMsSql } from './causeway-log';
 import { parallelFor } from './clock';
+import { drainWithWorkers, serveWorker } from './script-drain';
 import { adminPool, checkpoint, startServer } from './server';
 import { median } from './stats';
 import { repoRoot } from './versions';
@@ -51,19 +51,9 @@ const quiet = pino({ level: 'silent' });
 
 if (values.worker) {
   const url = process.argv.find((arg) => arg.startsWith('postgres')) as string;
-  const engine = createEngine({
-    databaseUrl: url,
-    workflows: [rated],
-    rateLimits: [posts],
-    logger: quiet,
-  });
-  const handle = await engine.startWorker({ concurrency: 10 });
-  process.send?.('ready');
-  process.on('message', async () => {
-    await handle.stop({ drainMs: 1_000 });
-    await engine.close();
-    process.exit(0);
-  });
+  await serveWorker(
+    createEngine({ databaseUrl: url, workflows: [rated], rateLimits: [posts], logger: quiet }),
+  );
 } else {
   await main();
 }
@@ -96,29 +86,12 @@ async function main(): Promise<void> {
     const pool = adminPool(url);
     await pool.query('analyze');
     await checkpoint(pool);
-    const children: ChildProcess[] = Array.from({ length: workers }, () =>
-      fork(
-        new URL(import.meta.url).pathname,
-        ['--worker', url, '--limit', String(limit), '--period', String(periodMs)],
-        {
-          execArgv: ['--import', 'tsx'],
-          stdio: 'inherit',
-        },
-      ),
-    );
-    await Promise.all(
-      children.map((child) => new Promise((resolve) => child.once('message', resolve))),
-    );
-    for (;;) {
-      const { rows } = await pool.query<{ open: number }>(
-        `select count(*)::int as open from causeway_workflows where state <> 'succeeded'`,
-      );
-      if ((rows[0]?.open ?? 1) === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    for (const child of children) child.send('stop');
-    await Promise.all(
-      children.map((child) => new Promise((resolve) => child.once('exit', resolve))),
+    await drainWithWorkers(
+      pool,
+      new URL(import.meta.url).pathname,
+      ['--worker', url, '--limit', String(limit), '--period', String(periodMs)],
+      workers,
+      200,
     );
     // Per key: grants after its first period (the burst a fresh window allows), over the time
     // from the end of that period to its last grant; and the most grants in any period.

@@ -2,30 +2,22 @@ import type { LockWaits } from './parent-watch';
 import type { RunRecord } from './record';
 import { cell } from './report-scaling';
 import type { TargetRow } from './report-sections';
+import { figure, pairedWithW2 } from './report-w2-pairs';
 import { nearestRank, summarize } from './stats';
 
 const ok = (record: RunRecord) => record.verified && record.error === undefined;
 const fanOutRuns = (records: readonly RunRecord[]) =>
   records.filter((r) => r.system === 'causeway' && r.workload === 'w6');
 
-const figure = (r: RunRecord, key: string) => Number(r[key] ?? Number.NaN);
-
 /**
  * Each W6 run's drain ÷ the same repetition's W2 drain with as many worker processes: by the
  * log (first claim to last end, like for like), or W2's own figure (go to done).
  */
 function w2Ratios(records: readonly RunRecord[], procs: number, by: 'log' | 'figure'): number[] {
-  const key = (r: RunRecord) => `${r.stamp} ${r.rep} ${r.procs}`;
-  const w2 = new Map(
-    records
-      .filter((r) => r.system === 'causeway' && r.workload === 'w2' && ok(r))
-      .filter((r) => (r.connection ?? 'direct') === 'direct')
-      .map((r) => [key(r), by === 'log' ? figure(r, 'logRate') : (r.value as number)]),
+  const drain = (r: RunRecord) => r.value as number;
+  return pairedWithW2(records, 'w6', procs, drain, (r) =>
+    by === 'log' ? figure(r, 'logRate') : (r.value as number),
   );
-  return fanOutRuns(records)
-    .filter((r) => ok(r) && r.procs === procs)
-    .map((r) => (r.value as number) / (w2.get(key(r)) ?? Number.NaN))
-    .filter(Number.isFinite);
 }
 
 /**

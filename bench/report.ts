@@ -1,5 +1,6 @@
 import type { RunRecord } from './record';
 import { fanOutTargets, formatFanOutSection } from './report-fan-out';
+import { formatKeyedSection, keyedTargets } from './report-keyed';
 import { formatScalingSection } from './report-scaling';
 import {
   delayedAndScheduleTargets,
@@ -94,13 +95,15 @@ export function formatReport(records: readonly RunRecord[]): string {
     const history = first.history ? ` (${first.history.toLocaleString('en')} finished)` : '';
     const delayed =
       typeof first.delayed === 'number' ? ` (+${first.delayed.toLocaleString('en')} delayed)` : '';
+    const keys =
+      typeof first.keys === 'number' ? ` (${first.keys.toLocaleString('en')} keys, limit 1)` : '';
     const pooled = first.pgbouncer
       ? ` via PgBouncer (${first.pgbouncer} server connections)`
       : first.connection === 'unprepared'
         ? ', prepared statements off'
         : '';
     const cells = [
-      `${workload.title}${history}${delayed}${pooled}`,
+      `${workload.title}${history}${delayed}${keys}${pooled}`,
       first.n.toLocaleString('en'),
       workers,
       workload.unit,
@@ -161,6 +164,7 @@ export function formatReport(records: readonly RunRecord[]): string {
 
   lines.push(
     ...formatScalingSection(records),
+    ...formatKeyedSection(records),
     ...formatDelayedSection(records),
     ...formatScheduleSection(records),
     ...formatFanOutSection(records),
@@ -247,6 +251,7 @@ function formatTargets(records: readonly RunRecord[]): string[] {
       '×',
       (x) => x >= 0.9,
     ],
+    ...keyedTargets(records),
     ...delayedAndScheduleTargets(records),
     ...fanOutTargets(records),
   ];

@@ -56,7 +56,7 @@ function planCases(options: BenchOptions): Case[] {
     if (!workload.usesProcs) {
       return [{ workload, procs: undefined, delayedFactor: 0, connection: 'direct', name: id }];
     }
-    const procs = id === 'w2' || id === 'w6' ? options.procs : options.procs.slice(0, 1);
+    const procs = ['w2', 'w2k', 'w6'].includes(id) ? options.procs : options.procs.slice(0, 1);
     const factors = id === 'w2d' ? options.delayed : [0];
     const connections: Connection[] =
       id === 'w2' && options.pgbouncer > 0 ? ['direct', 'unprepared', 'pooled'] : ['direct'];
@@ -98,9 +98,16 @@ async function runOne(
     item.connection === 'direct'
       ? {}
       : { preparedStatements: false, ...(pooled ? { poolerPort: pooler.port } : {}) };
+  const keys = workload.id === 'w2k' ? { keys: options.keys } : {};
   const spec: SystemSpec =
     system === 'causeway'
-      ? { kind: 'causeway', concurrency: options.concurrency, ...options.causeway, ...connection }
+      ? {
+          kind: 'causeway',
+          concurrency: options.concurrency,
+          ...options.causeway,
+          ...connection,
+          ...keys,
+        }
       : system === 'spec'
         ? { ...workload.floor(options.concurrency), kind: 'spec' }
         : workload.floor(options.concurrency);
@@ -124,6 +131,7 @@ async function runOne(
     concurrency: options.concurrency,
     history: history > 0 ? history : undefined,
     delayed: workload.id === 'w2d' ? delayed : undefined,
+    keys: workload.id === 'w2k' ? options.keys : undefined,
     engines: workload.id === 'w5' ? options.engines : undefined,
     connection: item.connection,
     pgbouncer: pooled ? options.pgbouncer : undefined,

@@ -51,6 +51,11 @@ export interface CausewaySpec {
    * query through, LISTEN and migrations going to the server directly.
    */
   readonly poolerPort?: number;
+  /**
+   * w2k (`--keys`): the one-step workflow's task keyed (R50) over this many keys of limit 1.
+   * Unset, no step declares a key, as a declared one sends its queue's claims the keyed way.
+   */
+  readonly keys?: number;
 }
 
 export interface RawSpec {

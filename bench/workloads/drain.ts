@@ -10,6 +10,7 @@ export const delayMs = 24 * 60 * 60 * 1000;
 
 /**
  * W2 (mode `job`): drain `n` pre-submitted one-step workflows with `procs` worker processes.
+ * w2k: W2 with every task keyed (R50), through Causeway's spec (`keys`, see bench/causeway.ts).
  * W4 (mode `workflow`): `n` three-step workflows end to end. w2h: W2 with `history` finished
  * workflows already in the tables. w2d: W2 with `delayed` more submitted a day into the future
  * (queued, in the same queue and the ready index, never due), their batches interleaved with
