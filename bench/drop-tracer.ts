@@ -3,8 +3,11 @@
  * would (a tracer provider, a batching processor, the async-hooks context manager and the W3C
  * propagator) whose exporter drops every span, so a run measures what tracing costs the
  * engine (R57) without an exporter's own cost. `BENCH_TRACER=context` registers only the
- * context manager, which every SDK set-up brings and which slows every promise of the
- * process: the part of the cost no engine can avoid.
+ * context manager, which every SDK set-up brings; it stays idle until something runs in a
+ * context. `BENCH_TRACER=context-active` also runs once in a context, as any instrumented
+ * application does at its first request: from then on Node 20's AsyncLocalStorage tracks every
+ * promise of the process, whoever made it. That is the part of tracing's cost no engine can
+ * avoid, since a handler must run in its span's context.
  */
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -29,6 +32,12 @@ class DroppingExporter implements SpanExporter {
 
 export function registerContextManager(): void {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+}
+
+/** The context manager, made active: every promise from now on carries a context. */
+export function registerActiveContextManager(): void {
+  registerContextManager();
+  context.with(context.active(), () => undefined);
 }
 
 export function registerDroppingTracer(): void {

@@ -37,6 +37,10 @@ const { values } = parseArgs({
     'auto-explain-ms': { type: 'string' },
   },
 });
+// BENCH_TRACER as in the bench's worker processes (bench/drop-tracer.ts).
+if (process.env.BENCH_TRACER === 'drop') (await import('./drop-tracer')).registerDroppingTracer();
+if (process.env.BENCH_TRACER === 'context-active')
+  (await import('./drop-tracer')).registerActiveContextManager();
 const workload = values.workload as 'w1a' | 'w1b' | 'w2' | 'w4' | 'w6';
 if (!['w1a', 'w1b', 'w2', 'w4', 'w6'].includes(workload)) {
   throw new Error('--workload w1a|w1b|w2|w4|w6');
