@@ -165,7 +165,9 @@ describe('the attribute filter in Chromium', () => {
       form.getByRole('button', { name: 'Filter' }).click(),
     ]);
     expect(refused.status()).toBe(400);
-    await expect(page.locator('main').textContent()).resolves.toContain('is not key=value');
+    await expect(page.locator('main .problem').textContent()).resolves.toContain(
+      'is not key=value',
+    );
     await expect(form.getByLabel('Attribute').first().inputValue()).resolves.toBe('tenant');
     await expect(listed(page)).resolves.toEqual([]);
     expect(errors).toEqual([status400, status400]);
