@@ -120,6 +120,8 @@ export async function attributePageRows(
   db: ReadDb,
   ask: AttributePageAsk,
 ): Promise<readonly AttributePageRow[]> {
+  // Which term is walked decides only how much is read: the page is the same either way, so
+  // the choice may see another snapshot than the page.
   const walked = await sparsestTerm(db, attributeTerms(ask.filter), walkStart(ask));
   const query = attributePageQuery(ask, 'page', walked);
   return query === null ? [] : (await query.execute(db)).rows;
