@@ -1,8 +1,9 @@
 /**
  * R55 on the dashboard, over HTTP: the workflows page filters by `attr=key=value` (repeatable,
  * all must match, typed as the CLI reads it), keeps the filter in its form and its next-page
- * link, shows each workflow's attributes, refuses a filter that is not key=value with 400; the
- * workflow page lists the attributes, each a link to the list of its workflows.
+ * link, shows each workflow's attributes, refuses a filter that is not key=value or gives a key
+ * twice with 400; the workflow page lists the attributes, each a link to the list of its
+ * workflows.
  */
 import { defineWorkflow, step } from '@causeway/workflow';
 import { describe, expect, it } from 'vitest';
@@ -55,6 +56,10 @@ describe('the dashboard and attributes', () => {
     const refused = await list(attr('9lives=1'));
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('must start with a letter');
+    // Two values of one key: all must match, so refused as the CLI refuses it, none dropped.
+    const twice = await list(`${attr('tenant=acme')}&${attr('tenant=globex')}`);
+    expect(twice.status).toBe(400);
+    expect(twice.text).toContain('the attribute filter gives tenant twice');
 
     const page = await (await fetch(`${origin}/workflows/${numbered}`)).text();
     expect(page).toContain('<dt>Attributes</dt>');

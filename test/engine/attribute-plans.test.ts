@@ -1,16 +1,26 @@
 /**
  * R55: the workflow list filtered by attributes beside 1,000,000 workflows. Each has a tenant
  * (one of 100, 10,000 workflows each), one in 100,000 a rare `audit` attribute, one in 1,000 a
- * `tier` whose value is the number 5 for half of them and the string "5" for the others. A
- * common tenant, the rare attribute, both together, the typed tier and a tenant with a state
- * each answer what a plain scan of the workflows' jsonb answers, page after page, through the
- * attribute rows' primary key: no Seq Scan, and a first page reads about a page of rows, not
- * the tenant's 10,000. The rows are written in SQL (not through the engine) so this takes
+ * `tier` whose value is the number 5 for half of them and the string "5" for the others, one
+ * in 4 (and ten more) `plan: "pro"`. A common tenant, the rare attribute, both together, the
+ * typed tier, a tenant with a state and a tenant with the plan each answer what a plain scan
+ * of the workflows' jsonb answers, page after page, through the attribute rows' primary key:
+ * no Seq Scan, and a first page reads about a page of rows, not the tenant's 10,000; a tenant
+ * and the plan, which few workflows have together, read the tenant's rows, not the plan's. The rows are written in SQL (not through the engine) so this takes
  * seconds; the plans are read with EXPLAIN ANALYZE (rows, never times).
  */
 import type { WorkflowAttributes } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
-import { attributePageQuery } from '../../packages/engine/src/db/reads/attribute-page';
+import {
+  sparsestTerm,
+  sparsestTermQuery,
+} from '../../packages/engine/src/db/reads/attribute-driver';
+import {
+  type AttributePageAsk,
+  attributePageQuery,
+  attributeTerms,
+  walkStart,
+} from '../../packages/engine/src/db/reads/attribute-page';
 import {
   type WorkflowKey,
   type WorkflowOrder,
@@ -33,6 +43,8 @@ select lpad(to_hex(g), 32, '0')::uuid, 'billing',
          || case when g % 100000 = 7 then '{"audit": true}'::jsonb else '{}'::jsonb end
          || case when g % 1000 = 11 then '{"tier": 5}'::jsonb
                  when g % 1000 = 12 then '{"tier": "5"}'::jsonb else '{}'::jsonb end
+         || case when g % 4 = 0 or g % 100000 = 41 then '{"plan": "pro"}'::jsonb
+                 else '{}'::jsonb end
   from generate_series(1, $1::int) g`;
 const attributeRowsSql = `
 insert into causeway_workflow_attributes (term, created_at, workflow_id)
@@ -46,6 +58,27 @@ const { url, db } = usePlanDatabase(async (databaseUrl) => {
 
 const analyzed = (compiled: { sql: string; parameters: readonly unknown[] }) =>
   analyzedReads(url(), compiled);
+
+/**
+ * What a page's statements read, run: with several attributes the one choosing the term to
+ * walk (attribute-driver.ts) and then the page's; with one, the page's alone.
+ */
+async function pageReads(ask: AttributePageAsk, shape: 'page' | 'count' = 'page') {
+  const terms = attributeTerms(ask.filter);
+  const walked = await sparsestTerm(db(), terms, walkStart(ask));
+  const statement = attributePageQuery(ask, shape, walked);
+  if (statement === null) throw new Error('a filter with attributes has a statement');
+  const plans = [await analyzed(statement.compile(db()))];
+  if (terms.length > 1) {
+    plans.push(await analyzed(sparsestTermQuery(terms, walkStart(ask)).compile(db())));
+  }
+  return {
+    walked,
+    seqScans: plans.flatMap((plan) => plan.seqScans),
+    indexes: [...new Set(plans.flatMap((plan) => plan.indexes))],
+    rowsRead: plans.reduce((sum, plan) => sum + plan.rowsRead, 0),
+  };
+}
 
 /** The same page from the workflows' jsonb alone (`@>` keeps types apart, as terms do). */
 async function plainPage(
@@ -83,6 +116,25 @@ const filters: {
     attributes: { tenant: 't7', audit: true },
     maxRowsRead: 500,
   },
+  // Each common (1 in 100, 1 in 4), together in 10 workflows: the tenant's 10,000 rows are
+  // walked (and 200 of each term's to choose it), never the plan's 250,000, whichever is
+  // named first.
+  {
+    label: 'two common values, few together',
+    attributes: { plan: 'pro', tenant: 't41' },
+    maxRowsRead: 11_000,
+  },
+  {
+    label: 'two common values, few together, the other way round',
+    attributes: { tenant: 't41', plan: 'pro' },
+    maxRowsRead: 11_000,
+  },
+  // Every t40 workflow is pro: a page is found at once.
+  {
+    label: 'two common values, always together',
+    attributes: { plan: 'pro', tenant: 't40' },
+    maxRowsRead: 1_000,
+  },
   { label: 'the number 5', attributes: { tier: 5 }, maxRowsRead: 500 },
   { label: 'the string "5"', attributes: { tier: '5' }, maxRowsRead: 500 },
   {
@@ -119,9 +171,7 @@ describe('the workflow list by attributes beside 1,000,000 workflows', () => {
           const expected = await plainPage(filter.attributes, filter.states, order, after);
           expect(answer.rows.map((row) => row.workflow.id)).toEqual(expected);
           if (page === 0) expect(expected.length > 0).toBe(filter.none !== true);
-          const statement = attributePageQuery(ask);
-          if (statement === null) throw new Error('a filter with attributes has a statement');
-          const plan = await analyzed(statement.compile(db()));
+          const plan = await pageReads(ask);
           expect(plan.seqScans).toEqual([]);
           expect(plan.indexes).toContain('causeway_workflow_attributes_pkey');
           expect(plan.rowsRead).toBeLessThan(filter.maxRowsRead);
@@ -137,5 +187,38 @@ describe('the workflow list by attributes beside 1,000,000 workflows', () => {
     expect(await workflowCountRead(db(), { attributes: { tenant: 't42' } }, 500)).toBe(500);
     expect(await workflowCountRead(db(), { attributes: { audit: true } }, 10_001)).toBe(10);
     expect(await workflowCountRead(db(), { attributes: { tier: 5 } }, 10_001)).toBe(1_000);
+    const rarelyTogether = { plan: 'pro', tenant: 't41' };
+    expect(await workflowCountRead(db(), { attributes: rarelyTogether }, 10_001)).toBe(10);
+    const always = { plan: 'pro', tenant: 't40' };
+    expect(await workflowCountRead(db(), { attributes: always }, 10_001)).toBe(10_000);
+    expect(await workflowCountRead(db(), { attributes: always }, 500)).toBe(500);
+    // Counting two terms walks the sparser one too: the tenant's 10,000 rows (twice when the
+    // planner reads them through a bitmap, index then table), never the plan's 250,000.
+    const ask = { filter: { attributes: rarelyTogether }, order: 'newest_first', after: null };
+    const count = await pageReads({ ...ask, limit: 10_001 } as AttributePageAsk, 'count');
+    expect(count.seqScans).toEqual([]);
+    expect(count.rowsRead).toBeLessThan(21_000);
+  });
+
+  it('two values rarely together: walking the common one would read its every row', async () => {
+    // What the choice avoids: the plan's 250,000 rows walked, each probed for the tenant.
+    for (const attributes of [
+      { plan: 'pro', tenant: 't41' },
+      { tenant: 't41', plan: 'pro' },
+    ]) {
+      const ask: AttributePageAsk = {
+        filter: { attributes },
+        order: 'newest_first',
+        after: null,
+        limit: pageSize,
+      };
+      const chosen = await pageReads(ask);
+      expect(Object.keys(attributes)[chosen.walked]).toBe('tenant');
+      const common = attributePageQuery(ask, 'page', 1 - chosen.walked);
+      if (common === null) throw new Error('a filter with attributes has a statement');
+      const walkedCommon = await analyzed(common.compile(db()));
+      expect(walkedCommon.rowsRead).toBeGreaterThan(250_000);
+      expect(chosen.rowsRead).toBeLessThan(walkedCommon.rowsRead / 20);
+    }
   });
 });

@@ -59,9 +59,14 @@ function filterProblem(params: WorkflowFilterParams): string | null {
   if (statesOf(params.state) === 'invalid') {
     return `the state filter ${JSON.stringify(params.state)} is not one of this page's`;
   }
+  const keys = new Set<string>();
   for (const text of params.attributes) {
     const read = attributeFromText(text);
     if (!read.ok) return `the attribute filter ${read.problem}`;
+    // All must match, and a workflow has one value per key: refused, as the CLI refuses it,
+    // rather than one of the two values dropped.
+    if (keys.has(read.key)) return `the attribute filter gives ${read.key} twice`;
+    keys.add(read.key);
   }
   return null;
 }

@@ -1,18 +1,20 @@
 import type { WorkflowAttributes } from '@causeway/workflow/internal';
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { CausewayDatabase, WorkflowTable } from '../schema';
+import { pastPosition, sparsestTerm, termProbe, type WalkStart } from './attribute-driver';
 import { rareWorkflowStates } from './rare-states';
 import { onlyUuids } from './read-queries';
 
 /**
  * The workflow list filtered by attributes (R55), in the workflows' (created_at, id) order:
- * one join of causeway_workflow_attributes per attribute asked (all must match), on the
- * primary key (term, created_at, workflow_id), then the workflow by id. The planner starts
- * from the term it expects fewest rows of: a common one is walked in key order from the
- * page's position and stops after the page (its workflow's created_at and id are the
- * attribute row's), a rare one is read whole and sorted. The other filters (states, name,
- * parent, root) are checked on the workflows the terms find; a filter of rare states only may
- * instead start from those states' partial index, each workflow's terms looked up by key.
+ * one term's rows of causeway_workflow_attributes walked on the primary key (term,
+ * created_at, workflow_id) from the page's position, stopping after the page (its workflow's
+ * created_at and id are the attribute row's), then the workflow by id. With several
+ * attributes (all must match) the sparsest term there is walked, each other one looked up by
+ * key per row (attribute-driver.ts; a statement of its own chooses the term). The other
+ * filters (states, name, parent, root) are checked on the workflows the terms find; a filter
+ * of rare states only may instead start from those states' partial index, each workflow's
+ * terms looked up by key.
  */
 type ReadDb = Kysely<CausewayDatabase>;
 
@@ -35,33 +37,35 @@ export interface AttributePageAsk {
   readonly limit: number;
 }
 
-/** The statement of a page (or of the rows a count counts, up to `limit`), or null for none. */
+/** The terms a filter's attributes make, in the order given. */
+export function attributeTerms(filter: AttributeFilterRow): RawBuilder<unknown>[] {
+  return Object.entries(filter.attributes).map(
+    ([key, value]) => sql`causeway_attribute_term(${key}::text, ${JSON.stringify(value)}::jsonb)`,
+  );
+}
+
+/** Where the ask's page starts. */
+export function walkStart(ask: AttributePageAsk): WalkStart {
+  return { newest: ask.order === 'newest_first', after: ask.after };
+}
+
+/**
+ * The statement of a page (or of the rows a count counts, up to `limit`) walking the term at
+ * `walked` (`sparsestTerm` chooses it among several), or null for none.
+ */
 export function attributePageQuery(
   ask: AttributePageAsk,
   shape: 'page' | 'count' = 'page',
+  walked = 0,
 ): RawBuilder<AttributePageRow> | null {
   const { filter } = ask;
   const ids = [filter.parentId, filter.rootId].filter((id) => id !== undefined);
   if (onlyUuids(ids).length < ids.length) return null;
-  const terms = Object.entries(filter.attributes).map(
-    ([key, value]) => sql`causeway_attribute_term(${key}::text, ${JSON.stringify(value)}::jsonb)`,
-  );
-  const [first, ...others] = terms;
-  if (first === undefined) return null;
-  const joins = others.map(
-    (term, index) => sql`
-      join causeway_workflow_attributes as ${sql.ref(`a${index + 1}`)}
-        on ${sql.ref(`a${index + 1}.term`)} = ${term}
-       and ${sql.ref(`a${index + 1}.created_at`)} = a0.created_at
-       and ${sql.ref(`a${index + 1}.workflow_id`)} = a0.workflow_id`,
-  );
-  const newest = ask.order === 'newest_first';
-  const position =
-    ask.after === null
-      ? sql``
-      : sql`and (a0.created_at, a0.workflow_id) ${newest ? sql`<` : sql`>`}
-              (${ask.after.createdAt}::timestamptz, ${ask.after.id}::uuid)`;
-  const direction = newest ? sql`desc` : sql`asc`;
+  const terms = attributeTerms(filter);
+  const driver = terms[walked];
+  if (driver === undefined) return null;
+  const start = walkStart(ask);
+  const direction = start.newest ? sql`desc` : sql`asc`;
   const tail =
     shape === 'page'
       ? sql`order by a0.created_at ${direction}, a0.workflow_id ${direction} limit ${ask.limit + 1}`
@@ -71,18 +75,22 @@ export function attributePageQuery(
       ? sql`w.*,
       to_char(w.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_key`
       : sql`1 as one`;
-  const conditions = workflowConditions(filter);
+  const onWorkflow = workflowConditions(filter);
+  const conditions = [
+    ...terms.filter((_, index) => index !== walked).map(termProbe),
+    ...onWorkflow,
+  ];
   // A count with no condition on the workflow counts attribute rows alone: retention deletes a
   // workflow's attribute rows in the statement that deletes it, so each row has its workflow.
   const workflow =
-    shape === 'page' || conditions.length > 0
+    shape === 'page' || onWorkflow.length > 0
       ? sql`join causeway_workflows as w on w.id = a0.workflow_id`
       : sql``;
   const where = conditions.length === 0 ? sql`` : sql`and ${sql.join(conditions, sql` and `)}`;
   return sql<AttributePageRow>`
     select ${columns}
-      from causeway_workflow_attributes as a0 ${sql.join(joins, sql` `)} ${workflow}
-     where a0.term = ${first} ${position} ${where}
+      from causeway_workflow_attributes as a0 ${workflow}
+     where a0.term = ${driver} ${pastPosition('a0', start)} ${where}
      ${tail}`;
 }
 
@@ -112,7 +120,10 @@ export async function attributePageRows(
   db: ReadDb,
   ask: AttributePageAsk,
 ): Promise<readonly AttributePageRow[]> {
-  const query = attributePageQuery(ask);
+  // Which term is walked decides only how much is read: the page is the same either way, so
+  // the choice may see another snapshot than the page.
+  const walked = await sparsestTerm(db, attributeTerms(ask.filter), walkStart(ask));
+  const query = attributePageQuery(ask, 'page', walked);
   return query === null ? [] : (await query.execute(db)).rows;
 }
 
@@ -122,10 +133,9 @@ export async function attributeCountRead(
   filter: AttributeFilterRow,
   atMost: number,
 ): Promise<number> {
-  const matching = attributePageQuery(
-    { filter, order: 'newest_first', after: null, limit: atMost },
-    'count',
-  );
+  const ask: AttributePageAsk = { filter, order: 'newest_first', after: null, limit: atMost };
+  const walked = await sparsestTerm(db, attributeTerms(filter), walkStart(ask));
+  const matching = attributePageQuery(ask, 'count', walked);
   if (matching === null) return 0;
   const { rows } = await sql<{
     count: string;
