@@ -5,6 +5,7 @@
  * what their outcomes mean for the step (`children-decisions.ts`).
  */
 import type { z } from 'zod';
+import type { WorkflowAttributes } from './attributes';
 import { StepError } from './step-error';
 import {
   childrenTag,
@@ -34,6 +35,13 @@ export interface StartChildrenOptions {
   readonly tolerate?: Tolerance;
   /** Overrides the default limit of children for this step (up to 100,000). */
   readonly maxChildren?: number;
+  /**
+   * Attributes of every child (R55), besides the ones it inherits from its parent and its own
+   * definition's: a key of theirs may be given again only with the same value. A bad or
+   * conflicting one fails the step (`invalid_attributes`, `conflicting_attributes` in its
+   * error) and no child is written.
+   */
+  readonly attributes?: WorkflowAttributes;
 }
 
 /**
@@ -86,6 +94,8 @@ function buildRequest(
     detached: options.detached === true,
     tolerate: options.tolerate === undefined ? null : Object.freeze({ ...options.tolerate }),
     maxChildren: options.maxChildren ?? childLimits.defaultMaxChildren,
+    // Kept as given (not copied): a copy would turn a bad value, an array say, into a good one.
+    attributes: options.attributes ?? null,
   });
 }
 
