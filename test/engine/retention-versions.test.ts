@@ -120,6 +120,8 @@ describe('retention of the versions listing', () => {
 
     const answer = await live.purgeFinished(request);
     expect(answer).toMatchObject({ workflowsRemoved: 1, versionsRemoved: 2 });
+    const [run] = await live.retentionRuns({ limit: 1 });
+    expect(run).toMatchObject({ id: answer.runId, versionsRemoved: 2 });
     expect(await storedVersions(name)).toEqual(['v-kept', 'v-live', 'v-stale']);
     expect(await listed()).toEqual({
       'v-live': ['serving', 0],

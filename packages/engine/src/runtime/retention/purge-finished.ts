@@ -170,6 +170,7 @@ export async function purgeFinished(
     logRowsRemoved: answer.logRowsRemoved,
     eventsRemoved: removed.events,
     deliveriesRemoved: removed.deliveries,
+    versionsRemoved: removed.versions,
     partitionsDropped: answer.partitionsDropped,
     partitionsHeld: held,
   });
