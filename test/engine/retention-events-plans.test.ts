@@ -12,6 +12,7 @@ import { eventDeleteBatchSql } from '../../packages/engine/src/db/retention/even
 import {
   unlistedVersionsDeleteSql,
   unlistedVersionsLockSql,
+  unlistedVersionsSql,
   versionRecordedSql,
 } from '../../packages/engine/src/db/retention/version-delete';
 import { workflowDeleteBatchSql } from '../../packages/engine/src/db/retention/workflow-delete-batch';
@@ -104,9 +105,10 @@ describe('retention deletes beside a long history', () => {
       expect(plan[0]?.['Node Type'], version).toBe('Limit');
       expect(reads, version).toHaveLength(1);
     }
-    // Neither the lock nor the delete of the versions reads the workflows.
+    // Neither the list, the lock nor the delete of the versions reads the workflows.
     for (const statement of [
-      unlistedVersionsLockSql(),
+      unlistedVersionsSql(),
+      unlistedVersionsLockSql([{ name: 'retention-versioned', version: 'v-none' }]),
       unlistedVersionsDeleteSql([{ name: 'retention-versioned', version: 'v-none' }]),
     ]) {
       const plan = await planOf(statement);

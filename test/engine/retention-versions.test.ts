@@ -153,8 +153,10 @@ describe('retention of the versions listing', () => {
     let starting: Promise<unknown> | undefined;
     try {
       await db.transaction().execute(async (tx) => {
-        const { rows: locked } = await unlistedVersionsLockSql().execute(tx);
-        expect(locked).toContainEqual({ name, version: 'v-raced' });
+        const { rows: locked } = await unlistedVersionsLockSql([
+          { name, version: 'v-raced' },
+        ]).execute(tx);
+        expect(locked).toEqual([{ name, version: 'v-raced' }]);
         // Its registration (registry row and version row in one statement) waits for the lock.
         starting = second.startWorker({ queues: ['q-versions'], concurrency: 1 });
         await waitFor(

@@ -9,13 +9,26 @@ const listedByRegistrySql = sql<boolean>`exists (
   select 1 from causeway_workers as k
    where k.workflows @> jsonb_build_array(jsonb_build_object('name', v.name, 'version', v.version)))`;
 
-/**
- * The versions no registry row lists, locked (SKIP LOCKED: one a worker is registering right
- * now is left for the next run).
- */
-export function unlistedVersionsLockSql(): RawBuilder<{ name: string; version: string }> {
+/** The versions no registry row lists: retention's candidates, read without a lock. */
+export function unlistedVersionsSql(): RawBuilder<{ name: string; version: string }> {
   return sql<{ name: string; version: string }>`
     select v.name, v.version from causeway_workflow_versions as v
+     where not ${listedByRegistrySql}
+     order by v.name, v.version`;
+}
+
+/**
+ * Of `versions`, those no registry row lists still, locked (SKIP LOCKED: one a worker is
+ * registering right now is left for the next run).
+ */
+export function unlistedVersionsLockSql(
+  versions: readonly { readonly name: string; readonly version: string }[],
+): RawBuilder<{ name: string; version: string }> {
+  return sql<{ name: string; version: string }>`
+    select v.name, v.version from causeway_workflow_versions as v
+     join unnest(${versions.map((each) => each.name)}::text[],
+                 ${versions.map((each) => each.version)}::text[]) as given(name, version)
+       on v.name = given.name and v.version = given.version
      where not ${listedByRegistrySql}
      order by v.name, v.version
      for update of v skip locked`;
@@ -54,23 +67,26 @@ export function unlistedVersionsDeleteSql(
 /**
  * Removes the rows of `causeway_workflow_versions` (R54) that no worker serves and no kept
  * workflow records (docs/retention.md): a version long gone from every deploy is no longer
- * listed as `drained` forever. In one transaction: the rows are locked first, and the delete's
- * snapshot is taken after the locks are held, so a worker's registration that wrote one of
- * them (its registry row and the version row commit together) is either seen there, or waits
- * for this transaction and then writes the row again.
+ * listed as `drained` forever. The probes of the workflows run first, outside any transaction,
+ * so a worker that registers meanwhile never waits for them. Then, in one transaction, the
+ * rows are locked, and the delete's snapshot is taken after the locks are held: a worker's
+ * registration that wrote one of them (its registry row and the version row commit together)
+ * is either seen there, or waits for this short transaction and then writes the row again.
  */
 export async function unlistedVersionsDelete(
   db: Kysely<CausewayDatabase>,
 ): Promise<{ name: string; version: string }[]> {
+  const { rows: candidates } = await unlistedVersionsSql().execute(db);
+  const unrecorded: typeof candidates = [];
+  for (const each of candidates) {
+    const { rows } = await versionRecordedSql(each.name, each.version).execute(db);
+    if (rows.length === 0) unrecorded.push(each);
+  }
+  if (unrecorded.length === 0) return [];
   return db.transaction().execute(async (tx) => {
-    const { rows: locked } = await unlistedVersionsLockSql().execute(tx);
-    const unrecorded: typeof locked = [];
-    for (const each of locked) {
-      const { rows } = await versionRecordedSql(each.name, each.version).execute(tx);
-      if (rows.length === 0) unrecorded.push(each);
-    }
-    if (unrecorded.length === 0) return [];
-    const { rows } = await unlistedVersionsDeleteSql(unrecorded).execute(tx);
+    const { rows: locked } = await unlistedVersionsLockSql(unrecorded).execute(tx);
+    if (locked.length === 0) return [];
+    const { rows } = await unlistedVersionsDeleteSql(locked).execute(tx);
     return rows;
   });
 }

@@ -49,13 +49,13 @@ export async function childrenRestart(
     // and then with the attributes it had (R55: those its start call gave included). Under
     // another version (or none recorded), whose definition may label the same input otherwise,
     // with its parent's and that definition's.
-    const byVersion = new Map<string, typeof mine>();
+    const groups = new Map<string, typeof mine>();
     for (const child of mine) {
       const attributes = JSON.stringify(attributesOf.get(child.id) ?? {});
       const key = `${child.name}\n${versionOf.get(child.id) ?? ''}\n${attributes}`;
-      byVersion.set(key, [...(byVersion.get(key) ?? []), child]);
+      groups.set(key, [...(groups.get(key) ?? []), child]);
     }
-    for (const group of byVersion.values()) {
+    for (const group of groups.values()) {
       const { id, name } = group[0] as (typeof mine)[number];
       const version = versionOf.get(id) ?? null;
       const recorded = version === null ? undefined : context.definitions.at(name, version);
