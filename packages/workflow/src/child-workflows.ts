@@ -5,7 +5,7 @@
  * what their outcomes mean for the step (`children-decisions.ts`).
  */
 import type { z } from 'zod';
-import type { WorkflowAttributes } from './attributes';
+import { attributesProblem, type WorkflowAttributes } from './attributes';
 import { StepError } from './step-error';
 import {
   childrenTag,
@@ -94,9 +94,18 @@ function buildRequest(
     detached: options.detached === true,
     tolerate: options.tolerate === undefined ? null : Object.freeze({ ...options.tolerate }),
     maxChildren: options.maxChildren ?? childLimits.defaultMaxChildren,
-    // Kept as given (not copied): a copy would turn a bad value, an array say, into a good one.
-    attributes: options.attributes ?? null,
+    attributes: attributesOf(options.attributes),
   });
+}
+
+/**
+ * Good attributes copied and frozen, so a change to the caller's object after `run` returned
+ * changes no child; bad ones as given, for the engine to refuse with what is wrong with them
+ * (a copy would turn an array, say, into a plain object).
+ */
+function attributesOf(attributes: WorkflowAttributes | undefined): WorkflowAttributes | null {
+  if (attributes === undefined) return null;
+  return attributesProblem(attributes) === null ? Object.freeze({ ...attributes }) : attributes;
 }
 
 export function isStartChildren(value: unknown): value is StartChildren {
