@@ -23,7 +23,7 @@ const url = () => database().url;
 const purge = `mutation Purge($age: Float!, $reason: String!, $dryRun: Boolean, $id: String) {
   purgeFinished(olderThanMs: $age, reason: $reason, dryRun: $dryRun, clientMutationId: $id) {
     clientMutationId dryRun cutoffAt workflowsRemoved tasksRemoved logRowsRemoved eventsRemoved
-    deliveriesRemoved
+    deliveriesRemoved versionsRemoved
     partitionsDropped { name workflows tasks logRows }
     partitionsHeld { name liveWorkflows youngWorkflows liveWorkflowIds youngWorkflowIds busy message }
     defaultPartitionRows runId
@@ -36,6 +36,7 @@ interface Payload {
     workflowsRemoved: number;
     eventsRemoved: number | null;
     deliveriesRemoved: number | null;
+    versionsRemoved: number | null;
     partitionsDropped: { name: string; workflows: number }[];
     partitionsHeld: { liveWorkflowIds: string[]; message: string }[];
     runId: string | null;
@@ -81,6 +82,7 @@ describe('purgeFinished over GraphQL', () => {
       workflowsRemoved: 1,
       eventsRemoved: null,
       deliveriesRemoved: null,
+      versionsRemoved: null,
       runId: null,
     });
     expect(await storedCounts(url())).toEqual(before);
@@ -92,6 +94,8 @@ describe('purgeFinished over GraphQL', () => {
       workflowsRemoved: 1,
       eventsRemoved: 0,
       deliveriesRemoved: 0,
+      // The worker stopped, and its one workflow is gone: both versions it served (R54).
+      versionsRemoved: 2,
     });
     expect(await query(url(), 'select id from causeway_workflows where id = $1', [done])).toEqual(
       [],

@@ -1,7 +1,8 @@
 /**
  * GraphQL `definitions` (R54): every version of every workflow with its status, in-flight
  * count and live workers; a query of the step graph alone lists this process's versions;
- * `Workflow.version` and a worker's versions; `VersionStatus` mirrors the domain.
+ * `Workflow.version` and a worker's versions (live, stale, and a row from before versions);
+ * `VersionStatus` mirrors the domain.
  */
 import { buildApiSchema } from '@causeway/api';
 import { workflow } from '@causeway/workflow';
@@ -10,7 +11,7 @@ import { GraphQLEnumType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
-import { testEngine } from '../helpers/engine';
+import { query, testEngine } from '../helpers/engine';
 import { waitFor } from '../helpers/wait-for';
 import { data, gql, startApi } from './helpers';
 
@@ -134,6 +135,56 @@ describe('definitions over GraphQL', () => {
       { name: 'gql-versioned', version: 'v2', latest: true },
       { name: 'gql-other', version: 'only', latest: true },
     ]);
+  });
+
+  it("names each worker's versions, a stale one's too, and none in a row from before them", async () => {
+    const api = await startApi(url(), { engine: { workflows: [v1, v2] } });
+    const rows = `[
+      {"name": "gql-versioned", "version": "v0", "latest": true, "steps": ["render"]},
+      {"name": "gql-other", "steps": ["render"]}
+    ]`;
+    // An engine that stopped heartbeating an hour ago; one of its workflows is from before
+    // versions (an older engine's row lists no version).
+    await query(
+      url(),
+      `insert into causeway_workers (holder, host, pid, queues, workflows, sweeper,
+         engine_version, app_version, started_at, heartbeat_at, stale_at)
+       values ('gone-host/7/boot', 'gone-host', 7, '[]', $1::jsonb, false, '0.0.9', null,
+               now() - interval '2 hours', now() - interval '1 hour', now() - interval '59 minutes')`,
+      [rows],
+    );
+    await api.engine.startWorker({ queues: ['gql-v2'], concurrency: 1 });
+    const fields = '{ holder live workflows { name version latest } }';
+    type Rows = {
+      workers: {
+        holder: string;
+        live: boolean;
+        workflows: { name: string; version: string | null; latest: boolean }[];
+      }[];
+    };
+    const live = await waitFor(async () => {
+      const found = await data<Rows>(api.url, `{ workers ${fields} }`);
+      return found.workers.length === 1 ? found.workers : undefined;
+    });
+    expect(live).toEqual([
+      {
+        holder: api.engine.holder,
+        live: true,
+        workflows: [
+          { name: 'gql-versioned', version: 'v1', latest: false },
+          { name: 'gql-versioned', version: 'v2', latest: true },
+        ],
+      },
+    ]);
+    const all = await data<Rows>(api.url, `{ workers(includeStale: true) ${fields} }`);
+    expect(all.workers.find((row) => row.holder === 'gone-host/7/boot')).toEqual({
+      holder: 'gone-host/7/boot',
+      live: false,
+      workflows: [
+        { name: 'gql-versioned', version: 'v0', latest: true },
+        { name: 'gql-other', version: null, latest: false },
+      ],
+    });
   });
 
   it('answers the step graph alone from the code, without the stored versions', async () => {

@@ -4,15 +4,23 @@
  * people and as JSON; a killed worker ages out of `workers` and stays in `--include-stale`.
  */
 import type { BlockerView } from '@causeway/cli';
+import type { WorkflowDefinition } from '@causeway/workflow';
+import { workflowVersion } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import { spawnFixture } from '../api/fixtures/processes';
 import { data, operators } from '../api/helpers';
 import { waitFor } from '../helpers/wait-for';
+import { debounced, doomed, keyed, slow, staged, stranded } from './fixtures/workflows';
 import { causeway, causewayJson, submitted, useCli, workflowReaches } from './helpers';
 
 const { url, db, holder } = useCli();
 
 type Blocker = BlockerView;
+
+/** A workflow as the server's worker row lists it: its one version, the latest (R54). */
+function served(definition: WorkflowDefinition, steps: string[]) {
+  return { name: definition.name, version: workflowVersion(definition), latest: true, steps };
+}
 
 async function apiBlockers(id: string): Promise<Blocker[]> {
   const answer = await data<{ workflow: { blockers: Blocker[] } }>(
@@ -101,12 +109,12 @@ describe('causeway workers', () => {
       pid: Number(holder().split('/')[1]),
       queues: [{ name: 'default', slots: 4 }],
       workflows: [
-        { name: 'cli-staged', steps: ['prepare', 'approval', 'finish'] },
-        { name: 'doomed', steps: ['charge'] },
-        { name: 'slow', steps: ['wait'] },
-        { name: 'cli-stranded', steps: ['orphan'] },
-        { name: 'cli-debounced', steps: ['publish'] },
-        { name: 'cli-keyed', steps: ['call'] },
+        served(staged, ['prepare', 'approval', 'finish']),
+        served(doomed, ['charge']),
+        served(slow, ['wait']),
+        served(stranded, ['orphan']),
+        served(debounced, ['publish']),
+        served(keyed, ['call']),
       ],
       version: expect.any(String),
       startedAt: expect.any(String),
@@ -128,14 +136,17 @@ describe('causeway workers', () => {
     );
     const table = await causeway(['workers', '--url', url()]);
     expect(table.stdout).toMatch(
-      /^HOLDER +HOST +PID +QUEUES +WORKFLOWS +VERSION +STARTED +HEARTBEAT +LIVE$/m,
+      /^HOLDER +HOST +PID +QUEUES +WORKFLOWS +WORKFLOW VERSIONS +VERSION +STARTED +HEARTBEAT +LIVE$/m,
     );
     const rows = table.stdout.trimEnd().split('\n').slice(1);
     expect(rows.map((text) => text.split(/ {2,}/)[0])).toEqual([holder()]);
-    expect(rows[0]?.split(/ {2,}/).slice(2, 5)).toEqual([
+    expect(rows[0]?.split(/ {2,}/).slice(2, 6)).toEqual([
       String(main?.pid),
       'default×4',
       'cli-staged,doomed,slow,cli-stranded,cli-debounced,cli-keyed',
+      [staged, doomed, slow, stranded, debounced, keyed]
+        .map((definition) => `${definition.name}@${workflowVersion(definition)}`)
+        .join(','),
     ]);
     expect(rows[0]?.endsWith('  yes')).toBe(true);
 

@@ -9,3 +9,18 @@ export async function attributeTerms(databaseUrl: string, workflowId: string): P
   );
   return rows.map((row) => row.term);
 }
+
+/** The attribute rows of a workflow's children as their terms, child by child (R55, R43). */
+export async function childAttributeTerms(
+  databaseUrl: string,
+  parentId: string,
+): Promise<string[]> {
+  const rows = await query<{ term: string }>(
+    databaseUrl,
+    `select a.term from causeway_workflow_attributes a
+       join causeway_workflows w on w.id = a.workflow_id and w.created_at = a.created_at
+      where w.parent_workflow_id = $1 order by w.child_index, a.term`,
+    [parentId],
+  );
+  return rows.map((row) => row.term);
+}

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useTestDatabase } from '../helpers/database';
 import { logMismatches, query, testEngine } from '../helpers/engine';
+import { childAttributeTerms } from './attribute-support';
 import { finished, startChildren, workflow } from './children-support';
 
 const database = useTestDatabase();
@@ -75,17 +76,6 @@ async function childAttributes(parentId: string): Promise<unknown[]> {
   return rows.map((row) => row.attributes);
 }
 
-async function childTerms(parentId: string): Promise<string[]> {
-  const rows = await query<{ term: string }>(
-    url(),
-    `select a.term from causeway_workflow_attributes a
-       join causeway_workflows w on w.id = a.workflow_id and w.created_at = a.created_at
-      where w.parent_workflow_id = $1 order by w.child_index, a.term`,
-    [parentId],
-  );
-  return rows.map((row) => row.term);
-}
-
 describe('attributes of child workflows', () => {
   for (const parent of ['attr-order', 'attr-batch']) {
     it(`${parent}: each child has its parent's attributes and its definition's`, async () => {
@@ -103,7 +93,7 @@ describe('attributes of child workflows', () => {
       const expected = { kind: 'parcel', tenant: 'acme', tier: 2 };
       expect(await childAttributes(submitted.id)).toEqual([expected, expected]);
       const terms = ['kind="parcel"', 'tenant="acme"', 'tier=2'];
-      expect(await childTerms(submitted.id)).toEqual([...terms, ...terms]);
+      expect(await childAttributeTerms(url(), submitted.id)).toEqual([...terms, ...terms]);
       expect(await logMismatches(url())).toEqual([]);
     });
 
@@ -136,7 +126,7 @@ describe('attributes of child workflows', () => {
     expect(each?.lastError).toContain('conflicting_attributes');
     expect(each?.lastError).toContain('"globex"');
     expect(await childAttributes(submitted.id)).toEqual([]);
-    expect(await childTerms(submitted.id)).toEqual([]);
+    expect(await childAttributeTerms(url(), submitted.id)).toEqual([]);
   });
 
   it("a startChildren child whose tenant differs from its parent's fails the attempt (invalid_argument), no child written", async () => {

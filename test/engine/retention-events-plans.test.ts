@@ -1,13 +1,20 @@
 /**
  * Retention's deletes of events and deliveries read indexes only, beside a realistic history:
  * many finished workflows, old events (half of them delivered to workflows already removed)
- * and recent ones. Plans are EXPLAIN on real PostgreSQL of the statements the run executes.
+ * and recent ones; its delete of versions (R54) probes only the workflows of each version's
+ * name. Plans are EXPLAIN on real PostgreSQL of the statements the run executes.
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historySql } from '../../bench/causeway-history';
 import { eventDeleteBatchSql } from '../../packages/engine/src/db/retention/event-delete-batch';
+import {
+  unlistedVersionsDeleteSql,
+  unlistedVersionsLockSql,
+  unlistedVersionsSql,
+  versionRecordedSql,
+} from '../../packages/engine/src/db/retention/version-delete';
 import { workflowDeleteBatchSql } from '../../packages/engine/src/db/retention/workflow-delete-batch';
 import type { CausewayDatabase } from '../../packages/engine/src/db/schema';
 import { useTestDatabase } from '../helpers/database';
@@ -55,6 +62,13 @@ beforeAll(async () => {
       where received_at < now() - $1::int / 2 * interval '1 minute'`,
     [events],
   );
+  // A second workflow name with a small history over three versions.
+  await query(url(), historySql, [1_000, 'retention-versioned']);
+  await query(
+    url(),
+    `update causeway_workflows set version = 'v' || (get_byte(uuid_send(id), 15) % 3)
+      where name = 'retention-versioned'`,
+  );
   await query(url(), 'analyze');
   db = new Kysely<CausewayDatabase>({
     dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url(), max: 1 }) }),
@@ -82,5 +96,25 @@ describe('retention deletes beside a long history', () => {
     );
     expect(seqScans(plan)).toEqual([]);
     expect(indexesRead(plan)).toContain('causeway_event_deliveries_task');
+  });
+
+  it('probes the workflows once per version, ending at its first, when it deletes versions', async () => {
+    for (const version of ['v-none', 'v1']) {
+      const plan = await planOf(versionRecordedSql('retention-versioned', version));
+      const reads = plan.filter((node) => node['Relation Name'] === 'causeway_workflows');
+      expect(plan[0]?.['Node Type'], version).toBe('Limit');
+      expect(reads, version).toHaveLength(1);
+    }
+    // Neither the list, the lock nor the delete of the versions reads the workflows.
+    for (const statement of [
+      unlistedVersionsSql(),
+      unlistedVersionsLockSql([{ name: 'retention-versioned', version: 'v-none' }]),
+      unlistedVersionsDeleteSql([{ name: 'retention-versioned', version: 'v-none' }]),
+    ]) {
+      const plan = await planOf(statement);
+      expect(plan.map((node) => node['Relation Name']).filter(Boolean)).not.toContain(
+        'causeway_workflows',
+      );
+    }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * R55 in the domain: the bounds of attributes, how sources merge (a key given twice must agree,
  * type included; never more than 16 together), a definition's function refused when it throws
- * or returns something out of bounds, and `key=value` text that reads back as it was written.
+ * or returns something out of bounds, a `startChildren` call's attributes kept as given or
+ * copied, and `key=value` text that reads back as it was written.
  */
 import {
   type AttributeValue,
@@ -13,6 +14,8 @@ import {
   DefinitionError,
   defineWorkflow,
   mergedAttributes,
+  startChild,
+  startChildren,
   step,
 } from '@causeway/workflow/internal';
 import fc from 'fast-check';
@@ -128,6 +131,22 @@ describe('merging attributes', () => {
     expect(
       code(admitAttributes(definition, { tenant: 'acme' }, { parent: { tenant: 'globex' } })),
     ).toBe('conflicting_attributes');
+  });
+
+  it("keeps a startChildren call's good attributes as a frozen copy and bad ones as given", () => {
+    const definition = defineWorkflow({
+      name: 'attr-start-copy',
+      input: z.object({}),
+      steps: { only: step({ run: () => 1 }) },
+    });
+    const given: Record<string, AttributeValue> = { platform: 'x' };
+    const request = startChildren(definition, [{}], { attributes: given });
+    given.platform = 'changed after run returned';
+    expect(request.attributes).toEqual({ platform: 'x' });
+    expect(Object.isFrozen(request.attributes)).toBe(true);
+    expect(startChild(definition, {}).attributes).toBeNull();
+    const bad = ['x'] as unknown as Record<string, AttributeValue>;
+    expect(startChild(definition, {}, { attributes: bad }).attributes).toBe(bad);
   });
 
   it('refuses a definition whose attributes is not a function', () => {

@@ -8,15 +8,20 @@ import {
 } from './attributes';
 
 /**
- * A workflow's attributes at admission (R55): the caller's (a submit's, checked here), the
- * definition's `attributes(input)` and, for a child, its parent's, merged by
- * `mergedAttributes`. Null when none of them gives any, so a workflow without attributes
- * stores nothing for them. Refused with a stable code, never trimmed.
+ * A workflow's attributes at admission (R55): the caller's (a submit's, or for a child the
+ * `startChildren` call's; checked here), the definition's `attributes(input)` and, for a
+ * child, its parent's, merged by `mergedAttributes`. Null when none of them gives any, so a
+ * workflow without attributes stores nothing for them. Refused with a stable code, never
+ * trimmed. `callerLabel` names the caller's in a conflict ("the submit's attributes").
  */
 export function admitAttributes(
   definition: { readonly attributes?: ((input: never) => unknown) | undefined },
   input: unknown,
-  given: { readonly caller?: unknown; readonly parent?: WorkflowAttributes },
+  given: {
+    readonly caller?: unknown;
+    readonly callerLabel?: string;
+    readonly parent?: WorkflowAttributes;
+  },
 ):
   | { readonly ok: true; readonly attributes: WorkflowAttributes | null }
   | { readonly ok: false; readonly error: AdmissionError } {
@@ -33,7 +38,7 @@ export function admitAttributes(
     const problem = attributesProblem(given.caller);
     if (problem !== null) return refused('invalid_attributes', problem);
     sources.push({
-      label: "the submit's attributes",
+      label: given.callerLabel ?? "the submit's attributes",
       attributes: given.caller as WorkflowAttributes,
     });
   }

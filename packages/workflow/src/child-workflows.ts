@@ -5,6 +5,7 @@
  * what their outcomes mean for the step (`children-decisions.ts`).
  */
 import type { z } from 'zod';
+import { attributesProblem, type WorkflowAttributes } from './attributes';
 import { StepError } from './step-error';
 import {
   childrenTag,
@@ -34,6 +35,13 @@ export interface StartChildrenOptions {
   readonly tolerate?: Tolerance;
   /** Overrides the default limit of children for this step (up to 100,000). */
   readonly maxChildren?: number;
+  /**
+   * Attributes of every child (R55), besides the ones it inherits from its parent and its own
+   * definition's: a key of theirs may be given again only with the same value. A bad or
+   * conflicting one fails the step (`invalid_attributes`, `conflicting_attributes` in its
+   * error) and no child is written.
+   */
+  readonly attributes?: WorkflowAttributes;
 }
 
 /**
@@ -86,7 +94,18 @@ function buildRequest(
     detached: options.detached === true,
     tolerate: options.tolerate === undefined ? null : Object.freeze({ ...options.tolerate }),
     maxChildren: options.maxChildren ?? childLimits.defaultMaxChildren,
+    attributes: attributesOf(options.attributes),
   });
+}
+
+/**
+ * Good attributes copied and frozen, so a change to the caller's object after `run` returned
+ * changes no child; bad ones as given, for the engine to refuse with what is wrong with them
+ * (a copy would turn an array, say, into a plain object).
+ */
+function attributesOf(attributes: WorkflowAttributes | undefined): WorkflowAttributes | null {
+  if (attributes === undefined) return null;
+  return attributesProblem(attributes) === null ? Object.freeze({ ...attributes }) : attributes;
 }
 
 export function isStartChildren(value: unknown): value is StartChildren {

@@ -101,6 +101,12 @@ export interface StartChildren {
   readonly detached: boolean;
   readonly tolerate: Tolerance | null;
   readonly maxChildren: number;
+  /**
+   * Attributes the call gives every child (R55), merged at admission with the parent's and the
+   * child definition's (a key given twice must have one value); null when the call gives none.
+   * As given: the engine checks them when it admits the children.
+   */
+  readonly attributes: WorkflowAttributes | null;
 }
 
 /** What a map step's functions see: the workflow's input and its upstream results. */

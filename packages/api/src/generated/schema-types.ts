@@ -537,6 +537,7 @@ export interface SchemaFields<M extends ModelMap> {
     logRowsRemoved: { args: Record<string, never>; result: Scalars['Int'] };
     eventsRemoved: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
     deliveriesRemoved: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
+    versionsRemoved: { args: Record<string, never>; result: Maybe<Scalars['Int']> };
     partitionsDropped: { args: Record<string, never>; result: readonly M['DroppedPartition'][] };
     partitionsHeld: { args: Record<string, never>; result: readonly M['HeldPartition'][] };
     defaultPartitionRows: { args: Record<string, never>; result: Scalars['Int'] };

@@ -23,6 +23,7 @@ export const retentionMutationFields: Pick<ApiResolvers['Mutation'], 'purgeFinis
         logRowsRemoved: answer.logRowsRemoved,
         eventsRemoved: answer.eventsRemoved,
         deliveriesRemoved: answer.deliveriesRemoved,
+        versionsRemoved: answer.versionsRemoved,
         partitionsDropped: answer.partitionsDropped,
         partitionsHeld: answer.partitionsHeld.map(({ liveSample, youngSample, ...held }) => ({
           ...held,

@@ -32,6 +32,7 @@ interface PurgeAnswer {
   logRowsRemoved: number;
   eventsRemoved: number | null;
   deliveriesRemoved: number | null;
+  versionsRemoved: number | null;
   partitionsDropped: { name: string; workflows: number; tasks: number; logRows: number }[];
   partitionsHeld: { name: string; message: string }[];
   defaultPartitionRows: number;
@@ -65,7 +66,7 @@ const purge: CommandSpec = {
       `mutation CausewayPurge($age: Float!, $reason: String!, $dryRun: Boolean) {
         purgeFinished(olderThanMs: $age, reason: $reason, dryRun: $dryRun) {
           dryRun cutoffAt workflowsRemoved tasksRemoved logRowsRemoved eventsRemoved
-          deliveriesRemoved
+          deliveriesRemoved versionsRemoved
           partitionsDropped { name workflows tasks logRows }
           partitionsHeld { name liveWorkflows youngWorkflows liveWorkflowIds youngWorkflowIds busy message }
           defaultPartitionRows runId
@@ -90,7 +91,8 @@ function purgeText(answer: PurgeAnswer): string {
       // A dry run does not count events: which go depends on the workflows removed first.
       (answer.eventsRemoved === null
         ? ' '
-        : `, ${answer.eventsRemoved} events, ${answer.deliveriesRemoved} event deliveries `) +
+        : `, ${answer.eventsRemoved} events, ${answer.deliveriesRemoved} event deliveries, ` +
+          `${answer.versionsRemoved} versions `) +
       `(finished before ${answer.cutoffAt})${answer.runId === null ? '' : `; run ${answer.runId}`}`,
     ...answer.partitionsDropped.map(
       (partition) =>

@@ -10,7 +10,12 @@ export interface WorkerView {
   host: string;
   pid: number;
   queues: { name: string; slots: number }[];
-  workflows: { name: string; steps: string[] }[];
+  /**
+   * Each workflow version its engine defines (R54), so claims, sweeps and decides for; `latest`:
+   * new submits on that engine take it. `version` is null in a row from before versions.
+   */
+  workflows: { name: string; version: string | null; latest: boolean; steps: string[] }[];
+  /** The app's and the engine's version ("1.4.2 (causeway 0.1.0)"), not a workflow's. */
   version: string;
   startedAt: string;
   heartbeatAt: string;
@@ -19,7 +24,8 @@ export interface WorkerView {
 
 const workers: CommandSpec = {
   name: 'workers',
-  summary: 'registered workers: holder, host, pid, queues with slots, workflows, heartbeat',
+  summary:
+    'registered workers: holder, host, pid, queues with slots, workflows and the versions served, heartbeat',
   args: [],
   options: {
     'include-stale': {
@@ -32,7 +38,7 @@ const workers: CommandSpec = {
       invocation.endpoint,
       `query CausewayWorkers($includeStale: Boolean) {
         workers(includeStale: $includeStale) {
-          holder host pid queues { name slots } workflows { name steps }
+          holder host pid queues { name slots } workflows { name version latest steps }
           version startedAt heartbeatAt live
         }
       }`,
@@ -49,6 +55,7 @@ const workers: CommandSpec = {
               'PID',
               'QUEUES',
               'WORKFLOWS',
+              'WORKFLOW VERSIONS',
               'VERSION',
               'STARTED',
               'HEARTBEAT',
@@ -59,7 +66,8 @@ const workers: CommandSpec = {
               worker.host,
               String(worker.pid),
               worker.queues.map((queue) => `${queue.name}×${queue.slots}`).join(',') || '-',
-              worker.workflows.map((workflow) => workflow.name).join(',') || '-',
+              [...new Set(worker.workflows.map((workflow) => workflow.name))].join(',') || '-',
+              worker.workflows.map(servedVersion).join(',') || '-',
               worker.version,
               instant(worker.startedAt, now),
               instant(worker.heartbeatAt, now),
@@ -70,5 +78,14 @@ const workers: CommandSpec = {
     return undefined;
   },
 };
+
+/**
+ * `name@version`, and ` (older)` when the engine serves it only for the workflows already
+ * recorded under it (its new submits take the name's latest).
+ */
+function servedVersion(workflow: WorkerView['workflows'][number]): string {
+  const served = `${workflow.name}@${workflow.version ?? '(before versions)'}`;
+  return workflow.latest || workflow.version === null ? served : `${served} (older)`;
+}
 
 export const workerCommands: readonly CommandSpec[] = [workers];

@@ -13,6 +13,8 @@ export interface RetentionRunRecord {
   readonly logRowsRemoved: number;
   readonly eventsRemoved: number;
   readonly deliveriesRemoved: number;
+  /** Versions of the versions listing that no worker served and no kept workflow recorded. */
+  readonly versionsRemoved: number;
   readonly partitionsDropped: readonly unknown[];
   readonly partitionsHeld: readonly unknown[];
 }
@@ -22,10 +24,11 @@ export async function retentionRunInsert(db: Db, run: RetentionRunRecord): Promi
   const { rows } = await sql<{ id: string }>`
     insert into causeway_retention_runs (operator, reason, older_than_ms, cutoff_at, started_at,
       finished_at, workflows_removed, tasks_removed, log_rows_removed, events_removed,
-      deliveries_removed, partitions_dropped, partitions_held)
+      deliveries_removed, versions_removed, partitions_dropped, partitions_held)
     values (${run.operator}, ${run.reason}, ${run.olderThanMs}, ${run.cutoffAt}, ${run.startedAt},
       causeway_now(), ${run.workflowsRemoved}, ${run.tasksRemoved}, ${run.logRowsRemoved},
-      ${run.eventsRemoved}, ${run.deliveriesRemoved}, ${JSON.stringify(run.partitionsDropped)}::jsonb, ${JSON.stringify(run.partitionsHeld)}::jsonb)
+      ${run.eventsRemoved}, ${run.deliveriesRemoved}, ${run.versionsRemoved},
+      ${JSON.stringify(run.partitionsDropped)}::jsonb, ${JSON.stringify(run.partitionsHeld)}::jsonb)
     returning id::text as id`.execute(db);
   return (rows[0] as { id: string }).id;
 }
@@ -48,6 +51,7 @@ export async function retentionRunList(
     log_rows_removed: string;
     events_removed: string;
     deliveries_removed: string;
+    versions_removed: string;
     partitions_dropped: unknown[];
     partitions_held: unknown[];
   }>`select * from causeway_retention_runs order by id desc limit ${limit}`.execute(db);
@@ -64,6 +68,7 @@ export async function retentionRunList(
     logRowsRemoved: Number(row.log_rows_removed),
     eventsRemoved: Number(row.events_removed),
     deliveriesRemoved: Number(row.deliveries_removed),
+    versionsRemoved: Number(row.versions_removed),
     partitionsDropped: row.partitions_dropped,
     partitionsHeld: row.partitions_held,
   }));

@@ -1,6 +1,9 @@
 import type { Db } from '../database';
 
-/** Every (name, version) a worker ever served (R54), by name and first service. */
+/**
+ * Every (name, version) a worker served (R54) and retention has not removed (no worker lists
+ * it and no kept workflow records it), by name and first service.
+ */
 export async function versionsServedList(
   db: Db,
 ): Promise<{ readonly name: string; readonly version: string }[]> {

@@ -2,11 +2,13 @@ import {
   type AdmissionError,
   admitAttributes,
   allowedFailures,
+  attributesProblem,
   checkAdmission,
   childLimits,
   mapConcurrencyGroup,
   type TaskConcurrency,
   type Tolerance,
+  type WorkflowAttributes,
   type WorkflowDefinition,
   type WorkflowRegistry,
   workflowVersion,
@@ -69,6 +71,13 @@ export interface ChildRequest {
   readonly ahead?: ChildrenAhead;
   /** The trace context of the attempt that starts them (R57), stored on each child. */
   readonly traceContext?: TraceCarrier | null;
+  /**
+   * Attributes every child takes besides its parent's and its definition's (R55): the call's
+   * (`startChildren(..., { attributes })`), or a replaced child's own; as given, checked here.
+   */
+  readonly attributes?: WorkflowAttributes | null;
+  /** Whose they are, in a conflict's message; absent: "the startChildren call's attributes". */
+  readonly attributesLabel?: string;
 }
 
 /**
@@ -114,6 +123,12 @@ export function admitChildren(
       summary: `a child workflow here would be at depth ${depth}, over the limit of ${childLimits.maxDepth}`,
     };
   }
+  // The call's attributes are checked once, not once per child.
+  const given = request.attributes ?? null;
+  const givenProblem = given === null ? null : attributesProblem(given);
+  if (givenProblem !== null) {
+    return { ok: false, summary: `invalid_attributes: ${givenProblem}` };
+  }
   const rootId = parent.workflow.parent?.rootId ?? parent.workflow.id;
   const deadlineAt = parent.task.deadlineAt;
   const deadlineCapMs = deadlineAt === null ? null : deadlineAt.getTime() - now.getTime();
@@ -124,9 +139,11 @@ export function admitChildren(
     const key = `${parent.task.id}:${parent.task.replayCount}:${index}`;
     const admission = checkAdmission(definition, input, key);
     if (!admission.ok) return childRefused(index, admission.error);
-    // A child inherits its parent's attributes; its definition's may add keys, never change one.
+    // A child inherits its parent's attributes; the call's and its definition's may add keys,
+    // never change one.
     const attributed = admitAttributes(definition, admission.input, {
       parent: parent.workflow.attributes,
+      ...(given === null ? {} : { caller: given, callerLabel: attributesLabelOf(request) }),
     });
     if (!attributed.ok) return childRefused(index, attributed.error);
     children.push({
@@ -173,6 +190,13 @@ export function admitChildren(
       detached: request.detached,
     },
   };
+}
+
+function attributesLabelOf(request: ChildRequest): string {
+  return (
+    request.attributesLabel ??
+    `the ${request.single ? 'startChild' : 'startChildren'} call's attributes`
+  );
 }
 
 function childRefused(index: number, error: AdmissionError): ChildAdmission {

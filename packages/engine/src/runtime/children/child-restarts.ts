@@ -36,6 +36,7 @@ export async function childrenRestart(
   );
   const inputOf = new Map(old.workflows.map((workflow) => [workflow.id, workflow.input]));
   const versionOf = new Map(old.workflows.map((workflow) => [workflow.id, workflow.version]));
+  const attributesOf = new Map(old.workflows.map((workflow) => [workflow.id, workflow.attributes]));
   const starts: ChildStart[] = [];
   const replaced: string[] = [];
   for (const task of parents.tasks) {
@@ -44,18 +45,30 @@ export async function childrenRestart(
       .sort((a, b) => a.index - b.index);
     const workflow = parents.workflows.find((candidate) => candidate.id === task.workflowId);
     if (mine.length === 0 || workflow === undefined) continue;
-    // A child starts again under the version it recorded, if this engine defines it (R54).
-    const byVersion = new Map<string, typeof mine>();
+    // A child starts again under the version it recorded, if this engine defines it (R54),
+    // and then with the attributes it had (R55: those its start call gave included). Under
+    // another version (or none recorded), whose definition may label the same input otherwise,
+    // with its parent's and that definition's.
+    const groups = new Map<string, typeof mine>();
     for (const child of mine) {
-      const key = `${child.name}\n${versionOf.get(child.id) ?? ''}`;
-      byVersion.set(key, [...(byVersion.get(key) ?? []), child]);
+      const attributes = JSON.stringify(attributesOf.get(child.id) ?? {});
+      const key = `${child.name}\n${versionOf.get(child.id) ?? ''}\n${attributes}`;
+      groups.set(key, [...(groups.get(key) ?? []), child]);
     }
-    for (const group of byVersion.values()) {
+    for (const group of groups.values()) {
       const { id, name } = group[0] as (typeof mine)[number];
+      const version = versionOf.get(id) ?? null;
+      const recorded = version === null ? undefined : context.definitions.at(name, version);
       const admitted = admitChildren(
         context.definitions,
         {
-          workflow: context.definitions.at(name, versionOf.get(id) ?? null) ?? name,
+          workflow: context.definitions.at(name, version) ?? name,
+          ...(recorded === undefined
+            ? {}
+            : {
+                attributes: attributesOf.get(id) ?? null,
+                attributesLabel: 'the attributes of the child it replaces',
+              }),
           inputs: group.map((child) => inputOf.get(child.id)),
           tolerate: null,
           single: false,

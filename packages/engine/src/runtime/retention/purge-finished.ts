@@ -11,6 +11,7 @@ import {
 } from '../../db/retention/partition-holders';
 import { transitionPartitionsEnsure } from '../../db/retention/partitions-ensure';
 import { retentionRunInsert } from '../../db/retention/retention-run-record';
+import { unlistedVersionsDelete } from '../../db/retention/version-delete';
 import { workflowDeleteBatch } from '../../db/retention/workflow-delete-batch';
 import type { CausewayDatabase } from '../../db/schema';
 import type { Logger } from '../../logger';
@@ -52,6 +53,11 @@ export interface PurgeFinishedAnswer {
    */
   readonly eventsRemoved: number | null;
   readonly deliveriesRemoved: number | null;
+  /**
+   * Rows of the versions listing that no worker serves and no kept workflow records
+   * (docs/retention.md); null for a dry run.
+   */
+  readonly versionsRemoved: number | null;
   readonly partitionsDropped: readonly DroppedPartition[];
   readonly partitionsHeld: readonly HeldPartition[];
   /** Log rows outside every day partition (ids from far-off clocks): kept, never dropped. */
@@ -68,7 +74,8 @@ const lockAttempts = 3;
  * log partition at a time (docs/retention.md): a partition goes only when every workflow of its
  * range is eligible; then its workflows are deleted in batches (with tasks, outbox rows and
  * event deliveries) and the partition is dropped, so every workflow that remains keeps its
- * whole log (R25). Then the events no remaining workflow needs go, in batches too (R59). Any
+ * whole log (R25). Then the events no remaining workflow needs go, in batches too (R59), and
+ * the versions no worker serves and no remaining workflow records (R54). Any
  * number of runs may overlap: batches skip locked rows and the drop re-checks under the log's
  * lock.
  */
@@ -82,7 +89,7 @@ export async function purgeFinished(
   const cutoffAt = new Date(startedAt.getTime() - valid.olderThanMs);
   const standings = await partitionStandingList(db, cutoffAt);
   const dropped: DroppedPartition[] = [];
-  const removed = { workflows: 0, tasks: 0, events: 0, deliveries: 0 };
+  const removed = { workflows: 0, tasks: 0, events: 0, deliveries: 0, versions: 0 };
   const held: HeldPartition[] = standings.filter(holds).map((standing) => heldBy(standing, false));
   let logBusy = false;
   for (const standing of standings.filter((candidate) => !holds(candidate))) {
@@ -128,6 +135,8 @@ export async function purgeFinished(
       removed.deliveries += batch.deliveries;
       if (batch.events < valid.batchSize) break;
     }
+    // And the versions only those workflows recorded, once no worker serves them.
+    removed.versions = (await unlistedVersionsDelete(db)).length;
   }
   // Days ahead are made here too, so a run keeps the partitions coming even with no sweeper.
   // A lock timeout there must not lose the record of what this run removed.
@@ -144,6 +153,7 @@ export async function purgeFinished(
     logRowsRemoved: sum(dropped, 'logRows'),
     eventsRemoved: valid.dryRun ? null : removed.events,
     deliveriesRemoved: valid.dryRun ? null : removed.deliveries,
+    versionsRemoved: valid.dryRun ? null : removed.versions,
     partitionsDropped: dropped,
     partitionsHeld: held,
     defaultPartition: await defaultPartitionCount(db),
@@ -160,6 +170,7 @@ export async function purgeFinished(
     logRowsRemoved: answer.logRowsRemoved,
     eventsRemoved: removed.events,
     deliveriesRemoved: removed.deliveries,
+    versionsRemoved: removed.versions,
     partitionsDropped: answer.partitionsDropped,
     partitionsHeld: held,
   });
@@ -171,6 +182,7 @@ export async function purgeFinished(
       workflowsRemoved: answer.workflowsRemoved,
       eventsRemoved: removed.events,
       deliveriesRemoved: removed.deliveries,
+      versionsRemoved: removed.versions,
       partitionsDropped: answer.partitionsDropped.map((partition) => partition.name),
       partitionsHeld: held.map((partition) => partition.message),
     },

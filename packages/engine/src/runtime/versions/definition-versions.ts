@@ -40,7 +40,8 @@ interface Gathered {
 
 /**
  * Every version this engine defines, every version a live worker defines, every version a
- * worker ever served (so a drained one stays listed) and every version with workflows in
+ * worker served (so a drained one stays listed until retention removes it, when no worker
+ * lists it and no kept workflow records it) and every version with workflows in
  * flight, read in one snapshot, by name in the order they were first met: this engine's, the
  * live workers', the served, the stored. A version is `serving` while a live engine (this one
  * included) lists it as its latest.

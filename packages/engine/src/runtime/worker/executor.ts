@@ -202,7 +202,7 @@ export class Attempt implements AttemptOwner {
     }
     if (isStartChildren(result)) {
       // Admitted in the transaction of the step's edge, with its parent's depth and deadline.
-      const { workflow, inputs, tolerate, single, detached, maxChildren } = result;
+      const { workflow, inputs, tolerate, single, detached, maxChildren, attributes } = result;
       void this.report(
         detached
           ? { type: 'complete', actor: this.actor() }
@@ -215,6 +215,7 @@ export class Attempt implements AttemptOwner {
             single,
             detached,
             maxChildren,
+            attributes,
             // Its children's first attempts are the children of this attempt's span (R57).
             traceContext: this.span?.carrier ?? null,
           },
