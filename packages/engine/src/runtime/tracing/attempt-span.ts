@@ -80,7 +80,7 @@ export class AttemptSpan {
   }
 
   /** Runs the handler in the span's context. */
-  run<Result>(handler: () => Promise<Result>): Promise<Result> {
+  run<Result>(handler: () => Result): Result {
     return context.with(this.context, handler);
   }
 

@@ -123,7 +123,7 @@ export class Attempt implements AttemptOwner {
     const span = new AttemptSpan(this.claimed, read.ok ? read.parent : null);
     this.span = span;
     try {
-      await span.run(() => this.runHandler());
+      await this.runHandler();
     } finally {
       // Ended with the edge its result wrote, once written.
       void this.written.then(() =>
@@ -148,9 +148,11 @@ export class Attempt implements AttemptOwner {
     if (debug) this.logger.debug('attempt started');
     const started = performance.now();
     try {
-      const result = await step.run(
-        new AttemptContext(this, task, this.claimed.input, this.claimed.results),
-      );
+      const attempt = new AttemptContext(this, task, this.claimed.input, this.claimed.results);
+      // Only the step's own code runs in its span's context (R57): the engine's timers and its
+      // batched writes around it serve many attempts and are none's children.
+      const span = this.span;
+      const result = await (span === null ? step.run(attempt) : span.run(() => step.run(attempt)));
       clearTimeout(timer);
       this.observe(started, returnedOutcome(result));
       this.reportResult(result);
