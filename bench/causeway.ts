@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { pooledUrl } from '../scripts/pgbouncer';
+import { inAppSpan } from './app-span';
 import { historySql } from './causeway-history';
 import { drainSpan } from './causeway-log';
 import { keyedExpectations, specExpectations, verificationOf, workflowCounts } from './checks';
@@ -36,10 +37,20 @@ export function benchWorkflows(hooks: WorkerHooks, withKeyed = false) {
     input,
     steps: {
       only: step<JobInput>({
-        run: (ctx) => {
-          hooks.onJob(ctx.input);
-          return null;
-        },
+        run: (ctx) =>
+          inAppSpan(
+            {
+              'causeway.workflow.id': ctx.workflowId,
+              'causeway.workflow.name': names.job,
+              'causeway.task.id': ctx.taskId,
+              'causeway.step': 'only',
+              'causeway.attempt': ctx.attempt,
+            },
+            () => {
+              hooks.onJob(ctx.input);
+              return null;
+            },
+          ),
       }),
     },
   });

@@ -22,6 +22,7 @@ import {
   type ReadableSpan,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
+import { setAppSpanTracer } from './app-span';
 
 class DroppingExporter implements SpanExporter {
   export(_spans: ReadableSpan[], done: (result: ExportResult) => void): void {
@@ -38,6 +39,19 @@ export function registerContextManager(): void {
 export function registerActiveContextManager(): void {
   registerContextManager();
   context.with(context.active(), () => undefined);
+}
+
+/**
+ * The same SDK, its provider not registered: the bench's handler makes the spans itself
+ * (bench/app-span.ts) and the engine, seeing no provider, makes none.
+ */
+export function registerAppSpans(): void {
+  const provider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(new DroppingExporter())],
+  });
+  registerContextManager();
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  setAppSpanTracer(provider.getTracer('bench'));
 }
 
 export function registerDroppingTracer(): void {

@@ -18,6 +18,7 @@ const config = JSON.parse(process.argv[2] as string) as WorkerProcessConfig;
 if (process.env.BENCH_TRACER === 'drop') (await import('./drop-tracer')).registerDroppingTracer();
 if (process.env.BENCH_TRACER === 'context')
   (await import('./drop-tracer')).registerContextManager();
+if (process.env.BENCH_TRACER === 'app-span') (await import('./drop-tracer')).registerAppSpans();
 if (process.env.BENCH_TRACER === 'context-active')
   (await import('./drop-tracer')).registerActiveContextManager();
 const send = (message: ChildMessage, callback?: () => void) =>

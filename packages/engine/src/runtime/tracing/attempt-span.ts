@@ -12,7 +12,7 @@ import type { TaskTraceParent } from '../../db/tracing/trace-contexts';
 import type { ClaimedTask } from '../claim/claimed-task';
 import { type HandlerOutcome, handlerOutcomeMeanings } from '../worker/handler-runs';
 import {
-  causewayTracerName,
+  causewayTracer,
   linksTo,
   spanAttributes,
   storedTraceContext,
@@ -53,7 +53,7 @@ export class AttemptSpan {
     const stored = parent === null ? null : storedTraceContext(parent.carrier);
     const first = parent !== null && task.attempt <= 1 && parent.replayCount === 0;
     const under = first && stored !== null ? stored : ROOT_CONTEXT;
-    this.span = trace.getTracer(causewayTracerName).startSpan(
+    this.span = causewayTracer().startSpan(
       'causeway.step',
       {
         attributes: {

@@ -1,10 +1,10 @@
-import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Db } from '../../db/database';
 import type { TraceCarrier } from '../../db/schema';
 import { waitTraceContexts, workflowTraceContexts } from '../../db/tracing/trace-contexts';
 import type { SendEventAnswer } from '../events/event-answers';
 import {
-  causewayTracerName,
+  causewayTracer,
   linksTo,
   spanAttributes,
   storedTraceContext,
@@ -101,7 +101,7 @@ function waitSpans(
   workflowContexts: ReadonlyMap<string, TraceCarrier>,
   senderOf: (eventId: string) => TraceCarrier | undefined,
 ): void {
-  const tracer = trace.getTracer(causewayTracerName);
+  const tracer = causewayTracer();
   for (const wait of waits) {
     const carrier = workflowContexts.get(wait.workflowId);
     const sender = senderOf(wait.eventId);

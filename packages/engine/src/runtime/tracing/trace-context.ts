@@ -5,6 +5,8 @@ import {
   ProxyTracerProvider,
   propagation,
   ROOT_CONTEXT,
+  type Tracer,
+  type TracerProvider,
   trace,
 } from '@opentelemetry/api';
 import type { TraceCarrier } from '../../db/schema';
@@ -62,6 +64,21 @@ export function linksTo(linked: Context): Link[] {
 
 /** The name of the tracer Causeway's spans come from. */
 export const causewayTracerName = '@causeway/engine';
+
+let cachedTracer: { readonly provider: TracerProvider; readonly tracer: Tracer } | null = null;
+
+/**
+ * Causeway's tracer from the registered provider, asked of the provider once per provider: a
+ * provider's `getTracer` builds a key and looks it up on every call, once per attempt.
+ */
+export function causewayTracer(): Tracer {
+  const global = trace.getTracerProvider();
+  const provider = global instanceof ProxyTracerProvider ? global.getDelegate() : global;
+  if (cachedTracer?.provider !== provider) {
+    cachedTracer = { provider, tracer: provider.getTracer(causewayTracerName) };
+  }
+  return cachedTracer.tracer;
+}
 
 /** The attribute names of Causeway's spans. */
 export const spanAttributes = Object.freeze({
