@@ -242,6 +242,7 @@ try {
     await worker?.start();
     while (!(await childrenStarted(pool, parentId))) await sleep(1);
   }
+  await pool.query('select pg_stat_reset()');
   recording = true;
   const cpuBefore = process.cpuUsage();
   const started = now();
@@ -339,12 +340,39 @@ try {
       );
     }
   }
+  out.push('', ...(await tableWrites(pool, n)));
   console.log(out.join('\n'));
 } finally {
   await pool.end();
   await server.dropDatabase(dbName);
   await server.stop();
   if (dataDir !== null) await rm(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Row writes per workflow by table since the profile's reset, HOT updates apart (an update
+ * that is not HOT writes an entry into every index): counts, so a busy machine does not blur
+ * them. Read once the worker's connections have closed and flushed their statistics.
+ */
+async function tableWrites(pool: pg.Pool, n: number): Promise<string[]> {
+  await sleep(1_000);
+  await pool.query('select pg_stat_clear_snapshot()');
+  const { rows } = await pool.query(
+    `select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del from pg_stat_user_tables
+      where relname in ('causeway_workflows', 'causeway_tasks') or relname like 'causeway_transitions%'
+      order by relname`,
+  );
+  const f = (count: unknown) => (Number(count) / n).toFixed(2);
+  return [
+    '| table | inserts per workflow | updates | of them HOT | deletes |',
+    '|---|---|---|---|---|',
+    ...rows
+      .filter((row) => Number(row.n_tup_ins) + Number(row.n_tup_upd) > 0)
+      .map(
+        (row) =>
+          `| ${row.relname} | ${f(row.n_tup_ins)} | ${f(row.n_tup_upd)} | ${f(row.n_tup_hot_upd)} | ${f(row.n_tup_del)} |`,
+      ),
+  ];
 }
 
 /** Whether the parent's step has committed its children (its tally has them). */
