@@ -12,6 +12,7 @@
 import type { WorkflowAttributes } from '@causeway/workflow/internal';
 import { describe, expect, it } from 'vitest';
 import {
+  rareStateWalk,
   sparsestTerm,
   sparsestTermQuery,
 } from '../../packages/engine/src/db/reads/attribute-driver';
@@ -19,6 +20,7 @@ import {
   type AttributePageAsk,
   attributePageQuery,
   attributeTerms,
+  rareStatesOnly,
   walkStart,
 } from '../../packages/engine/src/db/reads/attribute-page';
 import {
@@ -65,12 +67,13 @@ const analyzed = (compiled: { sql: string; parameters: readonly unknown[] }) =>
  */
 async function pageReads(ask: AttributePageAsk, shape: 'page' | 'count' = 'page') {
   const terms = attributeTerms(ask.filter);
-  const walked = await sparsestTerm(db(), terms, walkStart(ask));
+  const rare = rareStatesOnly(ask.filter);
+  const walked = await sparsestTerm(db(), terms, walkStart(ask), rare);
   const statement = attributePageQuery(ask, shape, walked);
   if (statement === null) throw new Error('a filter with attributes has a statement');
   const plans = [await analyzed(statement.compile(db()))];
-  if (terms.length > 1) {
-    plans.push(await analyzed(sparsestTermQuery(terms, walkStart(ask)).compile(db())));
+  if (terms.length > 1 || rare !== null) {
+    plans.push(await analyzed(sparsestTermQuery(terms, walkStart(ask), rare).compile(db())));
   }
   return {
     walked,
@@ -153,6 +156,15 @@ const filters: {
     maxRowsRead: 3_000,
     none: true,
   },
+  // The on-call's question for a tenant with nothing dead: its 10,000 rows walked to find no
+  // page would read them all; the dead ones' partial index is sparser.
+  {
+    label: 'a tenant without dead, dead only',
+    attributes: { tenant: 't5' },
+    states: ['dead'],
+    maxRowsRead: 3_000,
+    none: true,
+  },
 ];
 const orders: WorkflowOrder[] = ['newest_first', 'oldest_first'];
 
@@ -181,6 +193,24 @@ describe('the workflow list by attributes beside 1,000,000 workflows', () => {
       });
     }
   }
+
+  it('walks the rare states’ index when they are sparser than the terms, else a term', async () => {
+    const ask = (attributes: WorkflowAttributes, states: string[]): AttributePageAsk => ({
+      filter: { attributes, states },
+      order: 'newest_first',
+      after: null,
+      limit: 20,
+    });
+    expect((await pageReads(ask({ tenant: 't5' }, ['dead']))).walked).toBe(rareStateWalk);
+    expect((await pageReads(ask({ audit: true }, ['dead']))).walked).toBe(0);
+    expect((await pageReads(ask({ tenant: 't5' }, ['succeeded']))).walked).toBe(0);
+    expect(
+      await workflowCountRead(db(), { attributes: { tenant: 't3' }, states: ['dead'] }, 10_001),
+    ).toBe(1_000);
+    expect(
+      await workflowCountRead(db(), { attributes: { tenant: 't5' }, states: ['dead'] }, 10_001),
+    ).toBe(0);
+  });
 
   it('counts no further than its cap', async () => {
     expect(await workflowCountRead(db(), { attributes: { tenant: 't42' } }, 10_001)).toBe(10_000);

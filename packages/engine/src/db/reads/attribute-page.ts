@@ -1,7 +1,13 @@
 import type { WorkflowAttributes } from '@causeway/workflow/internal';
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { CausewayDatabase, WorkflowTable } from '../schema';
-import { pastPosition, sparsestTerm, termProbe, type WalkStart } from './attribute-driver';
+import {
+  pastPosition,
+  rareStateWalk,
+  sparsestTerm,
+  termProbe,
+  type WalkStart,
+} from './attribute-driver';
 import { rareWorkflowStates } from './rare-states';
 import { onlyUuids } from './read-queries';
 
@@ -13,8 +19,8 @@ import { onlyUuids } from './read-queries';
  * attributes (all must match) the sparsest term there is walked, each other one looked up by
  * key per row (attribute-driver.ts; a statement of its own chooses the term). The other
  * filters (states, name, parent, root) are checked on the workflows the terms find; a filter
- * of rare states only may instead start from those states' partial index, each workflow's
- * terms looked up by key.
+ * of rare states only starts from those states' partial index instead when they are sparser
+ * than every term, each workflow's terms looked up by key.
  */
 type ReadDb = Kysely<CausewayDatabase>;
 
@@ -63,7 +69,7 @@ export function attributePageQuery(
   if (onlyUuids(ids).length < ids.length) return null;
   const terms = attributeTerms(filter);
   const driver = terms[walked];
-  if (driver === undefined) return null;
+  if (driver === undefined && walked !== rareStateWalk) return null;
   const start = walkStart(ask);
   const direction = start.newest ? sql`desc` : sql`asc`;
   const tail =
@@ -76,8 +82,28 @@ export function attributePageQuery(
       to_char(w.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_key`
       : sql`1 as one`;
   const onWorkflow = workflowConditions(filter);
+  const rareStates = rareStatesOnly(filter);
+  if (walked === rareStateWalk && rareStates !== null) {
+    // From the rare states' partial index (0021), each state walked in the index's order and
+    // stopping at the page, each term looked up by key per workflow; then the walks merged.
+    const probes = terms.map((term) =>
+      termProbe(term, { createdAt: sql`w.created_at`, id: sql`w.id` }),
+    );
+    const limit = shape === 'page' ? ask.limit + 1 : ask.limit;
+    const order = sql`order by w.created_at ${direction}, w.id ${direction}`;
+    const walks = rareStates.map(
+      (state) => sql`(select ${columns}
+      from causeway_workflows as w
+     where w.rare_state = ${state} and ${sql.join([...onWorkflow, ...probes], sql` and `)}
+       ${pastPosition('w', start, 'id')}
+     ${shape === 'page' ? order : sql``} limit ${limit})`,
+    );
+    return sql<AttributePageRow>`
+    select * from (${sql.join(walks, sql` union all `)}) as w
+     ${shape === 'page' ? order : sql``} limit ${limit}`;
+  }
   const conditions = [
-    ...terms.filter((_, index) => index !== walked).map(termProbe),
+    ...terms.filter((_, index) => index !== walked).map((term) => termProbe(term)),
     ...onWorkflow,
   ];
   // A count with no condition on the workflow counts attribute rows alone: retention deletes a
@@ -94,14 +120,21 @@ export function attributePageQuery(
      ${tail}`;
 }
 
+/** The filter's states when every one is rare (0021), else null. */
+export function rareStatesOnly(filter: AttributeFilterRow): readonly string[] | null {
+  if (filter.states === undefined || filter.states.length === 0) return null;
+  const rare: readonly string[] = rareWorkflowStates;
+  return filter.states.every((state) => rare.includes(state)) ? [...new Set(filter.states)] : null;
+}
+
 function workflowConditions(filter: AttributeFilterRow): RawBuilder<unknown>[] {
   const conditions: RawBuilder<unknown>[] = [];
   if (filter.states !== undefined) {
     const states = [...new Set(filter.states)];
     conditions.push(sql`w.state = any(${states}::text[])`);
-    // Rare states only: the planner may start from their partial index (0021) instead, and
-    // look each workflow's terms up by key, rather than walk a common term's every row.
-    if (states.every((state) => (rareWorkflowStates as readonly string[]).includes(state))) {
+    // Rare states only: `rareStateWalk` starts from their partial index (0021) when they are
+    // sparser than every term; the condition lets that index serve.
+    if (rareStatesOnly(filter) !== null) {
       conditions.push(sql`w.rare_state = any(${states}::text[])`);
     }
   }
@@ -122,7 +155,12 @@ export async function attributePageRows(
 ): Promise<readonly AttributePageRow[]> {
   // Which term is walked decides only how much is read: the page is the same either way, so
   // the choice may see another snapshot than the page.
-  const walked = await sparsestTerm(db, attributeTerms(ask.filter), walkStart(ask));
+  const walked = await sparsestTerm(
+    db,
+    attributeTerms(ask.filter),
+    walkStart(ask),
+    rareStatesOnly(ask.filter),
+  );
   const query = attributePageQuery(ask, 'page', walked);
   return query === null ? [] : (await query.execute(db)).rows;
 }
@@ -134,7 +172,12 @@ export async function attributeCountRead(
   atMost: number,
 ): Promise<number> {
   const ask: AttributePageAsk = { filter, order: 'newest_first', after: null, limit: atMost };
-  const walked = await sparsestTerm(db, attributeTerms(filter), walkStart(ask));
+  const walked = await sparsestTerm(
+    db,
+    attributeTerms(filter),
+    walkStart(ask),
+    rareStatesOnly(filter),
+  );
   const matching = attributePageQuery(ask, 'count', walked);
   if (matching === null) return 0;
   const { rows } = await sql<{
