@@ -44,19 +44,25 @@ const held = defineWorkflow({
   },
 });
 
+/** An engine with a 300 ms lease (renewals every 100 ms), and the warnings it logs. */
+function engineLoggingWarnings() {
+  const lines: { level: number; msg?: string }[] = [];
+  const stream = {
+    write(chunk: string) {
+      for (const line of chunk.split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line));
+    },
+  };
+  const cw = testEngine(url(), {
+    workflows: [quick, held],
+    leaseMs: 300,
+    logger: pino({ level: 'warn' }, stream),
+  });
+  return { cw, lines };
+}
+
 describe('a renewal beside results being written (R9)', () => {
   it('says no lease was lost when the attempts ended', async () => {
-    const lines: { level: number; msg?: string; taskId?: string }[] = [];
-    const stream = {
-      write(chunk: string) {
-        for (const line of chunk.split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line));
-      },
-    };
-    const cw = testEngine(url(), {
-      workflows: [quick, held],
-      leaseMs: 300,
-      logger: pino({ level: 'warn' }, stream),
-    });
+    const { cw, lines } = engineLoggingWarnings();
     await cw.migrate();
     await cw.submitMany(
       Array.from({ length: count }, (_, i) => ({ name: 'renewal-quick', input: { i } })),
@@ -83,17 +89,7 @@ describe('a renewal beside results being written (R9)', () => {
   });
 
   it('still aborts a running step whose lease another holder took', async () => {
-    const lines: { level: number; msg?: string }[] = [];
-    const stream = {
-      write(chunk: string) {
-        for (const line of chunk.split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line));
-      },
-    };
-    const cw = testEngine(url(), {
-      workflows: [quick, held],
-      leaseMs: 300,
-      logger: pino({ level: 'warn' }, stream),
-    });
+    const { cw, lines } = engineLoggingWarnings();
     await cw.migrate();
     const { workflow } = await cw.submit('renewal-held', {});
     const worker = await cw.startWorker({ queues: ['q-renewal-held'], concurrency: 1 });

@@ -6,6 +6,7 @@
  * stale attempt, R56) ends its span as an error that says so. Real PostgreSQL, real workers;
  * the database clock is moved to expire a lease.
  */
+import type { WorkerHandle } from '@causeway/engine';
 import { workflow } from '@causeway/workflow';
 import { workflowRegistry } from '@causeway/workflow/internal';
 import { SpanStatusCode } from '@opentelemetry/api';
@@ -30,11 +31,10 @@ const tracing = registerTestTracing();
 
 /** What each attempt of `traces-seen` was handed, by step: its trace parent as claimed. */
 const handed = new Map<string, unknown>();
-let seenWorker: { readonly running: ReadonlySet<{ claimed: { traceParent?: unknown } }> } | null =
-  null;
+let seenWorker: WorkerHandle | null = null;
 function recordHanded(step: string, taskId: string): void {
   const attempt = [...(seenWorker?.running ?? [])].find(
-    (running) => (running.claimed as { task: { id: string } } & object).task.id === taskId,
+    (running) => running.claimed.task.id === taskId,
   );
   handed.set(step, attempt === undefined ? 'not running' : attempt.claimed.traceParent);
 }
@@ -89,7 +89,7 @@ describe('an attempt’s trace parent comes with its lease (R57)', () => {
     const app = engine();
     const { submit, id } = await submittedInSpan(tracing, app, 'traces-seen', { id: 's1' });
     const worker = await app.startWorker({ queues: ['q-seen'], concurrency: 1 });
-    seenWorker = worker as unknown as typeof seenWorker;
+    seenWorker = worker;
     await workflowIn(app, id, 'succeeded');
     const spans = await stepSpans(tracing, id, 2);
     await worker.stop();
